@@ -1,0 +1,1 @@
+"""Click subcommands, imported lazily by :mod:`upgradeplan.cli`."""

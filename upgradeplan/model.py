@@ -1,0 +1,415 @@
+"""Frozen model objects: knowledge (products, releases, hazards, migrations), state, plans.
+
+Everything here is plain data. Knowledge objects remember where they were defined
+(:class:`Location`); facts remember where they were read (:attr:`Fact.source`).
+Nothing in this module reads files, talks to a cluster or prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Literal
+
+# --------------------------------------------------------------------------- locations
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    """Where something was defined: a file and a 1-based line (0 when unknown)."""
+
+    file: str
+    line: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+
+NOWHERE = Location("<inline>", 0)
+
+# --------------------------------------------------------------------------- knowledge
+
+Severity = Literal["blocking", "warning", "notice"]
+SEVERITIES: tuple[Severity, ...] = ("blocking", "warning", "notice")
+SEVERITY_RANK: dict[str, int] = {"notice": 1, "warning": 2, "blocking": 3}
+
+Scope = Literal["skip", "landing", "transition", "state"]
+SCOPES: tuple[Scope, ...] = ("skip", "landing", "transition", "state")
+
+ProductKind = Literal["chart", "agent", "platform", "environment"]
+
+NEXT = "next"  # the version of an unreleased knowledge entry
+
+
+@dataclass(frozen=True)
+class Recognise:
+    """How readers find a product in a cluster or in GitOps files."""
+
+    helmrelease: tuple[str, ...] = ()  # HelmRelease / OCIRepository names
+    chart: tuple[str, ...] = ()  # chart names (spec.chart.spec.chart, history chartName)
+    deployment_labels: tuple[tuple[str, str], ...] = ()  # label key/value on a Deployment
+    image: tuple[str, ...] = ()  # image repositories (without tag)
+    values_keys: tuple[str, ...] = ()  # dotted keys in values files (e.g. delegateVersion)
+    bom_component: str = ""  # name under components.<name> in a BOM
+
+
+@dataclass(frozen=True)
+class Product:
+    id: str
+    name: str
+    kind: ProductKind
+    description: str
+    recognise: Recognise
+    location: Location = NOWHERE
+    upgrade_doc_title: str = ""  # H1 of the generated UPGRADE.md ("Upgrading agent-platform")
+    upgrade_doc_intro: str = ""  # the one line under it
+
+
+@dataclass(frozen=True)
+class Note:
+    """One operator-action bullet: a bold condition and what to do."""
+
+    condition: str
+    text: str
+    commands: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Change:
+    """A structured change a release makes (kind from a fixed list, free details)."""
+
+    kind: str  # ownership-moved | annotation-added | flag-renamed | values-key-removed | ...
+    summary: str
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Withdrawn:
+    date: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Release:
+    product: str
+    version: str  # a chart version, or NEXT for unreleased knowledge
+    title: str
+    location: Location = NOWHERE
+    date: str | None = None
+    summary: str = ""
+    references: tuple[str, ...] = ()
+    bom: Mapping[str, str] = field(default_factory=dict)  # component product -> exact version
+    requires: Mapping[str, str] = field(default_factory=dict)  # product -> constraint
+    upgrade_from: str | None = None  # constraint: which versions may upgrade to this one
+    changes: tuple[Change, ...] = ()
+    effects: Mapping[str, Any] = field(default_factory=dict)  # facts set once this runs
+    notes: tuple[Note, ...] = ()  # operator-action bullets for UPGRADE.md
+    verify: tuple[str, ...] = ()  # commands that show the upgrade worked
+    withdrawn: Withdrawn | None = None
+
+    @property
+    def unreleased(self) -> bool:
+        return self.version == NEXT
+
+    @property
+    def key(self) -> str:
+        return f"{self.product}@{self.version}"
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A node of a declarative condition tree.
+
+    ``op`` is ``all``, ``any`` or ``not`` (with ``children``) or ``pred`` (with
+    ``predicate`` and ``args``). Predicates come from the fixed vocabulary in
+    :mod:`upgradeplan.conditions`; there is no code and no eval.
+    """
+
+    op: Literal["all", "any", "not", "pred"]
+    children: tuple[Condition, ...] = ()
+    predicate: str = ""
+    args: Mapping[str, Any] = field(default_factory=dict)
+    location: Location = NOWHERE
+
+
+@dataclass(frozen=True)
+class Symptom:
+    pattern: str  # a Python regular expression, matched case-insensitively
+    where: Literal["logs", "events", "status", "any"] = "any"
+    example: str = ""
+
+
+@dataclass(frozen=True)
+class Hazard:
+    id: str
+    title: str
+    product: str
+    severity: Severity
+    scope: Scope
+    consequence: str
+    location: Location = NOWHERE
+    # scope parameters (constraints are Masterminds strings):
+    stop: str | None = None  # skip: the required stop S
+    to_range: str | None = None  # skip/transition: where the hop lands; landing: the range
+    from_range: str | None = None  # transition: where the hop starts; state: installed range
+    when: Condition | None = None  # None means "always" within the scope
+    description: str = ""
+    symptoms: tuple[Symptom, ...] = ()
+    avoid: str = ""
+    recover: str = ""
+    recover_commands: tuple[str, ...] = ()
+    migrations: tuple[str, ...] = ()  # migration ids that fix it
+    verify: tuple[str, ...] = ()  # commands that show it is fixed / did not happen
+    references: tuple[str, ...] = ()
+    withdrawn: Withdrawn | None = None
+
+
+MigrationKind = Literal[
+    "bom-pin",  # move components.<name>.versionRange in a BOM values file
+    "helmrelease-patch",  # kustomize strategic-merge patch of a HelmRelease
+    "json6902",  # JSON 6902 patch of a workload (e.g. container args, env)
+    "values-edit",  # set a key in a values file
+    "manifest",  # a new object to apply (e.g. an Opaque Secret)
+    "command",  # a shell command; every substituted value is shell-quoted
+]
+
+
+@dataclass(frozen=True)
+class Migration:
+    id: str
+    title: str
+    kind: MigrationKind
+    product: str
+    template: str  # jinja2 source, rendered sandboxed with StrictUndefined
+    location: Location = NOWHERE
+    description: str = ""
+    target: Mapping[str, Any] = field(default_factory=dict)  # kind/name/namespace/path/key…
+    params: Mapping[str, Any] = field(default_factory=dict)  # param -> {fact:, placeholder:}
+    when: Literal["before", "after"] = "before"  # relative to the step it belongs to
+
+
+@dataclass(frozen=True)
+class KnowledgeBase:
+    products: Mapping[str, Product]
+    releases: Mapping[str, tuple[Release, ...]]  # product -> releases, oldest first, next last
+    hazards: Mapping[str, Hazard]
+    migrations: Mapping[str, Migration]
+    roots: tuple[str, ...] = ()  # the directories it was loaded from
+
+    def release(self, product: str, version: str) -> Release | None:
+        for rel in self.releases.get(product, ()):
+            if rel.version == version:
+                return rel
+        return None
+
+    def hazards_for(self, product: str) -> tuple[Hazard, ...]:
+        return tuple(h for h in self.hazards.values() if h.product == product)
+
+
+# --------------------------------------------------------------------------- state
+
+FactValue = str | bool | int | None | list[str] | dict[str, str]
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One observed fact. ``source`` says where it came from.
+
+    Sources look like ``flag --installed``, ``clusters/prod/bom.yaml:12``,
+    ``cluster prod: HelmRelease flux-giantswarm/kagent``, ``derived: exact pin (…)``.
+    ``value`` None means "known to be absent" (e.g. no pin), which is different from
+    the fact not being in the state at all (unknown).
+    """
+
+    key: str
+    value: FactValue
+    source: str
+
+
+@dataclass(frozen=True)
+class State:
+    """What an installation runs and pins: facts by key (see docs/state-format.md)."""
+
+    facts: Mapping[str, Fact] = field(default_factory=dict)
+    name: str = ""  # e.g. the context name, or the GitOps path
+    unreadable: Mapping[str, str] = field(default_factory=dict)  # key prefix -> why unknown
+
+    def get(self, key: str) -> Fact | None:
+        return self.facts.get(key)
+
+    def value(self, key: str, default: Any = None) -> Any:
+        fact = self.facts.get(key)
+        return default if fact is None else fact.value
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.facts
+
+    def __iter__(self) -> Iterator[Fact]:
+        return iter(self.facts[k] for k in sorted(self.facts))
+
+    def with_facts(self, *facts: Fact) -> State:
+        merged = dict(self.facts)
+        for f in facts:
+            merged[f.key] = f
+        return State(facts=merged, name=self.name, unreadable=self.unreadable)
+
+    def installed(self, product: str) -> str | None:
+        v = self.value(f"installed.{product}")
+        return v if isinstance(v, str) else None
+
+    def pin(self, product: str) -> Fact | None:
+        return self.facts.get(f"pin.{product}")
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+class Truth(Enum):
+    """Kleene three-valued truth."""
+
+    TRUE = "true"
+    FALSE = "false"
+    UNKNOWN = "unknown"
+
+    def __and__(self, other: Truth) -> Truth:
+        if Truth.FALSE in (self, other):
+            return Truth.FALSE
+        if Truth.UNKNOWN in (self, other):
+            return Truth.UNKNOWN
+        return Truth.TRUE
+
+    def __or__(self, other: Truth) -> Truth:
+        if Truth.TRUE in (self, other):
+            return Truth.TRUE
+        if Truth.UNKNOWN in (self, other):
+            return Truth.UNKNOWN
+        return Truth.FALSE
+
+    def __invert__(self) -> Truth:
+        if self is Truth.UNKNOWN:
+            return Truth.UNKNOWN
+        return Truth.FALSE if self is Truth.TRUE else Truth.TRUE
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One predicate's evaluation: what it asked, what was observed, from where."""
+
+    predicate: str
+    description: str  # human sentence, e.g. "HelmRelease kagent has drift detection enabled"
+    result: Truth
+    facts: tuple[Fact, ...] = ()  # the facts it read (with their sources)
+    missing: tuple[str, ...] = ()  # fact keys it needed and did not have
+    negated: bool = False  # inside an odd number of `not`s
+
+
+Status = Literal["applies", "may-apply", "does-not-apply"]
+
+STATUS_OF_TRUTH: dict[Truth, Status] = {
+    Truth.TRUE: "applies",
+    Truth.UNKNOWN: "may-apply",
+    Truth.FALSE: "does-not-apply",
+}
+
+
+@dataclass(frozen=True)
+class MissingFact:
+    key: str
+    how: str  # how to supply it: "--fact KEY=VALUE" or a reader that provides it
+
+
+@dataclass(frozen=True)
+class Finding:
+    hazard: str
+    title: str
+    severity: Severity
+    scope: Scope
+    status: Status
+    product: str
+    from_version: str | None
+    to_version: str | None
+    evidence: tuple[Evidence, ...] = ()
+    missing: tuple[MissingFact, ...] = ()
+    consequence: str = ""
+    recover: str = ""
+    avoid: str = ""
+    location: str = ""  # file:line of the fact that makes it apply (pin), when from files
+    reason: str = ""  # one line: why it applies / may apply / does not apply
+
+
+@dataclass(frozen=True)
+class Action:
+    """A rendered migration or command an operator runs before/after a step."""
+
+    migration: str
+    title: str
+    kind: MigrationKind
+    when: Literal["before", "after"]
+    content: str  # the rendered patch / manifest / command
+    target: Mapping[str, Any] = field(default_factory=dict)
+    fixes: tuple[str, ...] = ()  # hazard ids
+    placeholders: tuple[str, ...] = ()  # params that had no fact and were left as placeholders
+
+
+@dataclass(frozen=True)
+class Move:
+    """A version or pin change in one step."""
+
+    kind: Literal["installed", "pin"]
+    product: str
+    before: str | None
+    after: str | None
+    source: str = ""  # where the pin is written (file:line) when known
+
+
+Verdict = Literal["safe", "safe-with-actions", "blocked", "undetermined"]
+
+
+@dataclass(frozen=True)
+class Step:
+    product: str
+    from_version: str
+    to_version: str
+    moves: tuple[Move, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    actions: tuple[Action, ...] = ()
+    verify: tuple[str, ...] = ()
+    verdict: Verdict = "safe"
+
+
+@dataclass(frozen=True)
+class Target:
+    product: str
+    version: str
+
+
+@dataclass(frozen=True)
+class Jump:
+    """The move as asked: every target in one step from the current state."""
+
+    findings: tuple[Finding, ...]
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
+class Plan:
+    schema_version: int
+    targets: tuple[Target, ...]
+    current: Mapping[str, str | None]  # product -> installed version (None when unknown)
+    direct: Jump
+    steps: tuple[Step, ...]
+    verdict: Verdict  # of the recommended path
+    blocked_by: tuple[str, ...] = ()  # hazard ids that leave no safe path
+    state_findings: tuple[Finding, ...] = ()  # state/landing hazards on the state as it is
+    held: tuple[str, ...] = ()
+    state_name: str = ""
+
+    @property
+    def path(self) -> dict[str, list[str]]:
+        """Per product, the versions visited in order (current first)."""
+        out: dict[str, list[str]] = {}
+        for step in self.steps:
+            seq = out.setdefault(step.product, [step.from_version])
+            seq.append(step.to_version)
+        return out

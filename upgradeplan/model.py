@@ -107,6 +107,7 @@ class Release:
     notes: tuple[Note, ...] = ()  # operator-action bullets for UPGRADE.md
     verify: tuple[str, ...] = ()  # commands that show the upgrade worked
     withdrawn: Withdrawn | None = None
+    from_label: str = ""  # the <from> of the UPGRADE.md heading ("" = the previous release)
 
     @property
     def unreleased(self) -> bool:

@@ -1,0 +1,692 @@
+"""The library facade: one function per verb. Functions return objects and never print.
+
+Heavy modules (the planner and its graph library, the kubernetes client, the GitOps reader)
+are imported inside the functions that need them, so importing this module is cheap and an
+offline check never imports kubernetes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from upgradeplan import errors
+from upgradeplan.model import (
+    NEXT,
+    SEVERITY_RANK,
+    Evidence,
+    Finding,
+    Hazard,
+    Jump,
+    KnowledgeBase,
+    Migration,
+    MissingFact,
+    Plan,
+    Product,
+    Release,
+    State,
+    Target,
+    Truth,
+    Verdict,
+)
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+FailOn = Literal["blocking", "warning", "notice", "never"]
+FAIL_ON_CHOICES: tuple[FailOn, ...] = ("blocking", "warning", "notice", "never")
+
+SUPPLY_HINT = "state it with --fact KEY=VALUE, or read it with --kubeconfig, --snapshot or --gitops"
+
+# --------------------------------------------------------------------------- inputs
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Where the current state comes from (the values of the shared state options)."""
+
+    installed: tuple[str, ...] = ()
+    pins: tuple[str, ...] = ()
+    facts: tuple[str, ...] = ()
+    state_files: tuple[str, ...] = ()
+    gitops: str | None = None
+    base: str | None = None
+    kubeconfig: str | None = None
+    contexts: tuple[str, ...] = ()
+    all_contexts: bool = False
+
+    @property
+    def cluster(self) -> bool:
+        return bool(self.kubeconfig or self.contexts or self.all_contexts)
+
+    @property
+    def any(self) -> bool:
+        return bool(
+            self.installed
+            or self.pins
+            or self.facts
+            or self.state_files
+            or self.gitops
+            or self.cluster
+        )
+
+
+@dataclass(frozen=True)
+class Gathered:
+    """One state to judge: the offline inputs merged, or one cluster context."""
+
+    name: str
+    state: State | None
+    error: str | None = None
+
+
+def load_kb(extra_dirs: Sequence[str | Path] = ()) -> KnowledgeBase:
+    """The bundled knowledge merged with ``extra_dirs``; raises errors.KnowledgeError."""
+    from upgradeplan.kb.loader import load
+
+    return load(list(extra_dirs))
+
+
+def gather(kb: KnowledgeBase, inputs: Inputs) -> list[Gathered]:
+    """Read every input. One entry for offline inputs; one per context for cluster inputs.
+
+    Offline inputs merge in this order, later winning per fact: snapshot files, GitOps files,
+    stated flags. Cluster contexts are each merged with the offline inputs (stated last).
+    Installed versions are derived from exact pins where unknown.
+    """
+    from upgradeplan.readers import combine, snapshot, stated
+
+    offline: list[State] = [snapshot.read(path, kb=kb) for path in inputs.state_files]
+    if inputs.gitops:
+        from upgradeplan.readers import gitops
+
+        offline.append(gitops.read(kb, inputs.gitops, ref=inputs.base))
+    elif inputs.base:
+        raise errors.BadInput("--base needs --gitops PATH", hint="e.g. --gitops . --base main")
+    said = stated.from_flags(kb, inputs.installed, inputs.pins, inputs.facts)
+
+    if not inputs.cluster:
+        merged = combine.derive(combine.merge(*offline, said))
+        return [Gathered(name=merged.name, state=merged)]
+
+    from upgradeplan.readers import cluster
+
+    results = cluster.read_contexts(
+        kb, inputs.kubeconfig, list(inputs.contexts), inputs.all_contexts
+    )
+    out: list[Gathered] = []
+    for res in results:
+        if res.state is None:
+            out.append(Gathered(name=res.name, state=None, error=res.error or "unreadable"))
+            continue
+        merged = combine.derive(combine.merge(*offline, res.state, said))
+        out.append(Gathered(name=res.name, state=_named(merged, res.name)))
+    if out and all(g.state is None for g in out):
+        names = ", ".join(f"{g.name} ({g.error})" for g in out)
+        raise errors.ClusterUnreachable(f"no context could be read: {names}")
+    return out
+
+
+def _named(state: State, name: str) -> State:
+    return State(facts=state.facts, name=name, unreadable=state.unreadable)
+
+
+# --------------------------------------------------------------------------- targets
+
+
+def require_product(kb: KnowledgeBase, product: str) -> Product:
+    found = kb.products.get(product)
+    if found is None:
+        raise errors.UnknownName("product", product, sorted(kb.products))
+    return found
+
+
+def _nearest_versions(kb: KnowledgeBase, product: str, text: str, n: int = 3) -> list[str]:
+    from upgradeplan.versions import Version, compare
+
+    known = [r.version for r in kb.releases.get(product, ()) if r.version != NEXT]
+    try:
+        wanted = Version.parse(text)
+    except errors.InvalidVersion:
+        return known[-n:]
+
+    def distance(v: str) -> tuple[int, int, int, int]:
+        p = Version.parse(v)
+        return (
+            abs(p.major - wanted.major),
+            abs(p.minor - wanted.minor),
+            abs(p.patch - wanted.patch),
+            0 if compare(p, wanted) > 0 else 1,
+        )
+
+    return sorted(known, key=distance)[:n]
+
+
+def _release_version(kb: KnowledgeBase, product: str, text: str, flag: str) -> str:
+    """The knowledge's spelling of ``text`` as a release of ``product``."""
+    from upgradeplan.versions import Version
+
+    if text == NEXT and kb.release(product, NEXT) is not None:
+        return NEXT
+    wanted = Version.parse(text)
+    for rel in kb.releases.get(product, ()):
+        if rel.version == text:
+            return rel.version
+    for rel in kb.releases.get(product, ()):
+        if rel.version != NEXT and Version.parse(rel.version) == wanted:
+            return rel.version
+    raise errors.UnknownName(
+        f"{product} release ({flag})", text, _nearest_versions(kb, product, text)
+    )
+
+
+def latest_version(kb: KnowledgeBase, product: str) -> str | None:
+    """The newest released, not withdrawn, version of ``product``."""
+    for rel in reversed(kb.releases.get(product, ())):
+        if rel.version != NEXT and rel.withdrawn is None:
+            return rel.version
+    return None
+
+
+def _bom_components(kb: KnowledgeBase, state: State) -> set[str]:
+    """Products that installed products publish in their BOM (they move in lockstep)."""
+    out: set[str] = set()
+    for product in kb.products:
+        if state.installed(product) is None:
+            continue
+        for rel in kb.releases.get(product, ()):
+            out.update(rel.bom)
+    return out
+
+
+def parse_targets(kb: KnowledgeBase, state: State, to: Sequence[str]) -> list[Target]:
+    """``--to`` values: PRODUCT=VERSION, a bare VERSION (one product has it), or ``latest``."""
+    targets: dict[str, Target] = {}
+    for raw in to:
+        text = raw.strip()
+        if text == "latest":
+            for t in _latest_targets(kb, state):
+                targets[t.product] = t
+            continue
+        if "=" in text:
+            product, _, version = text.partition("=")
+            product, version = product.strip(), version.strip()
+            require_product(kb, product)
+            if not version:
+                raise errors.BadInput(
+                    f"--to {raw!r} has no version", hint="use --to PRODUCT=VERSION"
+                )
+            if version == "latest":
+                latest = latest_version(kb, product)
+                if latest is None:
+                    raise errors.BadInput(f"--to {raw!r}: {product} has no released version")
+                targets[product] = Target(product, latest)
+                continue
+            _check_version(version, "--to")
+            targets[product] = Target(product, _release_version(kb, product, version, "--to"))
+            continue
+        _check_version(text, "--to")
+        t = _bare_target(kb, state, text)
+        targets[t.product] = t
+    return [targets[p] for p in sorted(targets)]
+
+
+def _check_version(text: str, flag: str) -> None:
+    from upgradeplan.versions import Version
+
+    if text == NEXT:
+        return
+    try:
+        Version.parse(text)
+    except errors.InvalidVersion as exc:
+        raise errors.InvalidVersion(text, exc.reason, where=flag) from None
+
+
+def _bare_target(kb: KnowledgeBase, state: State, text: str) -> Target:
+    from upgradeplan.versions import Version
+
+    wanted = Version.parse(text)
+    having: list[tuple[str, str]] = []
+    for product, releases in sorted(kb.releases.items()):
+        for rel in releases:
+            if rel.version != NEXT and Version.parse(rel.version) == wanted:
+                having.append((product, rel.version))
+                break
+    if len(having) == 1:
+        return Target(*having[0])
+    if len(having) > 1:
+        installed = [(p, v) for p, v in having if state.installed(p) is not None]
+        bom = _bom_components(kb, state)
+        chosen = [(p, v) for p, v in installed if p not in bom]
+        if len(chosen) == 1:
+            return Target(*chosen[0])
+        names = ", ".join(f"{p}={v}" for p, v in having)
+        raise errors.BadInput(
+            f"--to {text!r} is a release of several products: {names}",
+            hint="name one with --to PRODUCT=VERSION",
+        )
+    known = sorted(
+        {r.version for rels in kb.releases.values() for r in rels if r.version != NEXT}
+    )
+    raise errors.UnknownName("release (--to)", text, known)
+
+
+def _latest_targets(kb: KnowledgeBase, state: State) -> list[Target]:
+    bom = _bom_components(kb, state)
+    out: list[Target] = []
+    for product, spec in sorted(kb.products.items()):
+        if spec.kind not in ("chart", "agent") or product in bom:
+            continue
+        if state.installed(product) is None:
+            continue
+        latest = latest_version(kb, product)
+        if latest is not None:
+            out.append(Target(product, latest))
+    if not out:
+        raise errors.BadInput(
+            "--to latest: no installed product to upgrade is known",
+            hint="state one with --installed PRODUCT=VERSION",
+        )
+    return out
+
+
+# --------------------------------------------------------------------------- verdicts
+
+
+def threshold(fail_on: str) -> int:
+    """The lowest severity rank that fails; above every rank for ``never``."""
+    if fail_on == "never":
+        return max(SEVERITY_RANK.values()) + 1
+    if fail_on not in SEVERITY_RANK:
+        raise errors.BadInput(
+            f"--fail-on {fail_on!r} is not one of {', '.join(FAIL_ON_CHOICES)}"
+        )
+    return SEVERITY_RANK[fail_on]
+
+
+def judge(findings: Sequence[Finding], fail_on: str, *, actions: bool = False) -> Verdict:
+    """The verdict of a set of findings relative to ``fail_on`` (see docs/exit-codes.md)."""
+    limit = threshold(fail_on)
+    at_or_above = [f for f in findings if SEVERITY_RANK[f.severity] >= limit]
+    if any(f.status == "applies" for f in at_or_above):
+        return "blocked"
+    if any(f.status == "may-apply" for f in at_or_above):
+        return "undetermined"
+    if actions or any(f.status == "applies" for f in findings):
+        return "safe-with-actions"
+    return "safe"
+
+
+EXIT_OF_VERDICT: dict[str, errors.ExitCode] = {
+    "blocked": errors.ExitCode.HAZARD,
+    "undetermined": errors.ExitCode.UNDETERMINED,
+    "safe-with-actions": errors.ExitCode.SAFE,
+    "safe": errors.ExitCode.SAFE,
+}
+
+# how bad an exit code is when several results are combined (higher is worse)
+_EXIT_RANK = {0: 0, 4: 1, 3: 2, 1: 3, 2: 4}
+
+
+def worst_exit(codes: Sequence[int]) -> int:
+    """The code of several results: 3 over 4 over 0 (errors 1/2 over all)."""
+    if not codes:
+        return int(errors.ExitCode.SAFE)
+    return max(codes, key=lambda c: _EXIT_RANK.get(c, 5))
+
+
+# --------------------------------------------------------------------------- check / plan
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """``check`` for one state: the direct jump (or the state as it is) and its verdict."""
+
+    name: str
+    state: State | None
+    plan: Plan | None  # direct jump + recommended path; state_findings when no target
+    findings: tuple[Finding, ...] = ()  # what the verdict is judged on
+    verdict: Verdict = "safe"
+    exit_code: int = 0
+    recommended: Plan | None = None  # the safe path when the jump (or state) is not safe
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    name: str
+    state: State | None
+    plan: Plan | None
+    exit_code: int = 0
+    error: str | None = None
+
+
+def _planner_plan(
+    kb: KnowledgeBase,
+    state: State,
+    targets: Sequence[Target],
+    holds: Sequence[str],
+    fail_on: str,
+) -> Plan:
+    from upgradeplan import planner
+
+    return planner.plan(kb, state, list(targets), holds=list(holds), fail_on=fail_on)
+
+
+def _validate_holds(kb: KnowledgeBase, holds: Sequence[str]) -> None:
+    for product in holds:
+        require_product(kb, product)
+
+
+def check(
+    kb: KnowledgeBase,
+    state: State,
+    to: Sequence[str] = (),
+    *,
+    holds: Sequence[str] = (),
+    fail_on: str = "blocking",
+    name: str = "",
+) -> CheckResult:
+    """Judge the direct jump to ``to`` (or, without a target, the installation as it is)."""
+    from upgradeplan import planner
+
+    threshold(fail_on)
+    _validate_holds(kb, holds)
+    targets = parse_targets(kb, state, to)
+    if targets:
+        plan = _planner_plan(kb, state, targets, holds, fail_on)
+        seen = {f.hazard for f in plan.direct.findings}
+        extra = tuple(f for f in plan.state_findings if f.scope == "state" and f.hazard not in seen)
+        findings = tuple(plan.direct.findings) + extra
+        verdict = judge(findings, fail_on)
+        if plan.direct.verdict == "safe-with-actions" and verdict == "safe":
+            verdict = "safe-with-actions"
+        recommended = plan if verdict != "safe" and plan.steps else None
+    else:
+        findings = tuple(planner.current_findings(kb, state))
+        verdict = judge(findings, fail_on)
+        current = {p: state.installed(p) for p in sorted(kb.products) if state.installed(p)}
+        plan = Plan(
+            schema_version=1,
+            targets=(),
+            current=current,
+            direct=Jump(findings=(), verdict="safe"),
+            steps=(),
+            verdict=verdict,
+            state_findings=findings,
+            held=tuple(holds),
+            state_name=state.name,
+        )
+        recommended = _recommend_from_state(kb, state, findings, holds, fail_on)
+    return CheckResult(
+        name=name or state.name,
+        state=state,
+        plan=plan,
+        findings=findings,
+        verdict=verdict,
+        exit_code=int(EXIT_OF_VERDICT[verdict]),
+        recommended=recommended,
+    )
+
+
+def _recommend_from_state(
+    kb: KnowledgeBase,
+    state: State,
+    findings: Sequence[Finding],
+    holds: Sequence[str],
+    fail_on: str,
+) -> Plan | None:
+    """When the installation as it is has applying findings: the plan to the newest release."""
+    troubled = sorted({f.product for f in findings if f.status != "does-not-apply"})
+    targets: list[Target] = []
+    for product in troubled:
+        current = state.installed(product)
+        latest = latest_version(kb, product)
+        if current is None or latest is None or current == latest:
+            continue
+        if kb.products.get(product) is None or kb.products[product].kind not in ("chart", "agent"):
+            continue
+        targets.append(Target(product, latest))
+    if not targets:
+        return None
+    plan = _planner_plan(kb, state, targets, holds, fail_on)
+    return plan if plan.steps else None
+
+
+def plan(
+    kb: KnowledgeBase,
+    state: State,
+    to: Sequence[str],
+    *,
+    holds: Sequence[str] = (),
+    fail_on: str = "blocking",
+    name: str = "",
+) -> PlanResult:
+    """The recommended path to ``to``; exit 3 when no safe path, 4 when undetermined."""
+    threshold(fail_on)
+    _validate_holds(kb, holds)
+    targets = parse_targets(kb, state, to)
+    if not targets:
+        raise errors.BadInput(
+            "plan needs a target", hint="use --to PRODUCT=VERSION, --to VERSION or --to latest"
+        )
+    result = _planner_plan(kb, state, targets, holds, fail_on)
+    code = int(EXIT_OF_VERDICT[result.verdict]) if fail_on != "never" else 0
+    return PlanResult(name=name or state.name, state=state, plan=result, exit_code=code)
+
+
+# --------------------------------------------------------------------------- explain
+
+
+@dataclass(frozen=True)
+class ConditionResult:
+    """One predicate of a hazard's condition, evaluated on a state."""
+
+    predicate: str
+    description: str
+    result: str  # true / false / unknown
+    observed: tuple[tuple[str, str, str], ...]  # (key, value, source)
+    missing: tuple[MissingFact, ...] = ()
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class Explanation:
+    kind: Literal["hazard", "release", "migration", "product"]
+    id: str
+    hazard: Hazard | None = None
+    release: Release | None = None
+    migration: Migration | None = None
+    product: Product | None = None
+    finding: Finding | None = None  # with a state: the hazard on the state (or the hop)
+    conditions: tuple[ConditionResult, ...] = ()
+    hop: tuple[str | None, str | None] = (None, None)
+    related: tuple[str, ...] = ()  # hazard ids of a release/product, migrations' hazards
+
+
+def _missing(keys: Sequence[str]) -> tuple[MissingFact, ...]:
+    return tuple(MissingFact(k, how_to_supply(k)) for k in keys)
+
+
+def how_to_supply(key: str) -> str:
+    """The generic way to supply a missing fact."""
+    return f"--fact {key}=VALUE, or read it with --kubeconfig, --snapshot or --gitops"
+
+
+def _value_text(value: object) -> str:
+    import json
+
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True)
+
+
+def _condition_results(evidence: Sequence[Evidence]) -> tuple[ConditionResult, ...]:
+    out: list[ConditionResult] = []
+    for ev in evidence:
+        out.append(
+            ConditionResult(
+                predicate=ev.predicate,
+                description=ev.description,
+                result=ev.result.value,
+                observed=tuple((f.key, _value_text(f.value), f.source) for f in ev.facts),
+                missing=_missing(ev.missing),
+                negated=ev.negated,
+            )
+        )
+    return tuple(out)
+
+
+def explain(
+    kb: KnowledgeBase,
+    ident: str,
+    state: State | None = None,
+    *,
+    to: Sequence[str] = (),
+) -> Explanation:
+    """A hazard, release (``product@version``), migration or product; with a state, evidence."""
+    if ident in kb.hazards:
+        return _explain_hazard(kb, kb.hazards[ident], state, to)
+    if ident in kb.migrations:
+        mig = kb.migrations[ident]
+        fixes = tuple(sorted(h.id for h in kb.hazards.values() if ident in h.migrations))
+        return Explanation(kind="migration", id=ident, migration=mig, related=fixes)
+    if "@" in ident:
+        product, _, version = ident.partition("@")
+        require_product(kb, product)
+        rel = kb.release(product, version)
+        if rel is None:
+            raise errors.UnknownName(
+                f"{product} release", version, _nearest_versions(kb, product, version)
+            )
+        related = tuple(sorted(h.id for h in kb.hazards_for(product)))
+        return Explanation(kind="release", id=ident, release=rel, related=related)
+    if ident in kb.products:
+        related = tuple(sorted(h.id for h in kb.hazards_for(ident)))
+        return Explanation(kind="product", id=ident, product=kb.products[ident], related=related)
+    known = sorted(kb.hazards) + sorted(kb.migrations) + sorted(kb.products)
+    raise errors.UnknownName("hazard, migration, product or release", ident, known)
+
+
+def _explain_hazard(
+    kb: KnowledgeBase, hazard: Hazard, state: State | None, to: Sequence[str]
+) -> Explanation:
+    if state is None:
+        return Explanation(kind="hazard", id=hazard.id, hazard=hazard, related=hazard.migrations)
+    from upgradeplan import conditions, planner
+
+    targets = parse_targets(kb, state, to) if to else []
+    from_version = state.installed(hazard.product)
+    to_version = next((t.version for t in targets if t.product == hazard.product), None)
+    if to_version is None and hazard.scope in ("landing", "state"):
+        to_version = from_version
+    finding: Finding | None = None
+    if from_version is not None and to_version is not None:
+        finding = planner.evaluate_hazard(kb, hazard, state, from_version, to_version)
+    results: tuple[ConditionResult, ...] = ()
+    if hazard.when is not None:
+        if finding is not None and finding.evidence:
+            evidence: Sequence[Evidence] = finding.evidence
+        else:
+            _, evidence = conditions.evaluate(hazard.when, state, kb, hop=(from_version, to_version))
+        results = _condition_results(evidence)
+    return Explanation(
+        kind="hazard",
+        id=hazard.id,
+        hazard=hazard,
+        finding=finding,
+        conditions=results,
+        hop=(from_version, to_version),
+        related=hazard.migrations,
+    )
+
+
+# --------------------------------------------------------------------------- diagnose
+
+
+@dataclass(frozen=True)
+class SymptomMatch:
+    pattern: str
+    line: str
+    line_number: int
+    where: str
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """A hazard whose symptoms match the text, with the recovery to run."""
+
+    hazard: Hazard
+    matches: tuple[SymptomMatch, ...]
+    score: int  # specificity: literal characters of the distinct patterns that matched
+    patterns: int  # number of distinct patterns that matched
+
+
+_REGEX_SYNTAX = re.compile(r"\\[dDwWsSbB]|\\.|[.^$*+?{}\[\]|()]")
+
+
+def specificity(pattern: str) -> int:
+    """How much literal text a pattern demands (escapes count as one character)."""
+    literal = 0
+    for token in re.findall(r"\\.|.", pattern, flags=re.S):
+        if token.startswith("\\"):
+            literal += 0 if token[1] in "dDwWsSbB" else 1
+        elif not _REGEX_SYNTAX.fullmatch(token):
+            literal += 1
+    return literal
+
+
+def diagnose(kb: KnowledgeBase, text: str) -> list[Diagnosis]:
+    """Match every line of ``text`` against every hazard's symptoms; best match first.
+
+    Ranking: total specificity of the distinct patterns that matched, then how many patterns
+    matched, then severity, then the hazard id (for a stable order).
+    """
+    lines = [ln.rstrip("\r") for ln in text.splitlines()]
+    out: list[Diagnosis] = []
+    for hazard in kb.hazards.values():
+        if hazard.withdrawn is not None:
+            continue
+        matches: list[SymptomMatch] = []
+        matched_patterns: set[str] = set()
+        for symptom in hazard.symptoms:
+            try:
+                rx = re.compile(symptom.pattern, re.IGNORECASE)
+            except re.error:
+                continue
+            for number, line in enumerate(lines, start=1):
+                if rx.search(line):
+                    matches.append(SymptomMatch(symptom.pattern, line.strip(), number, symptom.where))
+                    matched_patterns.add(symptom.pattern)
+        if matches:
+            score = sum(specificity(p) for p in matched_patterns)
+            out.append(Diagnosis(hazard, tuple(matches), score, len(matched_patterns)))
+    out.sort(
+        key=lambda d: (-d.score, -d.patterns, -SEVERITY_RANK[d.hazard.severity], d.hazard.id)
+    )
+    return out
+
+
+__all__ = [
+    "FAIL_ON_CHOICES",
+    "CheckResult",
+    "ConditionResult",
+    "Diagnosis",
+    "Explanation",
+    "Gathered",
+    "Inputs",
+    "PlanResult",
+    "SymptomMatch",
+    "Truth",
+    "check",
+    "diagnose",
+    "explain",
+    "gather",
+    "judge",
+    "load_kb",
+    "parse_targets",
+    "plan",
+    "worst_exit",
+]

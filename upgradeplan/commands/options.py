@@ -1,0 +1,186 @@
+"""Shared click options: where the state comes from, the targets, the output, --fail-on.
+
+Every command that reads an installation uses :func:`state_options`; the values end up in
+one :class:`upgradeplan.api.Inputs` through :func:`inputs_from`. This module imports only
+click and :mod:`upgradeplan.api` (which is light at import time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import click
+
+from upgradeplan.api import FAIL_ON_CHOICES, Inputs
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+STATE_OPTION_NAMES: tuple[str, ...] = (
+    "installed",
+    "pins",
+    "facts",
+    "state_files",
+    "gitops",
+    "base",
+    "kubeconfig",
+    "contexts",
+    "all_contexts",
+)
+
+
+def _apply(f: F, decorators: Sequence[Callable[[F], F]]) -> F:
+    for deco in reversed(decorators):
+        f = deco(f)
+    return f
+
+
+def state_options(f: F) -> F:
+    """--installed/--pin/--fact, --state/--snapshot, --gitops/--base, --kubeconfig/--context."""
+    decorators: list[Callable[[F], F]] = [
+        click.option(
+            "--installed",
+            "installed",
+            multiple=True,
+            metavar="PRODUCT=VERSION",
+            help="The version a product runs (repeatable).",
+        ),
+        click.option(
+            "--pin",
+            "pins",
+            multiple=True,
+            metavar="PRODUCT=CONSTRAINT",
+            help="The version constraint that selects a product; 'PRODUCT=' for none (repeatable).",
+        ),
+        click.option(
+            "--fact",
+            "facts",
+            multiple=True,
+            metavar="KEY=VALUE",
+            help="Any fact (docs/state-format.md); 'kubernetes=1.31.0' is short for "
+            "installed.kubernetes (repeatable).",
+        ),
+        click.option(
+            "--state",
+            "--snapshot",
+            "state_files",
+            multiple=True,
+            metavar="FILE",
+            help="A snapshot file (upgradeplan-state, or kubectl get -o yaml|json output); "
+            "'-' reads stdin (repeatable).",
+        ),
+        click.option(
+            "--gitops",
+            "gitops",
+            metavar="PATH",
+            default=None,
+            help="GitOps files (HelmRelease, OCIRepository, BOM and values files) under PATH.",
+        ),
+        click.option(
+            "--base",
+            "base",
+            metavar="REF",
+            default=None,
+            help="With --gitops: the current state is PATH at git REF, the target is the "
+            "working tree.",
+        ),
+        click.option(
+            "--kubeconfig",
+            "kubeconfig",
+            metavar="PATH",
+            default=None,
+            help="Read a live cluster through this kubeconfig (read-only).",
+        ),
+        click.option(
+            "--context",
+            "contexts",
+            multiple=True,
+            metavar="NAME",
+            help="Kubeconfig context to read (repeatable; one result per context).",
+        ),
+        click.option(
+            "--all-contexts",
+            "all_contexts",
+            is_flag=True,
+            default=False,
+            help="Read every context of the kubeconfig.",
+        ),
+    ]
+    return _apply(f, decorators)
+
+
+def target_options(f: F) -> F:
+    """--to (repeatable) and --hold (repeatable)."""
+    decorators: list[Callable[[F], F]] = [
+        click.option(
+            "--to",
+            "to",
+            multiple=True,
+            metavar="PRODUCT=VERSION|VERSION|latest",
+            help="The target: PRODUCT=VERSION, a bare VERSION when one product has it, or "
+            "'latest' (repeatable).",
+        ),
+        click.option(
+            "--hold",
+            "holds",
+            multiple=True,
+            metavar="PRODUCT",
+            help="Keep this product's pin where it is instead of moving it with its release "
+            "(repeatable).",
+        ),
+    ]
+    return _apply(f, decorators)
+
+
+def output_option(choices: Sequence[str], default: str = "text") -> Callable[[F], F]:
+    """-o/--output with the formats a command supports."""
+    return click.option(
+        "-o",
+        "--output",
+        "output",
+        type=click.Choice(list(choices)),
+        default=default,
+        show_default=True,
+        help="Output format.",
+    )
+
+
+def fail_on_option(f: F) -> F:
+    """--fail-on blocking|warning|notice|never (default blocking)."""
+    deco: Callable[[F], F] = click.option(
+        "--fail-on",
+        "fail_on",
+        type=click.Choice(list(FAIL_ON_CHOICES)),
+        default="blocking",
+        show_default=True,
+        help="The lowest severity that fails (exit 3 when it applies, 4 when it may apply); "
+        "'never' always exits 0 on a completed run.",
+    )
+    return deco(f)
+
+
+def inputs_from(params: Mapping[str, Any]) -> Inputs:
+    """Build :class:`Inputs` from the keyword arguments :func:`state_options` added."""
+    return Inputs(
+        installed=tuple(params.get("installed") or ()),
+        pins=tuple(params.get("pins") or ()),
+        facts=tuple(params.get("facts") or ()),
+        state_files=tuple(params.get("state_files") or ()),
+        gitops=params.get("gitops"),
+        base=params.get("base"),
+        kubeconfig=params.get("kubeconfig"),
+        contexts=tuple(params.get("contexts") or ()),
+        all_contexts=bool(params.get("all_contexts")),
+    )
+
+
+def kb_dirs(ctx: click.Context) -> tuple[str, ...]:
+    """The extra knowledge directories given to the group (--kb, UPGRADEPLAN_KB)."""
+    obj = ctx.find_root().obj or {}
+    return tuple(obj.get("kb_dirs", ()))
+
+
+def color_mode(ctx: click.Context) -> str:
+    """The group's --color value (auto, always, never)."""
+    obj = ctx.find_root().obj or {}
+    return str(obj.get("color", "auto"))

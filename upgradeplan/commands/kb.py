@@ -1,0 +1,158 @@
+"""``upgradeplan kb lint`` and ``upgradeplan kb list``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from upgradeplan.errors import ExitCode, UnknownName
+
+
+def _kb_dirs(ctx: click.Context) -> tuple[str, ...]:
+    obj = ctx.find_root().obj or {}
+    dirs = obj.get("kb_dirs", ())
+    return tuple(dirs)
+
+
+@click.group("kb")
+def kb() -> None:
+    """Lint and list the knowledge base."""
+
+
+@kb.command("lint")
+@click.argument("dirs", nargs=-1, type=click.Path(exists=True, file_okay=False))
+@click.option(
+    "--no-bundled",
+    is_flag=True,
+    help="Lint only the given directories, without the bundled knowledge.",
+)
+@click.option("--list-checks", is_flag=True, help="Print the catalogue of checks and exit.")
+@click.option(
+    "-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@click.option("--strict", is_flag=True, help="Exit 2 on warnings too.")
+@click.pass_context
+def lint_cmd(
+    ctx: click.Context,
+    dirs: tuple[str, ...],
+    no_bundled: bool,
+    list_checks: bool,
+    output: str,
+    strict: bool,
+) -> None:
+    """Check knowledge files: every problem as 'file:line CODE message', in one run.
+
+    Without DIR: the bundled knowledge plus the --kb / UPGRADEPLAN_KB directories. With DIRs:
+    those directories, each merged with the bundled knowledge unless --no-bundled. Exit 2 when
+    any error-level problem is found (with --strict, also for warnings), 0 otherwise.
+    """
+    from upgradeplan.kb.lint import format_problems, lint
+    from upgradeplan.kb.problems import CATALOGUE
+
+    if list_checks:
+        if output == "json":
+            rows = [
+                {
+                    "code": c.code,
+                    "name": c.name,
+                    "severity": c.severity,
+                    "description": c.description,
+                }
+                for c in CATALOGUE
+            ]
+            click.echo(json.dumps({"schema_version": 1, "checks": rows}, indent=2))
+        else:
+            for c in CATALOGUE:
+                click.echo(f"{c.code}  {c.severity:<7}  {c.name:<22}  {c.description}")
+        ctx.exit(int(ExitCode.SAFE))
+    use: Sequence[str] = dirs if dirs else _kb_dirs(ctx)
+    problems = lint(use, bundled=not no_bundled)
+    errors = sum(1 for p in problems if p.severity == "error")
+    warnings = len(problems) - errors
+    if output == "json":
+        doc = {
+            "schema_version": 1,
+            "errors": errors,
+            "warnings": warnings,
+            "problems": [p.to_dict() for p in problems],
+        }
+        click.echo(json.dumps(doc, indent=2))
+    elif problems:
+        click.echo(format_problems(problems))
+        click.echo(f"{errors} error(s), {warnings} warning(s)", err=True)
+    failed = errors > 0 or (strict and warnings > 0)
+    ctx.exit(int(ExitCode.USAGE if failed else ExitCode.SAFE))
+
+
+@kb.command("list")
+@click.option("--product", "product", metavar="PRODUCT", help="Only this product.")
+@click.option(
+    "-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@click.pass_context
+def list_cmd(ctx: click.Context, product: str | None, output: str) -> None:
+    """Products, their releases (date, title, marks) and hazard/migration counts."""
+    from upgradeplan.kb.loader import load
+
+    knowledge = load(_kb_dirs(ctx))
+    ids = sorted(set(knowledge.products) | set(knowledge.releases))
+    if product is not None:
+        if product not in ids:
+            raise UnknownName("product", product, ids)
+        ids = [product]
+    rows = [_product_row(knowledge, pid) for pid in ids]
+    if output == "json":
+        click.echo(json.dumps({"schema_version": 1, "products": rows}, indent=2))
+    else:
+        click.echo(_text(rows))
+    ctx.exit(int(ExitCode.SAFE))
+
+
+def _product_row(knowledge: Any, pid: str) -> dict[str, Any]:
+    prod = knowledge.products.get(pid)
+    releases = []
+    for rel in knowledge.releases.get(pid, ()):
+        releases.append(
+            {
+                "version": rel.version,
+                "date": rel.date,
+                "title": rel.title,
+                "unreleased": rel.unreleased,
+                "withdrawn": None
+                if rel.withdrawn is None
+                else {"date": rel.withdrawn.date, "reason": rel.withdrawn.reason},
+            }
+        )
+    return {
+        "id": pid,
+        "name": prod.name if prod else pid,
+        "type": prod.kind if prod else "",
+        "releases": releases,
+        "hazards": sum(1 for h in knowledge.hazards.values() if h.product == pid),
+        "migrations": sum(1 for m in knowledge.migrations.values() if m.product == pid),
+    }
+
+
+def _text(rows: list[dict[str, Any]]) -> str:
+    out: list[str] = []
+    for row in rows:
+        n = len(row["releases"])
+        out.append(
+            f"{row['id']} ({row['type']}): {n} release{'s' if n != 1 else ''}, "
+            f"{row['hazards']} hazard{'s' if row['hazards'] != 1 else ''}, "
+            f"{row['migrations']} migration{'s' if row['migrations'] != 1 else ''}"
+        )
+        width = max((len(r["version"]) for r in row["releases"]), default=0)
+        for rel in row["releases"]:
+            marks = []
+            if rel["unreleased"]:
+                marks.append("[unreleased]")
+            if rel["withdrawn"]:
+                marks.append(f"[withdrawn {rel['withdrawn']['date']}]")
+            date = rel["date"] or "-"
+            line = f"  {rel['version']:<{width}}  {date:<10}  {rel['title']}"
+            out.append(" ".join([line, *marks]) if marks else line)
+    return "\n".join(out)

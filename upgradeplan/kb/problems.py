@@ -1,0 +1,150 @@
+"""Problems found in a knowledge base, and the catalogue of their codes.
+
+Every problem has a stable code (``KB001``…), a severity and a ``file:line`` location. The
+catalogue is the single list of codes: the loader, the semantic checks and ``kb lint
+--list-checks`` all read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from upgradeplan.model import Location
+
+ProblemSeverity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    """One problem: where, which check, what is wrong (and what to do)."""
+
+    location: Location
+    code: str
+    message: str
+    severity: ProblemSeverity = "error"
+
+    def __str__(self) -> str:
+        return f"{self.location} {self.code} {self.message}"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "file": self.location.file,
+            "line": self.location.line,
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True)
+class CheckInfo:
+    code: str
+    name: str
+    severity: ProblemSeverity
+    description: str
+
+
+CATALOGUE: tuple[CheckInfo, ...] = (
+    CheckInfo("KB001", "yaml-syntax", "error", "the file is not readable YAML (with the line)"),
+    CheckInfo("KB002", "schema", "error", "the file does not match the JSON Schema of its kind"),
+    CheckInfo(
+        "KB003",
+        "file-name",
+        "error",
+        "the file's path does not match its kind, id, product or version",
+    ),
+    CheckInfo(
+        "KB004",
+        "duplicate-id",
+        "error",
+        "a product, release, hazard or migration is defined twice (also across directories)",
+    ),
+    CheckInfo(
+        "KB005",
+        "unknown-product",
+        "error",
+        "a product id that no products/<id>.yaml defines is referenced",
+    ),
+    CheckInfo(
+        "KB006",
+        "unknown-release",
+        "error",
+        "a BOM version or a skip stop that is not a known release of its product",
+    ),
+    CheckInfo(
+        "KB007", "unknown-migration", "error", "a hazard names a migration that does not exist"
+    ),
+    CheckInfo("KB008", "invalid-version", "error", "a version Helm/Flux would not accept"),
+    CheckInfo(
+        "KB009", "invalid-constraint", "error", "a version constraint Helm/Flux would reject"
+    ),
+    CheckInfo(
+        "KB010",
+        "skip-stop-not-below",
+        "error",
+        "a skip hazard's stop is not below the lowest known release its `to` range matches",
+    ),
+    CheckInfo(
+        "KB011",
+        "range-matches-nothing",
+        "error",
+        "a hazard range (or stop window) matches no known release of its product",
+    ),
+    CheckInfo(
+        "KB012",
+        "upgrade-cycle",
+        "error",
+        "a release's upgrade_from admits the release itself or a later release (a cycle)",
+    ),
+    CheckInfo(
+        "KB013",
+        "unreachable-release",
+        "error",
+        "a release's upgrade_from excludes every earlier release of its product",
+    ),
+    CheckInfo(
+        "KB014",
+        "template-render",
+        "error",
+        "a migration template fails to render against a sample state",
+    ),
+    CheckInfo(
+        "KB015", "bad-pattern", "error", "a symptom pattern is not a valid regular expression"
+    ),
+    CheckInfo(
+        "KB016", "unreleased-with-date", "error", "an unreleased (`next`) release has a date"
+    ),
+    CheckInfo("KB017", "withdrawn-without-date", "error", "a `withdrawn` entry has no date"),
+    CheckInfo(
+        "KB018",
+        "bad-predicate",
+        "error",
+        "a `when` condition uses an unknown predicate or a missing/unknown argument",
+    ),
+    CheckInfo(
+        "KB019", "no-symptom", "warning", "a hazard has no symptoms (diagnose cannot match it)"
+    ),
+    CheckInfo("KB020", "no-verify", "warning", "a hazard has no verify commands"),
+    CheckInfo(
+        "KB021",
+        "bad-reference",
+        "error",
+        "a reference is neither owner/repo#N nor an http(s) URL",
+    ),
+    CheckInfo("KB022", "duplicate-key", "error", "a key is written twice in one YAML mapping"),
+    CheckInfo("KB023", "bad-date", "error", "a date is not a real YYYY-MM-DD calendar date"),
+    CheckInfo(
+        "KB024",
+        "unknown-fact",
+        "error",
+        "a fact key outside the vocabulary of docs/state-format.md (effects, params, predicates)",
+    ),
+)
+
+BY_CODE: dict[str, CheckInfo] = {c.code: c for c in CATALOGUE}
+
+
+def problem(code: str, location: Location, message: str) -> Problem:
+    """A problem with the severity the catalogue gives ``code``."""
+    return Problem(location, code, message, BY_CODE[code].severity)

@@ -1,0 +1,94 @@
+"""The JSON Schemas of the knowledge files (package data) and full validation for lint.
+
+``jsonschema`` is imported only inside :func:`validate`; the loader uses the schemas'
+property lists and predicate table, which are plain JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+KINDS: tuple[str, ...] = ("product", "release", "hazard", "migration")
+
+
+@cache
+def load_schema(kind: str) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of one kind of knowledge file."""
+    text = resources.files("upgradeplan").joinpath("schemas", f"{kind}.json").read_text("utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def top_level_properties(kind: str) -> frozenset[str]:
+    return frozenset(load_schema(kind)["properties"])
+
+
+@dataclass(frozen=True)
+class PredicateSpec:
+    """The argument shape of one predicate, as the hazard schema states it."""
+
+    name: str
+    required: tuple[str, ...]
+    optional: tuple[str, ...]
+    description: str
+
+
+@cache
+def predicate_specs() -> dict[str, PredicateSpec]:
+    """The fixed predicate vocabulary of `when`, read from the hazard schema."""
+    out: dict[str, PredicateSpec] = {}
+    for name, spec in load_schema("hazard")["$defs"]["predicates"].items():
+        required = tuple(spec.get("required", ()))
+        optional = tuple(p for p in spec["properties"] if p not in required)
+        out[name] = PredicateSpec(name, required, optional, spec.get("description", ""))
+    return out
+
+
+@dataclass(frozen=True)
+class SchemaError:
+    path: tuple[str | int, ...]
+    message: str
+
+
+@cache
+def _validator(kind: str) -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(load_schema(kind))
+
+
+def validate(data: Any, kind: str) -> Iterator[SchemaError]:
+    """Every schema violation of ``data`` (deepest, most specific first per branch)."""
+    from jsonschema.exceptions import best_match
+
+    for error in _validator(kind).iter_errors(data):
+        err = error
+        if error.context:
+            # oneOf/anyOf: report the sub-error that is most telling
+            err = best_match(error.context)
+        yield SchemaError(tuple(err.absolute_path), _message(err))
+
+
+def _message(err: Any) -> str:
+    where = ".".join(str(p) for p in err.absolute_path) or "the file"
+    validator = err.validator
+    instance = err.instance
+    if (
+        validator == "type"
+        and err.validator_value == "string"
+        and isinstance(instance, (int, float, bool))
+    ):
+        kind = type(instance).__name__
+        return f"{where}: {instance!r} is not a string; quote it (YAML read it as a {kind})"
+    if validator == "additionalProperties" and isinstance(instance, dict):
+        allowed = set(err.schema.get("properties", {}))
+        extra = sorted(str(k) for k in instance if k not in allowed)
+        if allowed and extra:
+            names = ", ".join(map(repr, extra))
+            return f"{where}: unknown property {names}; allowed: {', '.join(sorted(allowed))}"
+    return f"{where}: {err.message}"

@@ -1,0 +1,199 @@
+"""SARIF 2.1.0 for code scanning: one result per finding that applies or may apply.
+
+A finding read from GitOps files is located at the pin's file and line
+(:attr:`Finding.location`); others carry a logical location (the product). Rules come from the
+hazards: title, consequence, how to avoid and recover. Output is deterministic (no timestamps).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from upgradeplan import __version__
+from upgradeplan.model import Finding, Hazard, KnowledgeBase, Plan
+from upgradeplan.render.patches import source_location
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+
+_LEVEL = {"blocking": "error", "warning": "warning", "notice": "note"}
+
+
+def check_findings(plan: Plan) -> tuple[Finding, ...]:
+    """The findings ``check`` reports: the direct jump's, then the installation's as it is."""
+    seen: set[tuple[str, str | None, str | None]] = set()
+    out: list[Finding] = []
+    for f in (*plan.direct.findings, *plan.state_findings):
+        key = (f.hazard, f.from_version, f.to_version)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return tuple(out)
+
+
+def _help(finding: Finding, hazard: Hazard | None) -> tuple[str, str]:
+    consequence = (hazard.consequence if hazard else finding.consequence).strip()
+    avoid = (hazard.avoid if hazard else finding.avoid).strip()
+    recover = (hazard.recover if hazard else finding.recover).strip()
+    text: list[str] = []
+    md: list[str] = []
+    if consequence:
+        text.append(f"What happens: {consequence}")
+        md.append(f"**What happens**: {consequence}")
+    if avoid:
+        text.append(f"Avoid: {avoid}")
+        md.append(f"**Avoid**: {avoid}")
+    if recover:
+        text.append(f"Recover: {recover}")
+        md.append(f"**Recover**: {recover}")
+    if hazard is not None and hazard.recover_commands:
+        md.append("```sh\n" + "\n".join(hazard.recover_commands) + "\n```")
+    if hazard is not None and hazard.migrations:
+        text.append(f"Migrations: {', '.join(hazard.migrations)}")
+        md.append("**Migrations**: " + ", ".join(f"`{m}`" for m in hazard.migrations))
+    return "\n\n".join(text) or finding.title, "\n\n".join(md) or finding.title
+
+
+def _rule(finding: Finding, hazard: Hazard | None) -> dict[str, Any]:
+    text, markdown = _help(finding, hazard)
+    rule: dict[str, Any] = {
+        "id": finding.hazard,
+        "name": "".join(p.capitalize() for p in finding.hazard.replace(".", "-").split("-")),
+        "shortDescription": {"text": finding.title},
+        "fullDescription": {"text": (finding.consequence or finding.title).strip()},
+        "help": {"text": text, "markdown": markdown},
+        "defaultConfiguration": {"level": _LEVEL[finding.severity]},
+        "properties": {
+            "tags": ["upgrade", finding.scope, finding.severity],
+            "severity": finding.severity,
+            "scope": finding.scope,
+            "product": finding.product,
+        },
+    }
+    if hazard is not None:
+        urls = [r for r in hazard.references if r.startswith(("https://", "http://"))]
+        if urls:
+            rule["helpUri"] = urls[0]
+    return rule
+
+
+def _hop(f: Finding) -> str:
+    if f.from_version and f.to_version and f.from_version != f.to_version:
+        return f"{f.product} {f.from_version} → {f.to_version}"
+    if f.to_version or f.from_version:
+        return f"{f.product} {f.to_version or f.from_version}"
+    return f.product
+
+
+def _message(f: Finding) -> str:
+    status = "applies" if f.status == "applies" else "may apply"
+    parts = [f"{f.title} ({f.severity}, {status}; {_hop(f)})."]
+    if f.reason:
+        parts.append(f.reason.rstrip(".") + ".")
+    if f.status == "may-apply" and f.missing:
+        parts.append("Missing facts: " + ", ".join(m.key for m in f.missing) + ".")
+    if f.consequence:
+        parts.append(f.consequence.strip())
+    return " ".join(parts)
+
+
+def _uri(path: str) -> str:
+    from urllib.parse import quote
+
+    return quote(path.removeprefix("./"))
+
+
+def _location(f: Finding) -> dict[str, Any]:
+    loc = source_location(f.location) if f.location else None
+    if loc is not None:
+        artifact: dict[str, str] = {"uri": _uri(loc[0]), "uriBaseId": "%SRCROOT%"}
+        if loc[0].startswith("/"):
+            from pathlib import Path
+
+            artifact = {"uri": Path(loc[0]).as_uri()}
+        return {
+            "physicalLocation": {
+                "artifactLocation": artifact,
+                "region": {"startLine": max(loc[1], 1)},
+            }
+        }
+    return {"logicalLocations": [{"name": f.product, "kind": "module"}]}
+
+
+def _result(f: Finding, rule_index: int) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "ruleId": f.hazard,
+        "ruleIndex": rule_index,
+        "message": {"text": _message(f)},
+        "locations": [_location(f)],
+        "partialFingerprints": {
+            "upgradeplan/v1": hashlib.sha256(
+                "|".join((f.hazard, f.product, f.from_version or "", f.to_version or "")).encode()
+            ).hexdigest()[:32]
+        },
+        "properties": {
+            "status": f.status,
+            "severity": f.severity,
+            "product": f.product,
+            "from": f.from_version,
+            "to": f.to_version,
+            "evidence": [
+                {"predicate": e.predicate, "description": e.description, "result": e.result.value}
+                for e in f.evidence
+            ],
+        },
+    }
+    if f.status == "applies":
+        result["kind"] = "fail"
+        result["level"] = _LEVEL[f.severity]
+    else:
+        # SARIF 2.1.0 §3.27.9: a result of any kind other than "fail" has level "none"
+        result["kind"] = "review"
+        result["level"] = "none"
+    return result
+
+
+def to_dict(
+    plan: Plan,
+    kb: KnowledgeBase | None = None,
+    *,
+    findings: Sequence[Finding] | None = None,
+) -> dict[str, Any]:
+    """The SARIF log as a dict (see :func:`render`)."""
+    chosen = check_findings(plan) if findings is None else tuple(findings)
+    reported = [f for f in chosen if f.status in ("applies", "may-apply")]
+    hazards: Mapping[str, Hazard] = kb.hazards if kb is not None else {}
+    rule_ids: list[str] = []
+    rules: list[dict[str, Any]] = []
+    for f in sorted(reported, key=lambda x: x.hazard):
+        if f.hazard not in rule_ids:
+            rule_ids.append(f.hazard)
+            rules.append(_rule(f, hazards.get(f.hazard)))
+    results = [_result(f, rule_ids.index(f.hazard)) for f in reported]
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "upgradeplan",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "rules": rules,
+            }
+        },
+        "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "The GitOps checkout."}}},
+        "results": results,
+        "columnKind": "unicodeCodePoints",
+        "properties": {"verdict": plan.direct.verdict, "recommended_verdict": plan.verdict},
+    }
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def render(
+    plan: Plan,
+    kb: KnowledgeBase | None = None,
+    *,
+    findings: Sequence[Finding] | None = None,
+) -> str:
+    """SARIF 2.1.0 JSON for ``plan``'s check findings (or ``findings`` when given)."""
+    return json.dumps(to_dict(plan, kb, findings=findings), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,156 @@
+"""Change scalar values in YAML text without touching anything else, and write files atomically.
+
+ruamel.yaml's round-trip composer finds each scalar (its exact character span and its quote
+style); the new value is spliced into the original text in the same style. Comments, key
+order, indentation, blank lines and the quoting of every other value stay byte-identical — a
+round-trip *dump* cannot promise that (it re-indents and re-wraps), so the dump is only used to
+check the result.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from upgradeplan.errors import BadInput
+
+
+@dataclass(frozen=True)
+class ScalarEdit:
+    """Set the scalar written on ``line`` (1-based) whose value is ``before`` to ``after``."""
+
+    line: int
+    before: str
+    after: str
+    what: str = ""  # e.g. "pin.agent-platform-connectivity", for messages
+
+
+def content_hash(text: str | bytes) -> str:
+    data = text.encode() if isinstance(text, str) else text
+    return hashlib.sha256(data).hexdigest()
+
+
+def _scalars(node: Any) -> Iterator[Any]:
+    from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    if isinstance(node, ScalarNode):
+        yield node
+    elif isinstance(node, MappingNode):
+        for _key, value in node.value:
+            yield from _scalars(value)
+    elif isinstance(node, SequenceNode):
+        for item in node.value:
+            yield from _scalars(item)
+
+
+def _compose_all(text: str, where: str) -> list[Any]:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    yaml = YAML(typ="rt")
+    try:
+        return [n for n in yaml.compose_all(text) if n is not None]
+    except YAMLError as exc:
+        raise BadInput(f"cannot parse YAML: {exc}".splitlines()[0], location=where) from None
+
+
+def _loads_as_string(rendered: str, value: str) -> bool:
+    import yaml
+
+    try:
+        loaded = yaml.load(f"k: {rendered}\n", Loader=yaml.CSafeLoader)
+    except yaml.YAMLError:
+        return False
+    return isinstance(loaded, dict) and loaded.get("k") == value
+
+
+def _render(value: str, style: str | None) -> str:
+    """``value`` as a YAML scalar in ``style`` (None = plain, "'" or '"')."""
+    if style == "'":
+        return "'" + value.replace("'", "''") + "'"
+    if style == '"' or not _loads_as_string(value, value):
+        escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+        return f'"{escaped}"'
+    return value
+
+
+def set_scalars(text: str, edits: Sequence[ScalarEdit], *, where: str = "") -> str:
+    """Return ``text`` with each edit's scalar replaced, in its original quote style.
+
+    Raises :class:`BadInput` (naming ``where:line``) when a line holds no scalar with the
+    expected value — the file changed since it was read, or the location is wrong.
+    """
+    if not edits:
+        return text
+    scalars = [s for doc in _compose_all(text, where) for s in _scalars(doc)]
+    spans: list[tuple[int, int, str]] = []
+    for edit in edits:
+        hits = [
+            s
+            for s in scalars
+            if s.start_mark.line + 1 == edit.line
+            and edit.before in (s.value, s.value.removeprefix("v"))
+            and s.style != "|"
+        ]
+        if not hits:
+            loc = f"{where}:{edit.line}" if where else f"line {edit.line}"
+            raise BadInput(
+                f"no value {edit.before!r} to change on this line",
+                location=loc,
+                hint="the file changed since it was read; re-run the plan",
+            )
+        node = hits[-1]
+        if node.style in (">",):
+            raise BadInput(
+                "cannot edit a folded scalar", location=f"{where}:{edit.line}" if where else ""
+            )
+        new = edit.after
+        if node.value.startswith("v") and not new.startswith("v") and node.value[1:2].isdigit():
+            new = "v" + new  # an image tag written as v0.29.0 keeps its prefix
+        spans.append((node.start_mark.index, node.end_mark.index, _render(new, node.style)))
+    out = text
+    for start, end, replacement in sorted(set(spans), reverse=True):
+        out = out[:start] + replacement + out[end:]
+    _compose_all(out, where)  # the result must still parse
+    return out
+
+
+def write_atomic(path: str | Path, text: str, *, expected_hash: str) -> None:
+    """Replace ``path`` with ``text`` atomically, refusing if it changed since it was read.
+
+    ``expected_hash`` is :func:`content_hash` of the content the edit was computed from. The
+    new content goes to a temporary file in the same directory (same filesystem), is flushed
+    and fsynced, takes the original's permission bits, and replaces the file with
+    :func:`os.replace`. On any failure the temporary file is removed and the original is left
+    as it was.
+    """
+    target = Path(path)
+    try:
+        current = target.read_bytes()
+    except OSError as exc:
+        raise BadInput(f"cannot read: {exc.strerror}", location=str(target)) from None
+    if content_hash(current) != expected_hash:
+        raise BadInput(
+            "changed since it was read; not writing",
+            location=str(target),
+            hint="re-run the command on the current file",
+        )
+    mode = target.stat().st_mode & 0o7777
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise

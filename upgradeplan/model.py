@@ -337,6 +337,7 @@ class Finding:
     avoid: str = ""
     location: str = ""  # file:line of the fact that makes it apply (pin), when from files
     reason: str = ""  # one line: why it applies / may apply / does not apply
+    fixed_by: tuple[str, ...] = ()  # migration ids whose actions (in this step) fix it
 
 
 @dataclass(frozen=True)

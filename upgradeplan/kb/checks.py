@@ -444,14 +444,14 @@ def sample_values(kb: KnowledgeBase, migration: Any) -> dict[str, Any]:
         for name, spec in migration.params.items()
     }
     released = [r for r in kb.releases.get(migration.product, ()) if not r.unreleased]
-    if len(released) >= 2:
-        before, after = released[-2], released[-1]
-        step = {
-            "product": migration.product,
-            "from": before.version,
-            "to": after.version,
-            "bom": dict(after.bom),
-        }
+    # land on the latest live release that publishes a BOM (else the latest), from the one before
+    live = [r for r in released if r.withdrawn is None] or released
+    with_bom = [r for r in live if r.bom]
+    to = (with_bom or live)[-1] if live else None
+    if to is not None:
+        index = released.index(to)
+        before = released[index - 1].version if index > 0 else to.version
+        step = {"product": migration.product, "from": before, "to": to.version, "bom": dict(to.bom)}
     else:
         step = {"product": migration.product, "from": "1.0.0", "to": "1.0.1", "bom": {}}
     values["step"] = step

@@ -71,11 +71,18 @@ def validate(data: Any, kind: str) -> Iterator[SchemaError]:
         if error.context:
             # oneOf/anyOf: report the sub-error that is most telling
             err = best_match(error.context)
-        yield SchemaError(tuple(err.absolute_path), _message(err))
+        path = tuple(err.absolute_path)
+        if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+            allowed = err.schema.get("properties", {})
+            extra = [k for k in err.instance if k not in allowed]
+            if extra:  # point at the first unexpected key, not at its parent
+                path = (*path, extra[0])
+        yield SchemaError(path, _message(err))
 
 
 def _message(err: Any) -> str:
-    where = ".".join(str(p) for p in err.absolute_path) or "the file"
+    where = ".".join(str(p) for p in err.absolute_path)
+    prefix = f"{where}: " if where else ""
     validator = err.validator
     instance = err.instance
     if (
@@ -84,11 +91,11 @@ def _message(err: Any) -> str:
         and isinstance(instance, (int, float, bool))
     ):
         kind = type(instance).__name__
-        return f"{where}: {instance!r} is not a string; quote it (YAML read it as a {kind})"
+        return f"{prefix}{instance!r} is not a string; quote it (YAML read it as a {kind})"
     if validator == "additionalProperties" and isinstance(instance, dict):
         allowed = set(err.schema.get("properties", {}))
         extra = sorted(str(k) for k in instance if k not in allowed)
         if allowed and extra:
             names = ", ".join(map(repr, extra))
-            return f"{where}: unknown property {names}; allowed: {', '.join(sorted(allowed))}"
-    return f"{where}: {err.message}"
+            return f"{prefix}unknown property {names}; allowed: {', '.join(sorted(allowed))}"
+    return f"{prefix}{err.message}"

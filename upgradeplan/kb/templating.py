@@ -1,7 +1,8 @@
 """The jinja2 environment for migration templates (shared by lint and the renderers).
 
 Sandboxed, ``StrictUndefined`` (a missing variable is an error, never a blank), no HTML
-escaping, and the ``shq`` filter (``shlex.quote``) for values substituted into shell commands.
+escaping, no globals (only the variables passed in), and the ``shq`` filter
+(``shlex.quote``) for values substituted into shell commands.
 jinja2 is imported only when a template is rendered.
 """
 
@@ -36,6 +37,9 @@ def make_env() -> SandboxedEnvironment:
         lstrip_blocks=True,
     )
     env.filters["shq"] = shq
+    # no globals: jinja's `namespace`, `range`, `dict`… would silently stand in for a missing
+    # param of the same name (a migration param called `namespace` is common)
+    env.globals.clear()
     return env
 
 

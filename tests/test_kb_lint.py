@@ -1,0 +1,162 @@
+"""``upgradeplan kb lint``: every deliberate mistake of tests/fixtures/kb-broken, in one run."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from upgradeplan.cli import cli
+from upgradeplan.kb.lint import lint
+from upgradeplan.kb.problems import CATALOGUE
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+BROKEN = FIXTURES / "kb-broken"
+MINI = FIXTURES / "kb-mini"
+
+# file:line CODE — every problem kb-broken holds, and nothing else.
+EXPECTED = {
+    "kb-broken/hazards/bad-pattern.yaml:10 KB015",
+    "kb-broken/hazards/bad-predicate.yaml:10 KB018",
+    "kb-broken/hazards/bad-predicate.yaml:11 KB018",
+    "kb-broken/hazards/bad-range.yaml:9 KB009",
+    "kb-broken/hazards/no-advice.yaml:1 KB019",
+    "kb-broken/hazards/no-advice.yaml:1 KB020",
+    "kb-broken/hazards/range-nothing.yaml:8 KB011",
+    "kb-broken/hazards/schema-bad.yaml:6 KB002",
+    "kb-broken/hazards/schema-bad.yaml:8 KB002",
+    "kb-broken/hazards/skip-bad-stop.yaml:9 KB010",
+    "kb-broken/hazards/unknown-refs.yaml:5 KB005",
+    "kb-broken/hazards/unknown-refs.yaml:9 KB007",
+    "kb-broken/migrations/bad-syntax.yaml:10 KB014",
+    "kb-broken/migrations/undefined-var.yaml:7 KB014",
+    "kb-broken/products/wrong-name.yaml:3 KB003",
+    "kb-broken/releases/app/1.0.0.yml:1 KB004",
+    "kb-broken/releases/app/1.1.0.yaml:5 KB023",
+    "kb-broken/releases/app/1.1.0.yaml:8 KB006",
+    "kb-broken/releases/app/1.1.0.yaml:10 KB005",
+    "kb-broken/releases/app/1.2.0.yaml:6 KB012",
+    "kb-broken/releases/app/1.2.0.yaml:6 KB013",
+    "kb-broken/releases/app/1.3.0.yaml:6 KB013",
+    "kb-broken/releases/app/1.4.0.yaml:6 KB021",
+    "kb-broken/releases/app/1.4.0.yaml:7 KB017",
+    "kb-broken/releases/app/1.5.0.yaml:7 KB009",
+    "kb-broken/releases/app/1.6.0.yaml:4 KB002",
+    "kb-broken/releases/app/1.7.0.yaml:7 KB024",
+    "kb-broken/releases/app/1.7.0.yaml:8 KB022",
+    "kb-broken/releases/app/2.0.0.yaml:6 KB001",
+    "kb-broken/releases/app/next.yaml:5 KB016",
+    "kb-broken/releases/lib/banana.yaml:4 KB008",
+    "kb-broken/releases/other/0.2.0.yaml:3 KB003",
+    "kb-broken/stray.yaml:1 KB003",
+}
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_every_mistake_is_reported_at_its_line_in_one_run() -> None:
+    code, out, _ = run("kb", "lint", "--no-bundled", str(BROKEN))
+    assert code == 2
+    lines = out.splitlines()
+    found = {" ".join(line.split(" ")[:2]) for line in lines}
+    assert found == EXPECTED
+    assert len(lines) == len(EXPECTED)
+    assert lines == sorted(lines, key=lambda s: (s.split(":")[0], int(s.split(":")[1].split()[0])))
+
+
+def test_the_broken_fixture_covers_at_least_fifteen_codes() -> None:
+    codes = {entry.split()[1] for entry in EXPECTED}
+    assert len(codes) >= 15
+    assert codes == {c.code for c in CATALOGUE}
+
+
+@pytest.mark.parametrize(
+    ("fragment", "message"),
+    [
+        (
+            "bad-predicate.yaml:10 KB018",
+            "unknown predicate 'version_belo'; did you mean 'version_below'?",
+        ),
+        ("bad-predicate.yaml:11 KB018", "missing argument 'product'"),
+        ("1.6.0.yaml:4 KB002", "1.6 is not a string; quote it"),
+        ("1.5.0.yaml:7 KB009", "'>=>1'"),
+        ("banana.yaml:4 KB008", "'banana'"),
+        ("1.0.0.yml:1 KB004", "here and at kb-broken/releases/app/1.0.0.yaml:1"),
+        ("skip-bad-stop.yaml:9 KB010", "'1.5.0' is not below '1.1.0'"),
+        ("undefined-var.yaml:7 KB014", "'namespace' is undefined"),
+        ("1.7.0.yaml:8 KB022", "'title' is written twice"),
+        ("no-advice.yaml:1 KB019", "warning: "),
+    ],
+)
+def test_messages_name_the_input(fragment: str, message: str) -> None:
+    _, out, _ = run("kb", "lint", "--no-bundled", str(BROKEN))
+    line = next(line for line in out.splitlines() if fragment in line)
+    assert message in line
+
+
+def test_json_output_lists_problems_with_severity() -> None:
+    code, out, _ = run("kb", "lint", "--no-bundled", "-o", "json", str(BROKEN))
+    assert code == 2
+    doc = json.loads(out)
+    assert doc["schema_version"] == 1
+    assert doc["warnings"] == 2
+    assert doc["errors"] == len(EXPECTED) - 2
+    first = doc["problems"][0]
+    assert set(first) == {"file", "line", "code", "severity", "message"}
+
+
+def test_a_clean_knowledge_base_prints_nothing_and_exits_0() -> None:
+    code, out, err = run("kb", "lint", "--no-bundled", str(MINI))
+    assert (code, out, err) == (0, "", "")
+
+
+def test_warnings_alone_exit_0_unless_strict(tmp_path: Path) -> None:
+    root = tmp_path / "kb"
+    shutil.copytree(MINI, root)
+    hazard = root / "hazards" / "landing-120.yaml"
+    text = hazard.read_text()
+    hazard.write_text(
+        "\n".join(line for line in text.splitlines() if not line.startswith("verify"))
+    )
+    code, out, _ = run("kb", "lint", "--no-bundled", str(root))
+    assert code == 0
+    expected = "kb/hazards/landing-120.yaml:1 KB020 warning: hazard 'landing-120' has no verify"
+    assert out.strip() == expected + " commands"
+    code, _, _ = run("kb", "lint", "--no-bundled", "--strict", str(root))
+    assert code == 2
+
+
+def test_list_checks_prints_the_catalogue() -> None:
+    code, out, _ = run("kb", "lint", "--list-checks")
+    assert code == 0
+    lines = out.splitlines()
+    assert len(lines) == len(CATALOGUE) >= 12
+    assert lines[0].split()[:2] == ["KB001", "error"]
+    codes = [c.code for c in CATALOGUE]
+    assert codes == sorted(set(codes))
+    code, out, _ = run("kb", "lint", "--list-checks", "-o", "json")
+    assert [c["code"] for c in json.loads(out)["checks"]] == codes
+
+
+def test_kb_dirs_from_the_global_option_are_linted_with_the_bundled_knowledge() -> None:
+    code, out, _ = run("--kb", str(BROKEN), "kb", "lint")
+    assert code == 2
+    assert "kb-broken/stray.yaml:1 KB003" in out
+
+
+def test_lint_api_returns_problems_sorted() -> None:
+    problems = lint([BROKEN], bundled=False)
+    assert problems == sorted(problems)
+    assert {f"{p.location} {p.code}" for p in problems} == EXPECTED
+
+
+def test_bundled_knowledge_is_lint_clean() -> None:
+    code, out, err = run("kb", "lint")
+    assert out == ""
+    assert code == 0, err

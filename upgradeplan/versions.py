@@ -114,9 +114,14 @@ class Version:
 
     @classmethod
     def parse_flux(cls, text: str) -> Version:
-        """Parse like Flux ``version.ParseVersion`` (fluxcd/pkg >= v0.10.0)."""
-        if text.count(".") != 2:
-            raise InvalidVersion(text, "Flux needs exactly three dot-separated parts")
+        """Parse like Flux ``version.ParseVersion`` (fluxcd/pkg >= v0.10.0).
+
+        Flux splits on the first two dots (Go ``SplitN(v, ".", 3)``) and wants three
+        pieces, so a string needs at least two dots anywhere: ``1.2-beta.5`` passes,
+        ``1.2`` and ``1.2-beta5`` do not. The rest is ``NewVersion``.
+        """
+        if text.count(".") < 2:
+            raise InvalidVersion(text, "Flux needs MAJOR.MINOR.PATCH (at least two dots)")
         return cls.parse(text)
 
     def __str__(self) -> str:
@@ -169,7 +174,7 @@ def _version_reason(text: str) -> str:
         return "contains a non-ASCII character"
     if len(text) > MAX_VERSION_LEN:
         return f"longer than {MAX_VERSION_LEN} bytes"
-    if re.search(_WS, text):
+    if re.search(r"\s", text):
         return "contains whitespace"
     if text[0] == "V":
         return "uppercase 'V' prefix; use 'v' or nothing"

@@ -80,6 +80,8 @@ class Gathered:
     name: str
     state: State | None
     error: str | None = None
+    targets: tuple[Target, ...] = ()  # asked for by the inputs (--gitops with --base)
+    holds: tuple[str, ...] = ()  # pins the inputs keep where they are (--gitops with --base)
 
 
 def load_kb(extra_dirs: Sequence[str | Path] = ()) -> KnowledgeBase:
@@ -99,17 +101,25 @@ def gather(kb: KnowledgeBase, inputs: Inputs) -> list[Gathered]:
     from upgradeplan.readers import combine, snapshot, stated
 
     offline: list[State] = [snapshot.read(path, kb=kb) for path in inputs.state_files]
+    asked: tuple[Target, ...] = ()
+    kept: tuple[str, ...] = ()
     if inputs.gitops:
         from upgradeplan.readers import gitops
 
         offline.append(gitops.read(kb, inputs.gitops, ref=inputs.base))
+        if inputs.base:
+            from upgradeplan.readers import gitops_gate
+
+            head = gitops.read(kb, inputs.gitops)
+            changes = gitops_gate.pin_changes(kb, offline[-1], head)
+            asked, kept = tuple(changes.targets), tuple(changes.holds)
     elif inputs.base:
         raise errors.BadInput("--base needs --gitops PATH", hint="e.g. --gitops . --base main")
     said = stated.from_flags(kb, inputs.installed, inputs.pins, inputs.facts)
 
     if not inputs.cluster:
         merged = combine.derive(combine.merge(*offline, said))
-        return [Gathered(name=merged.name, state=merged)]
+        return [Gathered(name=merged.name, state=merged, targets=asked, holds=kept)]
 
     from upgradeplan.readers import cluster
 
@@ -267,9 +277,7 @@ def _bare_target(kb: KnowledgeBase, state: State, text: str) -> Target:
             f"--to {text!r} is a release of several products: {names}",
             hint="name one with --to PRODUCT=VERSION",
         )
-    known = sorted(
-        {r.version for rels in kb.releases.values() for r in rels if r.version != NEXT}
-    )
+    known = sorted({r.version for rels in kb.releases.values() for r in rels if r.version != NEXT})
     raise errors.UnknownName("release (--to)", text, known)
 
 
@@ -300,9 +308,7 @@ def threshold(fail_on: str) -> int:
     if fail_on == "never":
         return max(SEVERITY_RANK.values()) + 1
     if fail_on not in SEVERITY_RANK:
-        raise errors.BadInput(
-            f"--fail-on {fail_on!r} is not one of {', '.join(FAIL_ON_CHOICES)}"
-        )
+        raise errors.BadInput(f"--fail-on {fail_on!r} is not one of {', '.join(FAIL_ON_CHOICES)}")
     return SEVERITY_RANK[fail_on]
 
 
@@ -375,6 +381,15 @@ def _planner_plan(
     return planner.plan(kb, state, list(targets), holds=list(holds), fail_on=fail_on)
 
 
+def _targets(
+    kb: KnowledgeBase, state: State, to: Sequence[str], given: Sequence[Target]
+) -> list[Target]:
+    merged = {t.product: t for t in given}
+    for t in parse_targets(kb, state, to):
+        merged[t.product] = t
+    return [merged[p] for p in sorted(merged)]
+
+
 def _validate_holds(kb: KnowledgeBase, holds: Sequence[str]) -> None:
     for product in holds:
         require_product(kb, product)
@@ -388,13 +403,17 @@ def check(
     holds: Sequence[str] = (),
     fail_on: str = "blocking",
     name: str = "",
+    targets: Sequence[Target] = (),
 ) -> CheckResult:
-    """Judge the direct jump to ``to`` (or, without a target, the installation as it is)."""
+    """Judge the direct jump to ``to`` (or, without a target, the installation as it is).
+
+    ``targets`` are targets already resolved (the GitOps gate); ``to`` adds to them.
+    """
     from upgradeplan import planner
 
     threshold(fail_on)
     _validate_holds(kb, holds)
-    targets = parse_targets(kb, state, to)
+    targets = _targets(kb, state, to, targets)
     if targets:
         plan = _planner_plan(kb, state, targets, holds, fail_on)
         seen = {f.hazard for f in plan.direct.findings}
@@ -463,11 +482,12 @@ def plan(
     holds: Sequence[str] = (),
     fail_on: str = "blocking",
     name: str = "",
+    targets: Sequence[Target] = (),
 ) -> PlanResult:
     """The recommended path to ``to``; exit 3 when no safe path, 4 when undetermined."""
     threshold(fail_on)
     _validate_holds(kb, holds)
-    targets = parse_targets(kb, state, to)
+    targets = _targets(kb, state, to, targets)
     if not targets:
         raise errors.BadInput(
             "plan needs a target", hint="use --to PRODUCT=VERSION, --to VERSION or --to latest"
@@ -590,7 +610,9 @@ def _explain_hazard(
         if finding is not None and finding.evidence:
             evidence: Sequence[Evidence] = finding.evidence
         else:
-            _, evidence = conditions.evaluate(hazard.when, state, kb, hop=(from_version, to_version))
+            _, evidence = conditions.evaluate(
+                hazard.when, state, kb, hop=(from_version, to_version)
+            )
         results = _condition_results(evidence)
     return Explanation(
         kind="hazard",
@@ -658,14 +680,14 @@ def diagnose(kb: KnowledgeBase, text: str) -> list[Diagnosis]:
                 continue
             for number, line in enumerate(lines, start=1):
                 if rx.search(line):
-                    matches.append(SymptomMatch(symptom.pattern, line.strip(), number, symptom.where))
+                    matches.append(
+                        SymptomMatch(symptom.pattern, line.strip(), number, symptom.where)
+                    )
                     matched_patterns.add(symptom.pattern)
         if matches:
             score = sum(specificity(p) for p in matched_patterns)
             out.append(Diagnosis(hazard, tuple(matches), score, len(matched_patterns)))
-    out.sort(
-        key=lambda d: (-d.score, -d.patterns, -SEVERITY_RANK[d.hazard.severity], d.hazard.id)
-    )
+    out.sort(key=lambda d: (-d.score, -d.patterns, -SEVERITY_RANK[d.hazard.severity], d.hazard.id))
     return out
 
 

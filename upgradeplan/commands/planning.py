@@ -1,0 +1,308 @@
+"""check, plan, explain, diagnose: thin click commands over :mod:`upgradeplan.api`."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from upgradeplan import api, errors
+from upgradeplan.commands.options import (
+    color_mode,
+    fail_on_option,
+    inputs_from,
+    kb_dirs,
+    output_option,
+    state_options,
+    target_options,
+)
+from upgradeplan.model import KnowledgeBase, Plan, State
+
+CHECK_FORMATS = ("text", "json", "yaml", "markdown", "sarif", "github")
+PLAN_FORMATS = ("text", "json", "yaml", "markdown")
+
+
+def _color(ctx: click.Context) -> bool:
+    from upgradeplan.render.text import use_color
+
+    return use_color(color_mode(ctx), sys.stdout)
+
+
+def _gather(ctx: click.Context, params: dict[str, Any]) -> tuple[KnowledgeBase, list[api.Gathered]]:
+    inputs = inputs_from(params)
+    if not inputs.any:
+        raise errors.BadInput(
+            "no installation given",
+            hint="state it with --installed PRODUCT=VERSION (and --pin, --fact), or read it with "
+            "--snapshot FILE, --gitops PATH or --kubeconfig",
+        )
+    kb = api.load_kb(kb_dirs(ctx))
+    return kb, api.gather(kb, inputs)
+
+
+def _unreadable_check(g: api.Gathered) -> api.CheckResult:
+    return api.CheckResult(
+        name=g.name,
+        state=None,
+        plan=None,
+        verdict="undetermined",
+        exit_code=int(errors.ExitCode.UNDETERMINED),
+        error=g.error,
+    )
+
+
+@click.command("check")
+@state_options
+@target_options
+@fail_on_option
+@output_option(CHECK_FORMATS)
+@click.pass_context
+def check(
+    ctx: click.Context,
+    /,
+    output: str,
+    fail_on: str,
+    to: tuple[str, ...],
+    holds: tuple[str, ...],
+    **params: Any,
+) -> None:
+    """Judge the move as asked (the direct jump); without --to, the installation as it is.
+
+    \b
+    Exit codes: 0 safe, 2 bad input, 3 a hazard at or above --fail-on applies,
+    4 one may apply and a fact that would settle it is missing (docs/exit-codes.md).
+    """
+    kb, gathered = _gather(ctx, params)
+    results: list[api.CheckResult] = []
+    for g in gathered:
+        if g.state is None:
+            results.append(_unreadable_check(g))
+            continue
+        results.append(
+            api.check(
+                kb,
+                g.state,
+                to,
+                holds=tuple(holds) + g.holds,
+                fail_on=fail_on,
+                name=g.name,
+                targets=g.targets,
+            )
+        )
+    code = api.worst_exit([r.exit_code for r in results])
+    click.echo(_render_check(ctx, kb, results, output, code), nl=False)
+    ctx.exit(code)
+
+
+def _render_check(
+    ctx: click.Context,
+    kb: KnowledgeBase,
+    results: Sequence[api.CheckResult],
+    output: str,
+    code: int,
+) -> str:
+    if output == "text":
+        from upgradeplan.render.text import render_check
+
+        return render_check(results, _color(ctx))
+    if output in ("json", "yaml"):
+        from upgradeplan.render import structured
+
+        return structured.serialise(structured.check_to_dict(results, code), output)
+    if output == "markdown":
+        return _markdown(
+            kb,
+            [
+                (r.recommended or r.plan, r.state)
+                for r in results
+                if r.plan is not None and r.state is not None
+            ],
+        )
+    judged = [r for r in results if r.plan is not None]
+    if output == "sarif":
+        return _sarif(kb, judged)
+    from upgradeplan.render import github
+
+    return "".join(_ensure_nl(github.render(r.plan, findings=r.findings)) for r in judged if r.plan)
+
+
+def _sarif(kb: KnowledgeBase, results: Sequence[api.CheckResult]) -> str:
+    """One SARIF log; one run per judged state."""
+    import json
+
+    from upgradeplan.render import sarif
+
+    runs: list[Any] = []
+    log: dict[str, Any] = {}
+    for r in results:
+        if r.plan is None:
+            continue
+        log = sarif.to_dict(r.plan, kb, findings=r.findings)
+        runs.extend(log.get("runs", []))
+    if not log:
+        return ""
+    log["runs"] = runs
+    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+
+
+def _markdown(kb: KnowledgeBase, plans: Sequence[tuple[Plan, State]]) -> str:
+    from upgradeplan.render import markdown
+
+    return "\n".join(_ensure_nl(markdown.runbook(plan, kb, state)) for plan, state in plans)
+
+
+def _ensure_nl(text: str) -> str:
+    return text if text.endswith("\n") else text + "\n"
+
+
+@click.command("plan")
+@state_options
+@target_options
+@fail_on_option
+@output_option(PLAN_FORMATS)
+@click.pass_context
+def plan(
+    ctx: click.Context,
+    /,
+    output: str,
+    fail_on: str,
+    to: tuple[str, ...],
+    holds: tuple[str, ...],
+    **params: Any,
+) -> None:
+    """The safe path to --to as ordered steps: moves, findings, actions, verification.
+
+    \b
+    Exit codes: 0 a safe path exists, 2 bad input, 3 no safe path, 4 undetermined.
+    """
+    kb, gathered = _gather(ctx, params)
+    results: list[api.PlanResult] = []
+    for g in gathered:
+        if g.state is None:
+            results.append(
+                api.PlanResult(
+                    name=g.name,
+                    state=None,
+                    plan=None,
+                    exit_code=int(errors.ExitCode.UNDETERMINED),
+                    error=g.error,
+                )
+            )
+            continue
+        results.append(
+            api.plan(
+                kb,
+                g.state,
+                to,
+                holds=tuple(holds) + g.holds,
+                fail_on=fail_on,
+                name=g.name,
+                targets=g.targets,
+            )
+        )
+    code = api.worst_exit([r.exit_code for r in results])
+    if output == "text":
+        from upgradeplan.render.text import render_plan
+
+        text = render_plan(results, _color(ctx))
+    elif output in ("json", "yaml"):
+        from upgradeplan.render import structured
+
+        text = structured.serialise(structured.plans_to_dict(results, code), output)
+    else:
+        text = _markdown(
+            kb, [(r.plan, r.state) for r in results if r.plan is not None and r.state is not None]
+        )
+    click.echo(text, nl=False)
+    ctx.exit(code)
+
+
+@click.command("explain")
+@click.argument("ident", metavar="ID")
+@state_options
+@click.option(
+    "--to",
+    "to",
+    multiple=True,
+    metavar="PRODUCT=VERSION",
+    help="The hop to evaluate a skip or transition hazard on (repeatable).",
+)
+@output_option(("text", "json"))
+@click.pass_context
+def explain(
+    ctx: click.Context, /, ident: str, output: str, to: tuple[str, ...], **params: Any
+) -> None:
+    """A hazard, release (PRODUCT@VERSION), migration or product from the knowledge base.
+
+    With state inputs, each condition of a hazard is shown with its observed value and
+    where it was read, and each missing fact with how to supply it.
+    """
+    kb = api.load_kb(kb_dirs(ctx))
+    inputs = inputs_from(params)
+    explanations: list[api.Explanation] = []
+    if inputs.any:
+        for g in api.gather(kb, inputs):
+            if g.state is None:
+                raise errors.BadInput(f"context {g.name!r} could not be read: {g.error}")
+            explanations.append(api.explain(kb, ident, g.state, to=to))
+    else:
+        explanations.append(api.explain(kb, ident, None, to=to))
+    if output == "json":
+        from upgradeplan.render import structured
+
+        docs = [structured.explanation_to_dict(e) for e in explanations]
+        doc = docs[0] if len(docs) == 1 else {"schema_version": 1, "results": docs}
+        click.echo(structured.to_json(doc), nl=False)
+        return
+    from upgradeplan.render.text import render_explain
+
+    color = _color(ctx)
+    click.echo("\n".join(render_explain(e, color) for e in explanations), nl=False)
+
+
+@click.command("diagnose")
+@click.argument("file", required=False, default="-", metavar="[FILE|-]")
+@output_option(("text", "json"))
+@click.option(
+    "--top", type=click.IntRange(min=1), default=None, help="Show only the N best matches."
+)
+@click.pass_context
+def diagnose(ctx: click.Context, file: str, output: str, top: int | None) -> None:
+    """Match pasted logs, events or status text against the known symptoms of hazards.
+
+    Reads FILE, or stdin when FILE is '-' or absent. The best match comes first, with its
+    recovery. diagnose reports and does not gate: it exits 0 whether or not anything matched.
+    """
+    text = _read_text(file)
+    kb = api.load_kb(kb_dirs(ctx))
+    found = api.diagnose(kb, text)
+    if top is not None:
+        found = found[:top]
+    if output == "json":
+        from upgradeplan.render import structured
+
+        click.echo(structured.to_json(structured.diagnoses_to_dict(found)), nl=False)
+        return
+    from upgradeplan.render.text import render_diagnose
+
+    click.echo(render_diagnose(found, _color(ctx)), nl=False)
+
+
+def _read_text(file: str) -> str:
+    if file == "-":
+        return sys.stdin.read()
+    try:
+        with open(file, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        raise errors.BadInput(
+            f"{file}: no such file", hint="pass a file, or '-' for stdin"
+        ) from None
+    except IsADirectoryError:
+        raise errors.BadInput(
+            f"{file}: is a directory", hint="pass a file, or '-' for stdin"
+        ) from None
+    except OSError as exc:
+        raise errors.BadInput(f"{file}: cannot read ({exc.strerror})") from None

@@ -1,0 +1,274 @@
+"""Snapshot files: upgradeplan's own state format, and plain ``kubectl get -o yaml|json`` output.
+
+A snapshot is the serialised :class:`State` (docs/state-format.md). Plain Kubernetes objects
+(a ``List``, a ``*List``, single objects, several YAML documents) are handed to
+:func:`upgradeplan.readers.objects.state_from_objects`, so a customer needs nothing but
+kubectl. Reading never executes anything from the file (``yaml.CSafeLoader``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from upgradeplan import errors
+from upgradeplan.model import Fact, FactValue, KnowledgeBase, State
+
+SCHEMA_VERSION = 1
+KIND = "upgradeplan-state"
+
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def read(path: str, kb: KnowledgeBase | None = None) -> State:
+    """Read a snapshot file (``-`` is stdin). Raises errors.BadInput with ``file:line``."""
+    text, label = _read_text(path)
+    docs = _parse(text, label)
+    states: list[State] = []
+    objects: list[dict[str, Any]] = []
+    for doc in docs:
+        if doc is None:
+            continue
+        if not isinstance(doc, dict):
+            raise errors.BadInput(
+                f"expected a mapping, got {type(doc).__name__}",
+                location=label,
+                hint="a snapshot is an upgradeplan-state document or kubectl -o yaml|json output",
+            )
+        if doc.get("kind") == KIND:
+            states.append(_state_doc(doc, text, label))
+        elif _is_list(doc):
+            items = doc.get("items") or []
+            if not isinstance(items, list):
+                raise errors.BadInput(
+                    f"{doc.get('kind')}.items must be a list", location=_where(text, label, "items")
+                )
+            objects.extend(i for i in items if isinstance(i, dict))
+        elif isinstance(doc.get("kind"), str) and "apiVersion" in doc:
+            objects.append(doc)
+        else:
+            kind = doc.get("kind")
+            what = f"kind {kind!r}" if kind is not None else "no kind"
+            raise errors.BadInput(
+                f"not a snapshot ({what})",
+                location=_where(text, label, "kind"),
+                hint=f"expected 'kind: {KIND}' or Kubernetes objects (kubectl get -o yaml|json)",
+            )
+    if objects:
+        states.append(_from_objects(kb, objects, label))
+    if not states:
+        raise errors.BadInput("the file holds no state and no objects", location=label)
+    from upgradeplan.readers.combine import merge
+
+    return merge(*states)
+
+
+def _read_text(path: str) -> tuple[str, str]:
+    if path == "-":
+        return sys.stdin.read(), "<stdin>"
+    try:
+        return Path(path).read_text(encoding="utf-8"), path
+    except FileNotFoundError:
+        raise errors.BadInput(
+            f"{path}: no such file", hint="check the --state/--snapshot path"
+        ) from None
+    except IsADirectoryError:
+        raise errors.BadInput(
+            f"{path}: is a directory",
+            hint="--state/--snapshot takes a file; use --gitops for a directory",
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise errors.BadInput(f"{path}: not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise errors.BadInput(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def _parse(text: str, label: str) -> list[Any]:
+    stripped = text.lstrip()
+    if stripped.startswith(("{", "[")):
+        try:
+            loaded = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise errors.BadInput(
+                f"malformed JSON: {exc.msg} (column {exc.colno})",
+                location=f"{label}:{exc.lineno}",
+            ) from None
+        return loaded if isinstance(loaded, list) else [loaded]
+    try:
+        return list(yaml.load_all(text, Loader=_Loader))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = f"{label}:{mark.line + 1}" if mark is not None else label
+        problem = exc.problem or exc.context or "malformed YAML"
+        raise errors.BadInput(f"malformed YAML: {problem}", location=line) from None
+    except yaml.YAMLError as exc:
+        raise errors.BadInput(f"malformed YAML: {exc}", location=label) from None
+
+
+def _is_list(doc: dict[str, Any]) -> bool:
+    kind = doc.get("kind")
+    return isinstance(kind, str) and kind.endswith("List") and "items" in doc
+
+
+def _where(text: str, label: str, key: str) -> str:
+    """``file:line`` of the first line that defines ``key`` (best effort)."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        body = line.strip()
+        if body.startswith((f"{key}:", f'"{key}":', f"'{key}':", f'"{key}" :')):
+            return f"{label}:{number}"
+    return label
+
+
+def _state_doc(doc: dict[str, Any], text: str, label: str) -> State:
+    version = doc.get("schema_version")
+    if version is None:
+        raise errors.BadInput(
+            "missing schema_version",
+            location=_where(text, label, "kind"),
+            hint="add 'schema_version: 1'",
+        )
+    if version != SCHEMA_VERSION:
+        raise errors.BadInput(
+            f"schema_version {version!r} is not supported "
+            f"(this upgradeplan reads {SCHEMA_VERSION})",
+            location=_where(text, label, "schema_version"),
+            hint="write it with this upgradeplan version, or upgrade upgradeplan",
+        )
+    raw_facts = doc.get("facts") or {}
+    if not isinstance(raw_facts, dict):
+        raise errors.BadInput("facts must be a mapping", location=_where(text, label, "facts"))
+    facts: dict[str, Fact] = {}
+    for key, entry in raw_facts.items():
+        where = _where(text, label, str(key))
+        if not isinstance(key, str) or not key:
+            raise errors.BadInput(f"fact key {key!r} must be a string", location=where)
+        if not isinstance(entry, dict) or "value" not in entry:
+            raise errors.BadInput(
+                f"fact {key!r} must be a mapping with 'value' (and 'source')", location=where
+            )
+        value = _fact_value(key, entry["value"], where)
+        source = entry.get("source")
+        facts[key] = Fact(key, value, str(source) if source else label)
+    unreadable = doc.get("unreadable") or {}
+    if not isinstance(unreadable, dict):
+        raise errors.BadInput(
+            "unreadable must be a mapping", location=_where(text, label, "unreadable")
+        )
+    name = doc.get("name")
+    return State(
+        facts=facts,
+        name=str(name) if name else label,
+        unreadable={str(k): str(v) for k, v in unreadable.items()},
+    )
+
+
+def _fact_value(key: str, value: Any, where: str) -> FactValue:
+    if key.startswith(("installed.", "pin.")):
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise errors.BadInput(
+                f"fact {key!r}: version {value!r} must be a quoted string",
+                location=where,
+                hint='quote versions in YAML, e.g. value: "4.10.0"',
+            )
+        _check(key, value, where)
+        return value
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, list) and all(isinstance(i, (str, int, float, bool)) for i in value):
+        return [str(i) for i in value]
+    if isinstance(value, dict) and all(not isinstance(v, (dict, list)) for v in value.values()):
+        return {str(k): "" if v is None else str(v) for k, v in value.items()}
+    raise errors.BadInput(
+        f"fact {key!r}: unsupported value {value!r}",
+        location=where,
+        hint="a fact value is a string, bool, number, list of strings, flat map or null",
+    )
+
+
+def _check(key: str, value: str, where: str) -> None:
+    from upgradeplan.versions import Constraint, Version
+
+    try:
+        if key.startswith("installed."):
+            Version.parse(value)
+        else:
+            Constraint.parse(value)
+    except (errors.InvalidVersion, errors.InvalidConstraint) as exc:
+        raise errors.BadInput(f"fact {key!r}: {exc.one_line()}", location=where) from None
+
+
+def _from_objects(kb: KnowledgeBase | None, objects: list[dict[str, Any]], label: str) -> State:
+    from upgradeplan.readers import objects as objects_reader
+
+    if kb is None:
+        from upgradeplan.kb.loader import load
+
+        kb = load()
+    state = objects_reader.state_from_objects(kb, objects, source_prefix=label)
+    return (
+        state if state.name else State(facts=state.facts, name=label, unreadable=state.unreadable)
+    )
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def to_document(state: State) -> dict[str, Any]:
+    """The snapshot document of a state: fixed top-level order, fact keys sorted."""
+    facts: dict[str, Any] = {}
+    for key in sorted(state.facts):
+        fact = state.facts[key]
+        facts[key] = {"value": _plain(fact.value), "source": fact.source}
+    doc: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "kind": KIND,
+        "name": state.name,
+        "facts": facts,
+    }
+    if state.unreadable:
+        doc["unreadable"] = {k: state.unreadable[k] for k in sorted(state.unreadable)}
+    return doc
+
+
+def _plain(value: FactValue) -> Any:
+    if isinstance(value, dict):
+        return {k: value[k] for k in sorted(value)}
+    if isinstance(value, list):
+        return list(value)
+    return value
+
+
+def dump(state: State, fmt: Literal["yaml", "json"] | str = "yaml") -> str:
+    """Serialise a state deterministically (no timestamps; never Secret data)."""
+    doc = to_document(state)
+    if fmt == "json":
+        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    if fmt != "yaml":
+        raise errors.BadInput(f"unknown snapshot format {fmt!r}", hint="use yaml or json")
+    out: str = yaml.dump(
+        doc,
+        Dumper=_Dumper,
+        sort_keys=False,
+        default_flow_style=False,
+        allow_unicode=True,
+        width=1000,
+    )
+    return out
+
+
+def write_all(states: Iterable[State], fmt: str = "yaml") -> str:
+    """Several states as one stream (YAML documents, or a JSON list)."""
+    items = list(states)
+    if fmt == "json":
+        return json.dumps([to_document(s) for s in items], indent=2, ensure_ascii=False) + "\n"
+    return "---\n".join(dump(s, "yaml") for s in items)

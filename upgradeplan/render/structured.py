@@ -1,0 +1,373 @@
+"""JSON and YAML output: plain dicts with ``schema_version: 1`` and a stable key order.
+
+Within schema version 1 fields are only added, never renamed or removed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from upgradeplan.model import (
+    Action,
+    Evidence,
+    Finding,
+    Hazard,
+    Migration,
+    Move,
+    Plan,
+    Product,
+    Release,
+    State,
+    Step,
+)
+
+if TYPE_CHECKING:
+    from upgradeplan.api import CheckResult, Diagnosis, Explanation, PlanResult
+
+SCHEMA_VERSION = 1
+
+
+# --------------------------------------------------------------------------- building blocks
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(value[k]) for k in sorted(value, key=str)}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def evidence_to_dict(ev: Evidence) -> dict[str, Any]:
+    return {
+        "predicate": ev.predicate,
+        "description": ev.description,
+        "result": ev.result.value,
+        "negated": ev.negated,
+        "observed": [
+            {"key": f.key, "value": _plain(f.value), "source": f.source} for f in ev.facts
+        ],
+        "missing": list(ev.missing),
+    }
+
+
+def finding_to_dict(f: Finding) -> dict[str, Any]:
+    return {
+        "hazard": f.hazard,
+        "title": f.title,
+        "severity": f.severity,
+        "scope": f.scope,
+        "status": f.status,
+        "product": f.product,
+        "from": f.from_version,
+        "to": f.to_version,
+        "reason": f.reason,
+        "location": f.location,
+        "evidence": [evidence_to_dict(e) for e in f.evidence],
+        "missing": [{"key": m.key, "how": m.how} for m in f.missing],
+        "consequence": f.consequence,
+        "avoid": f.avoid,
+        "recover": f.recover,
+    }
+
+
+def findings_to_dict(findings: Sequence[Finding]) -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "findings": [finding_to_dict(f) for f in findings],
+    }
+
+
+def move_to_dict(m: Move) -> dict[str, Any]:
+    return {
+        "kind": m.kind,
+        "product": m.product,
+        "before": m.before,
+        "after": m.after,
+        "source": m.source,
+    }
+
+
+def action_to_dict(a: Action) -> dict[str, Any]:
+    return {
+        "migration": a.migration,
+        "title": a.title,
+        "kind": a.kind,
+        "when": a.when,
+        "fixes": list(a.fixes),
+        "target": _plain(a.target),
+        "placeholders": list(a.placeholders),
+        "content": a.content,
+    }
+
+
+def step_to_dict(s: Step) -> dict[str, Any]:
+    return {
+        "product": s.product,
+        "from": s.from_version,
+        "to": s.to_version,
+        "verdict": s.verdict,
+        "moves": [move_to_dict(m) for m in s.moves],
+        "findings": [finding_to_dict(f) for f in s.findings],
+        "actions": [action_to_dict(a) for a in s.actions],
+        "verify": list(s.verify),
+    }
+
+
+def pin_path(plan: Plan) -> dict[str, list[str | None]]:
+    """Per product, the pin values visited along the steps (current first)."""
+    out: dict[str, list[str | None]] = {}
+    for step in plan.steps:
+        for move in step.moves:
+            if move.kind != "pin":
+                continue
+            seq = out.setdefault(move.product, [move.before])
+            if seq[-1] != move.after:
+                seq.append(move.after)
+    return out
+
+
+def plan_to_dict(plan: Plan) -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "state": plan.state_name,
+        "targets": [{"product": t.product, "version": t.version} for t in plan.targets],
+        "current": {k: plan.current[k] for k in sorted(plan.current)},
+        "held": list(plan.held),
+        "verdict": plan.verdict,
+        "blocked_by": list(plan.blocked_by),
+        "path": {k: list(v) for k, v in sorted(plan.path.items())},
+        "pins": {k: list(v) for k, v in sorted(pin_path(plan).items())},
+        "direct": {
+            "verdict": plan.direct.verdict,
+            "findings": [finding_to_dict(f) for f in plan.direct.findings],
+        },
+        "state_findings": [finding_to_dict(f) for f in plan.state_findings],
+        "steps": [step_to_dict(s) for s in plan.steps],
+    }
+
+
+# --------------------------------------------------------------------------- command results
+
+
+def check_to_dict(results: Sequence[CheckResult], exit_code: int) -> dict[str, Any]:
+    out: list[dict[str, Any]] = []
+    for r in results:
+        item: dict[str, Any] = {"name": r.name, "verdict": r.verdict, "exit_code": r.exit_code}
+        if r.error is not None:
+            item["error"] = r.error
+        else:
+            plan = r.plan
+            item["targets"] = (
+                [{"product": t.product, "version": t.version} for t in plan.targets] if plan else []
+            )
+            item["current"] = {k: plan.current[k] for k in sorted(plan.current)} if plan else {}
+            item["findings"] = [finding_to_dict(f) for f in r.findings]
+            rec = r.recommended
+            item["recommended"] = (
+                None
+                if rec is None
+                else {
+                    "verdict": rec.verdict,
+                    "blocked_by": list(rec.blocked_by),
+                    "path": {k: list(v) for k, v in sorted(rec.path.items())},
+                    "pins": {k: list(v) for k, v in sorted(pin_path(rec).items())},
+                }
+            )
+        out.append(item)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "command": "check",
+        "exit_code": exit_code,
+        "results": out,
+    }
+
+
+def plans_to_dict(results: Sequence[PlanResult], exit_code: int) -> dict[str, Any]:
+    out: list[dict[str, Any]] = []
+    for r in results:
+        item: dict[str, Any] = {"name": r.name, "exit_code": r.exit_code}
+        if r.error is not None:
+            item["error"] = r.error
+        if r.plan is not None:
+            item["plan"] = plan_to_dict(r.plan)
+        out.append(item)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "command": "plan",
+        "exit_code": exit_code,
+        "results": out,
+    }
+
+
+def hazard_to_dict(h: Hazard) -> dict[str, Any]:
+    return {
+        "id": h.id,
+        "title": h.title,
+        "product": h.product,
+        "severity": h.severity,
+        "scope": h.scope,
+        "stop": h.stop,
+        "from_range": h.from_range,
+        "to_range": h.to_range,
+        "description": h.description,
+        "consequence": h.consequence,
+        "symptoms": [
+            {"pattern": s.pattern, "where": s.where, "example": s.example} for s in h.symptoms
+        ],
+        "avoid": h.avoid,
+        "recover": h.recover,
+        "recover_commands": list(h.recover_commands),
+        "migrations": list(h.migrations),
+        "verify": list(h.verify),
+        "references": list(h.references),
+        "location": str(h.location),
+        "withdrawn": None
+        if h.withdrawn is None
+        else {"date": h.withdrawn.date, "reason": h.withdrawn.reason},
+    }
+
+
+def release_to_dict(r: Release) -> dict[str, Any]:
+    return {
+        "product": r.product,
+        "version": r.version,
+        "title": r.title,
+        "date": r.date,
+        "summary": r.summary,
+        "bom": _plain(r.bom),
+        "requires": _plain(r.requires),
+        "upgrade_from": r.upgrade_from,
+        "changes": [
+            {"kind": c.kind, "summary": c.summary, "details": _plain(c.details)} for c in r.changes
+        ],
+        "effects": _plain(r.effects),
+        "notes": [
+            {"condition": n.condition, "text": n.text, "commands": list(n.commands)}
+            for n in r.notes
+        ],
+        "verify": list(r.verify),
+        "references": list(r.references),
+        "location": str(r.location),
+        "withdrawn": None
+        if r.withdrawn is None
+        else {"date": r.withdrawn.date, "reason": r.withdrawn.reason},
+    }
+
+
+def migration_to_dict(m: Migration) -> dict[str, Any]:
+    return {
+        "id": m.id,
+        "title": m.title,
+        "kind": m.kind,
+        "product": m.product,
+        "when": m.when,
+        "description": m.description,
+        "target": _plain(m.target),
+        "params": _plain(m.params),
+        "template": m.template,
+        "location": str(m.location),
+    }
+
+
+def product_to_dict(p: Product) -> dict[str, Any]:
+    return {
+        "id": p.id,
+        "name": p.name,
+        "kind": p.kind,
+        "description": p.description,
+        "location": str(p.location),
+    }
+
+
+def explanation_to_dict(e: Explanation) -> dict[str, Any]:
+    out: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "kind": e.kind, "id": e.id}
+    if e.hazard is not None:
+        out["hazard"] = hazard_to_dict(e.hazard)
+    if e.release is not None:
+        out["release"] = release_to_dict(e.release)
+    if e.migration is not None:
+        out["migration"] = migration_to_dict(e.migration)
+    if e.product is not None:
+        out["product"] = product_to_dict(e.product)
+    out["related"] = list(e.related)
+    if e.kind == "hazard" and (e.conditions or e.finding is not None):
+        out["hop"] = {"from": e.hop[0], "to": e.hop[1]}
+        out["status"] = e.finding.status if e.finding is not None else None
+        out["reason"] = e.finding.reason if e.finding is not None else ""
+        out["conditions"] = [
+            {
+                "predicate": c.predicate,
+                "description": c.description,
+                "result": c.result,
+                "negated": c.negated,
+                "observed": [{"key": k, "value": v, "source": s} for k, v, s in c.observed],
+                "missing": [{"key": m.key, "how": m.how} for m in c.missing],
+            }
+            for c in e.conditions
+        ]
+    return out
+
+
+def diagnoses_to_dict(diagnoses: Sequence[Diagnosis]) -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "matches": [
+            {
+                "rank": i,
+                "hazard": d.hazard.id,
+                "title": d.hazard.title,
+                "severity": d.hazard.severity,
+                "score": d.score,
+                "patterns": d.patterns,
+                "matched": [
+                    {
+                        "pattern": m.pattern,
+                        "line": m.line,
+                        "line_number": m.line_number,
+                        "where": m.where,
+                    }
+                    for m in d.matches
+                ],
+                "recover": d.hazard.recover,
+                "recover_commands": list(d.hazard.recover_commands),
+                "migrations": list(d.hazard.migrations),
+                "verify": list(d.hazard.verify),
+            }
+            for i, d in enumerate(diagnoses, start=1)
+        ],
+    }
+
+
+def state_to_dict(state: State) -> dict[str, Any]:
+    from upgradeplan.readers.snapshot import to_document
+
+    return to_document(state)
+
+
+# --------------------------------------------------------------------------- serialisers
+
+
+def to_json(doc: Mapping[str, Any]) -> str:
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def to_yaml(doc: Mapping[str, Any]) -> str:
+    import yaml
+
+    dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    out: str = yaml.dump(
+        dict(doc),
+        Dumper=dumper,
+        sort_keys=False,
+        default_flow_style=False,
+        allow_unicode=True,
+        width=100,
+    )
+    return out
+
+
+def serialise(doc: Mapping[str, Any], fmt: str) -> str:
+    return to_yaml(doc) if fmt == "yaml" else to_json(doc)

@@ -1,0 +1,368 @@
+"""Human text output. Colour only when asked for or on a terminal; NO_COLOR is honoured.
+
+Every function returns a string; nothing here prints. Output is deterministic.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from typing import IO, TYPE_CHECKING, Any
+
+import click
+
+from upgradeplan.model import Evidence, Finding, Plan, Step
+
+if TYPE_CHECKING:
+    from upgradeplan.api import CheckResult, Diagnosis, Explanation, PlanResult
+
+ARROW = "→"
+
+_STATUS_COLOUR = {"applies": "red", "may-apply": "yellow", "does-not-apply": "green"}
+_VERDICT_COLOUR = {
+    "blocked": "red",
+    "undetermined": "yellow",
+    "safe-with-actions": "cyan",
+    "safe": "green",
+}
+_SEVERITY_COLOUR = {"blocking": "red", "warning": "yellow", "notice": "blue"}
+
+
+def use_color(mode: str, stream: IO[Any] | None = None) -> bool:
+    """--color always/never win; auto means a terminal and no NO_COLOR."""
+    if mode == "always":
+        return True
+    if mode == "never":
+        return False
+    if os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+class Style:
+    def __init__(self, color: bool) -> None:
+        self.color = color
+
+    def __call__(self, text: str, fg: str | None = None, bold: bool = False) -> str:
+        if not self.color or (fg is None and not bold):
+            return text
+        return click.style(text, fg=fg, bold=bold)
+
+    def verdict(self, verdict: str) -> str:
+        return self(verdict, _VERDICT_COLOUR.get(verdict), bold=True)
+
+    def status(self, status: str) -> str:
+        return self(f"{status:<14}", _STATUS_COLOUR.get(status))
+
+    def severity(self, severity: str) -> str:
+        return self(f"{severity:<8}", _SEVERITY_COLOUR.get(severity))
+
+
+def _value(value: object) -> str:
+    if isinstance(value, str):
+        return value if value else '""'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null (known absent)"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}={value[k]}" for k in sorted(value)) + "}"
+    return json.dumps(value)
+
+
+def _indent(text: str, prefix: str) -> list[str]:
+    return [prefix + line if line else prefix.rstrip() for line in text.rstrip("\n").splitlines()]
+
+
+def _first_line(text: str) -> str:
+    for line in text.strip().splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def evidence_lines(evidence: Sequence[Evidence], prefix: str) -> list[str]:
+    """``observed <key> = <value> (from <source>)`` once per fact, then the missing keys."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for ev in evidence:
+        for fact in ev.facts:
+            if fact.key in seen:
+                continue
+            seen.add(fact.key)
+            out.append(f"{prefix}observed {fact.key} = {_value(fact.value)} (from {fact.source})")
+    return out
+
+
+def finding_lines(f: Finding, s: Style, prefix: str = "  ") -> list[str]:
+    hop = ""
+    if f.from_version and f.to_version and f.from_version != f.to_version:
+        hop = f" [{f.product} {f.from_version} {ARROW} {f.to_version}]"
+    elif f.to_version:
+        hop = f" [{f.product} {f.to_version}]"
+    out = [f"{prefix}{s.status(f.status)} {s.severity(f.severity)} {s(f.hazard, bold=True)}{hop}"]
+    inner = prefix + "    "
+    out.append(f"{inner}{f.title}")
+    if f.reason:
+        out.append(f"{inner}why: {f.reason}")
+    if f.location:
+        out.append(f"{inner}at: {f.location}")
+    out.extend(evidence_lines(f.evidence, inner))
+    for m in f.missing:
+        out.append(f"{inner}missing {m.key}: supply it with {m.how}")
+    if f.status != "does-not-apply" and f.consequence:
+        out.append(f"{inner}if ignored: {_first_line(f.consequence)}")
+    if f.status != "does-not-apply" and f.avoid:
+        out.append(f"{inner}avoid: {_first_line(f.avoid)}")
+    return out
+
+
+def _order(findings: Sequence[Finding]) -> list[Finding]:
+    rank = {"applies": 0, "may-apply": 1, "does-not-apply": 2}
+    sev = {"blocking": 0, "warning": 1, "notice": 2}
+    return sorted(findings, key=lambda f: (rank[f.status], sev[f.severity], f.hazard))
+
+
+def path_lines(plan: Plan, prefix: str = "  ") -> list[str]:
+    from upgradeplan.render.structured import pin_path
+
+    out = []
+    for product, versions in sorted(plan.path.items()):
+        out.append(f"{prefix}{product} {f' {ARROW} '.join(versions)}")
+    for product, pins in sorted(pin_path(plan).items()):
+        shown = [p if p is not None else "(none)" for p in pins]
+        out.append(f"{prefix}pin {product} {f' {ARROW} '.join(shown)}")
+    return out
+
+
+def _missing_footer(findings: Sequence[Finding]) -> list[str]:
+    keys = sorted({m.key for f in findings if f.status == "may-apply" for m in f.missing})
+    if not keys:
+        return []
+    return [
+        "Missing facts: " + ", ".join(keys),
+        "  state them with --fact KEY=VALUE (docs/state-format.md), or read them with "
+        "--kubeconfig, --snapshot or --gitops",
+    ]
+
+
+def _jump_title(plan: Plan | None) -> str:
+    if plan is None:
+        return ""
+    if not plan.targets:
+        current = ", ".join(f"{p} {v}" for p, v in sorted(plan.current.items()) if v)
+        return f"the installation as it is ({current})" if current else "the installation as it is"
+    parts = []
+    for t in plan.targets:
+        before = plan.current.get(t.product) or "?"
+        parts.append(f"{t.product} {before} {ARROW} {t.version}")
+    return ", ".join(parts)
+
+
+def render_check(results: Sequence[CheckResult], color: bool = False) -> str:
+    s = Style(color)
+    out: list[str] = []
+    for r in results:
+        if out:
+            out.append("")
+        name = f" [{r.name}]" if r.name else ""
+        if r.error is not None:
+            out.append(f"check{name}: {s.verdict('undetermined')}: could not read: {r.error}")
+            continue
+        out.append(f"check {_jump_title(r.plan)}{name}: {s.verdict(r.verdict)}")
+        if not r.findings:
+            out.append("  no known hazard concerns this move")
+        else:
+            label = "Findings on the direct jump:" if r.plan and r.plan.targets else "Findings:"
+            out.append(label)
+            for f in _order(r.findings):
+                out.extend(finding_lines(f, s))
+        if r.recommended is not None:
+            rec = r.recommended
+            out.append(f"Recommended path ({s.verdict(rec.verdict)}):")
+            out.extend(path_lines(rec))
+            if rec.blocked_by:
+                out.append(f"  blocked by: {', '.join(rec.blocked_by)}")
+            out.append("  run 'upgradeplan plan' with the same inputs for the steps and actions")
+        out.extend(_missing_footer(r.findings))
+    return "\n".join(out) + "\n"
+
+
+def step_lines(index: int, step: Step, s: Style) -> list[str]:
+    out = [
+        f"Step {index}: {step.product} {step.from_version} {ARROW} {step.to_version} "
+        f"({s.verdict(step.verdict)})"
+    ]
+    for m in step.moves:
+        where = f" ({m.source})" if m.source else ""
+        before = m.before if m.before is not None else "(none)"
+        after = m.after if m.after is not None else "(none)"
+        out.append(f"  move {m.kind} {m.product}: {before} {ARROW} {after}{where}")
+    shown = [f for f in step.findings if f.status != "does-not-apply"]
+    if shown:
+        out.append("  findings:")
+        for f in _order(shown):
+            out.extend(finding_lines(f, s, prefix="    "))
+    for when in ("before", "after"):
+        for a in [a for a in step.actions if a.when == when]:
+            fixes = f" (fixes {', '.join(a.fixes)})" if a.fixes else ""
+            out.append(f"  {when} the upgrade: {a.title} [{a.migration}, {a.kind}]{fixes}")
+            out.extend(_indent(a.content, "      "))
+            if a.placeholders:
+                out.append(f"      fill in: {', '.join(a.placeholders)}")
+    if step.verify:
+        out.append("  verify:")
+        out.extend(f"    $ {cmd}" for cmd in step.verify)
+    return out
+
+
+def render_plan(results: Sequence[PlanResult], color: bool = False) -> str:
+    s = Style(color)
+    out: list[str] = []
+    for r in results:
+        if out:
+            out.append("")
+        name = f" [{r.name}]" if r.name else ""
+        if r.error is not None or r.plan is None:
+            out.append(f"plan{name}: {s.verdict('undetermined')}: could not read: {r.error}")
+            continue
+        plan = r.plan
+        out.append(f"plan {_jump_title(plan)}{name}: {s.verdict(plan.verdict)}")
+        if plan.held:
+            out.append(f"  held: {', '.join(plan.held)}")
+        if plan.blocked_by:
+            out.append(f"  no safe path; blocked by: {', '.join(plan.blocked_by)}")
+        if plan.steps:
+            out.append("Path:")
+            out.extend(path_lines(plan))
+            for i, step in enumerate(plan.steps, start=1):
+                out.extend(step_lines(i, step, s))
+        elif not plan.blocked_by:
+            out.append("  nothing to do: already at the target")
+        blocking = [f for f in plan.direct.findings if f.status != "does-not-apply"]
+        if plan.blocked_by and blocking:
+            out.append("Findings on the direct jump:")
+            for f in _order(blocking):
+                out.extend(finding_lines(f, s))
+        all_findings = [f for st in plan.steps for f in st.findings] + list(plan.direct.findings)
+        out.extend(_missing_footer(all_findings))
+    return "\n".join(out) + "\n"
+
+
+def render_explain(e: Explanation, color: bool = False) -> str:
+    s = Style(color)
+    out: list[str] = []
+    if e.hazard is not None:
+        h = e.hazard
+        out.append(f"{s(h.id, bold=True)}: {h.title}")
+        scope: str = h.scope
+        if h.stop:
+            scope += f", stop {h.stop}"
+        if h.from_range:
+            scope += f", from {h.from_range}"
+        if h.to_range:
+            scope += f", to {h.to_range}"
+        out.append(
+            f"  product {h.product}, severity {s.severity(h.severity).strip()}, scope {scope}"
+        )
+        out.append(f"  defined at {h.location}")
+        for label, text in (("What happens", h.consequence), ("Why", h.description)):
+            if text:
+                out.append(f"{label}:")
+                out.extend(_indent(text, "  "))
+        if e.conditions or e.finding is not None:
+            hop_from, hop_to = e.hop
+            hop = f"{hop_from or '?'} {ARROW} {hop_to or '?'}"
+            status = e.finding.status if e.finding is not None else "evaluated"
+            out.append(f"On this installation ({hop}): {s.status(status).strip()}")
+            if e.finding is not None and e.finding.reason:
+                out.append(f"  why: {e.finding.reason}")
+            for c in e.conditions:
+                neg = "not " if c.negated else ""
+                out.append(f"  condition {neg}{c.predicate}: {c.result} — {c.description}")
+                for key, value, source in c.observed:
+                    out.append(f"    observed {key} = {value} (from {source})")
+                for m in c.missing:
+                    out.append(f"    missing {m.key}: supply it with {m.how}")
+        for label, text in (("Avoid", h.avoid), ("Recover", h.recover)):
+            if text:
+                out.append(f"{label}:")
+                out.extend(_indent(text, "  "))
+        if h.recover_commands:
+            out.extend(f"  $ {cmd}" for cmd in h.recover_commands)
+        if h.migrations:
+            out.append(f"Migrations: {', '.join(h.migrations)}")
+        if h.verify:
+            out.append("Verify:")
+            out.extend(f"  $ {cmd}" for cmd in h.verify)
+        if h.symptoms:
+            out.append("Symptoms:")
+            out.extend(f"  /{sym.pattern}/ in {sym.where}" for sym in h.symptoms)
+    elif e.release is not None:
+        r = e.release
+        out.append(f"{s(r.key, bold=True)}: {r.title}")
+        if r.date:
+            out.append(f"  released {r.date}")
+        out.append(f"  defined at {r.location}")
+        if r.summary:
+            out.extend(_indent(r.summary, "  "))
+        if r.bom:
+            out.append("BOM: " + ", ".join(f"{p}={v}" for p, v in sorted(r.bom.items())))
+        if r.requires:
+            out.append("Requires: " + ", ".join(f"{p} {c}" for p, c in sorted(r.requires.items())))
+        for change in r.changes:
+            out.append(f"  change ({change.kind}): {change.summary}")
+        for n in r.notes:
+            out.append(f"  {n.condition} {n.text}")
+            out.extend(f"    $ {cmd}" for cmd in n.commands)
+        if r.verify:
+            out.append("Verify:")
+            out.extend(f"  $ {cmd}" for cmd in r.verify)
+    elif e.migration is not None:
+        mig = e.migration
+        out.append(f"{s(mig.id, bold=True)}: {mig.title}")
+        out.append(f"  kind {mig.kind}, product {mig.product}, runs {mig.when} the step")
+        out.append(f"  defined at {mig.location}")
+        if mig.description:
+            out.extend(_indent(mig.description, "  "))
+        out.append("Template:")
+        out.extend(_indent(mig.template, "  "))
+    elif e.product is not None:
+        p = e.product
+        out.append(f"{s(p.id, bold=True)}: {p.name} ({p.kind})")
+        out.append(f"  defined at {p.location}")
+        if p.description:
+            out.extend(_indent(p.description, "  "))
+    if e.related:
+        if e.kind == "migration":
+            out.append(f"Fixes: {', '.join(e.related)}")
+        elif e.kind != "hazard":
+            out.append(f"Hazards: {', '.join(e.related)}")
+    return "\n".join(out) + "\n"
+
+
+def render_diagnose(diagnoses: Sequence[Diagnosis], color: bool = False) -> str:
+    s = Style(color)
+    if not diagnoses:
+        return "No known symptom matches this text.\n"
+    out: list[str] = []
+    for i, d in enumerate(diagnoses, start=1):
+        h = d.hazard
+        if out:
+            out.append("")
+        out.append(f"{i}. {s(h.id, bold=True)} ({s.severity(h.severity).strip()}): {h.title}")
+        for m in d.matches:
+            out.append(f"   line {m.line_number}: {m.line}")
+            out.append(f"     matches /{m.pattern}/")
+        if h.recover:
+            out.append("   Recover:")
+            out.extend(_indent(h.recover, "     "))
+        out.extend(f"     $ {cmd}" for cmd in h.recover_commands)
+        if h.migrations:
+            out.append(f"   Migrations: {', '.join(h.migrations)}")
+        if h.verify:
+            out.append("   Verify:")
+            out.extend(f"     $ {cmd}" for cmd in h.verify)
+    return "\n".join(out) + "\n"

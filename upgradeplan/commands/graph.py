@@ -1,0 +1,86 @@
+"""``upgradeplan graph``: a product's release graph as mermaid or Graphviz dot."""
+
+from __future__ import annotations
+
+import click
+
+from upgradeplan import api
+from upgradeplan.commands.options import kb_dirs
+from upgradeplan.errors import BadInput
+
+
+@click.command("graph")
+@click.option(
+    "--product",
+    "product",
+    metavar="PRODUCT",
+    required=True,
+    help="The product whose releases to draw.",
+)
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    type=click.Choice(["mermaid", "dot"]),
+    default="mermaid",
+    show_default=True,
+    help="Output format.",
+)
+@click.option(
+    "--path-from",
+    "path_from",
+    metavar="VERSION",
+    default=None,
+    help="Highlight the planned path from VERSION (needs --path-to).",
+)
+@click.option(
+    "--path-to",
+    "path_to",
+    metavar="VERSION",
+    default=None,
+    help="Highlight the planned path to VERSION.",
+)
+@click.option(
+    "--all-edges",
+    is_flag=True,
+    help="Also draw every upgrade edge the knowledge allows, not only the release order.",
+)
+@click.pass_context
+def graph(
+    ctx: click.Context,
+    product: str,
+    output: str,
+    path_from: str | None,
+    path_to: str | None,
+    all_edges: bool,
+) -> None:
+    """The release graph: releases in order, required stops, hazards, a plan's path.
+
+    \b
+    Required stops (the stop of a skip hazard) and releases a landing hazard is about are
+    marked; each skip hazard is a dashed edge from the release before its stop to the first
+    release it lands on. With --path-from/--path-to the planner's path for a bare
+    installation (no other facts) is highlighted: state-dependent hazards then count as
+    "may apply" — use 'upgradeplan plan -o markdown' for your installation's path.
+    """
+    from upgradeplan.render import graphviz
+
+    if (path_from is None) != (path_to is None):
+        raise BadInput("--path-from and --path-to go together", hint="give both, or neither")
+    kb = api.load_kb(kb_dirs(ctx))
+    api.require_product(kb, product)
+    plan = None
+    if path_from is not None and path_to is not None:
+        from upgradeplan.readers import stated
+
+        state = stated.from_flags(kb, [f"{product}={path_from}"], [], [])
+        plan = api.plan(kb, state, [f"{product}={path_to}"], fail_on="never").plan
+    edges: list[tuple[str, str]] = []
+    if all_edges:
+        from upgradeplan.graph import release_graph
+
+        edges = [(str(a), str(b)) for a, b in release_graph(kb, product).edges()]
+    view = graphviz.release_view(kb, product, plan=plan, edges=edges)
+    click.echo(
+        graphviz.to_mermaid(view) if output == "mermaid" else graphviz.to_dot(view), nl=False
+    )

@@ -1,0 +1,283 @@
+"""Release graphs and plan paths as mermaid flowcharts or Graphviz dot.
+
+The graph of a product shows its releases in order, the required stops (the ``stop`` of skip
+hazards), the releases a landing hazard is about, an edge per skip hazard (from the release
+before the stop straight to the first release it lands on), and — when a plan is given — the
+plan's path highlighted. Pure: it reads the knowledge and the plan, nothing else.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from upgradeplan.model import NEXT, KnowledgeBase, Plan
+
+EdgeStyle = str  # "chain" | "next" | "skip" | "path" | "direct" | "edge"
+
+
+@dataclass
+class GNode:
+    id: str
+    label: str
+    classes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class GEdge:
+    src: str
+    dst: str
+    label: str = ""
+    style: EdgeStyle = "chain"
+
+
+@dataclass
+class GraphView:
+    title: str
+    nodes: list[GNode]
+    edges: list[GEdge]
+
+
+def node_id(product: str, version: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]", "_", f"{product}__{version}")
+
+
+def _in(constraint: str | None, version: str) -> bool:
+    from upgradeplan.versions import check
+
+    return bool(constraint) and version != NEXT and check(str(constraint), version)
+
+
+def release_view(
+    kb: KnowledgeBase,
+    product: str,
+    *,
+    plan: Plan | None = None,
+    edges: Iterable[tuple[str, str]] = (),
+) -> GraphView:
+    """The release graph of ``product`` (see the module doc). ``edges``: extra upgrade edges
+    (e.g. every edge of :func:`upgradeplan.graph.release_graph`) drawn thin."""
+    from upgradeplan.versions import Version
+
+    releases = list(kb.releases.get(product, ()))
+    released = [r.version for r in releases if r.version != NEXT]
+    hazards = [h for h in kb.hazards_for(product) if h.withdrawn is None]
+    stops = {str(h.stop) for h in hazards if h.scope == "skip" and h.stop}
+    nodes: dict[str, GNode] = {}
+    for rel in releases:
+        label = rel.version
+        classes: list[str] = []
+        landing = [h.id for h in hazards if h.scope == "landing" and _in(h.to_range, rel.version)]
+        if rel.version in stops:
+            classes.append("stop")
+            label += " · required stop"
+        if landing:
+            classes.append("hazard")
+            label += " · " + ", ".join(landing)
+        if rel.withdrawn is not None:
+            classes.append("withdrawn")
+            label += " · withdrawn"
+        if rel.version == NEXT:
+            classes.append("next")
+        nodes[rel.version] = GNode(node_id(product, rel.version), label, classes)
+    out_edges: list[GEdge] = []
+    for a, b in itertools.pairwise(released):
+        out_edges.append(GEdge(nodes[a].id, nodes[b].id))
+    if released and NEXT in nodes:
+        out_edges.append(GEdge(nodes[released[-1]].id, nodes[NEXT].id, style="next"))
+    for h in sorted(hazards, key=lambda x: x.id):
+        if h.scope != "skip" or not h.stop or h.stop not in nodes:
+            continue
+        stop_v = Version.parse(str(h.stop))
+        below = [v for v in released if Version.parse(v) < stop_v]
+        landing_on = [v for v in released if _in(h.to_range, v)]
+        if below and landing_on:
+            out_edges.append(
+                GEdge(
+                    nodes[below[-1]].id,
+                    nodes[landing_on[0]].id,
+                    f"skips {h.stop}: {h.id} ({h.severity})",
+                    "skip",
+                )
+            )
+    known = {(e.src, e.dst) for e in out_edges}
+    for a, b in edges:
+        if a in nodes and b in nodes and (nodes[a].id, nodes[b].id) not in known:
+            out_edges.append(GEdge(nodes[a].id, nodes[b].id, style="edge"))
+            known.add((nodes[a].id, nodes[b].id))
+    if plan is not None:
+        _mark_plan(product, plan, nodes, out_edges)
+    return GraphView(f"{product} releases", list(nodes.values()), out_edges)
+
+
+def _mark_plan(product: str, plan: Plan, nodes: dict[str, GNode], edges: list[GEdge]) -> None:
+    seq = plan.path.get(product)
+    current = plan.current.get(product)
+    if current and current in nodes:
+        nodes[current].classes.append("current")
+        nodes[current].label += " · now"
+    if not seq:
+        return
+    for v in seq:
+        if v in nodes and "path" not in nodes[v].classes:
+            nodes[v].classes.append("path")
+    for n, (a, b) in enumerate(itertools.pairwise(seq), 1):
+        if a not in nodes or b not in nodes:
+            continue
+        src, dst = nodes[a].id, nodes[b].id
+        for e in edges:
+            if e.src == src and e.dst == dst and e.style in ("chain", "edge", "next"):
+                e.style, e.label = "path", f"step {n}"
+                break
+        else:
+            edges.append(GEdge(src, dst, f"step {n}", "path"))
+
+
+def _hazard_ids(findings: Sequence[object], statuses: tuple[str, ...]) -> list[str]:
+    out: list[str] = []
+    for f in findings:
+        status = getattr(f, "status", "")
+        hazard = getattr(f, "hazard", "")
+        if status in statuses and hazard not in out:
+            out.append(hazard)
+    return out
+
+
+def path_view(plan: Plan) -> GraphView:
+    """The plan's path per product, steps labelled with their findings, and the direct jump."""
+    nodes: dict[str, GNode] = {}
+    edges: list[GEdge] = []
+
+    def node(product: str, version: str) -> str:
+        nid = node_id(product, version)
+        if nid not in nodes:
+            nodes[nid] = GNode(nid, f"{product} {version}", ["path"])
+        return nid
+
+    for product, current in sorted(plan.current.items()):
+        if current is not None and any(t.product == product for t in plan.targets):
+            nodes.setdefault(
+                node_id(product, current),
+                GNode(node_id(product, current), f"{product} {current}", []),
+            )
+            nodes[node_id(product, current)].classes.append("current")
+            nodes[node_id(product, current)].label += " · now"
+    for n, step in enumerate(plan.steps, 1):
+        src, dst = node(step.product, step.from_version), node(step.product, step.to_version)
+        hazards = _hazard_ids(step.findings, ("applies", "may-apply"))
+        label = f"step {n}"
+        if hazards:
+            label += ": " + ", ".join(hazards)
+            if "hazard" not in nodes[dst].classes:
+                nodes[dst].classes.append("hazard")
+        if step.actions:
+            label += f" (+{len(step.actions)} actions)"
+        edges.append(GEdge(src, dst, label, "path"))
+    direct = _hazard_ids(plan.direct.findings, ("applies",))
+    for target in plan.targets:
+        current = plan.current.get(target.product)
+        if current is None or current == target.version:
+            continue
+        src = node_id(target.product, current)
+        dst = node(target.product, target.version)
+        if src not in nodes:
+            nodes[src] = GNode(src, f"{target.product} {current} · now", ["current"])
+        label = f"direct: {plan.direct.verdict}"
+        if direct:
+            label += " — " + ", ".join(direct)
+        edges.append(GEdge(src, dst, label, "direct"))
+    return GraphView("path", list(nodes.values()), edges)
+
+
+# --------------------------------------------------------------------------- mermaid
+
+_MERMAID_CLASSES = {
+    "stop": "fill:#fff3bf,stroke:#e67700,stroke-width:2px",
+    "hazard": "fill:#ffe3e3,stroke:#c92a2a",
+    "withdrawn": "fill:#f1f3f5,stroke:#868e96,stroke-dasharray: 4 4",
+    "next": "fill:#f8f9fa,stroke:#868e96,stroke-dasharray: 2 2",
+    "current": "stroke:#1971c2,stroke-width:3px",
+    "path": "fill:#d0ebff,stroke:#1971c2",
+}
+
+
+def _mermaid_text(text: str) -> str:
+    return text.replace('"', "#quot;").replace("|", "#124;")
+
+
+def to_mermaid(view: GraphView) -> str:
+    lines = ["flowchart LR"]
+    for n in view.nodes:
+        lines.append(f'  {n.id}["{_mermaid_text(n.label)}"]')
+    path_links: list[int] = []
+    for i, e in enumerate(view.edges):
+        arrow = {"chain": "-->", "next": "-.->", "skip": "-.->", "path": "==>", "direct": "-.->"}
+        a = arrow.get(e.style, "-->")
+        label = f'|"{_mermaid_text(e.label)}"|' if e.label else ""
+        lines.append(f"  {e.src} {a}{label} {e.dst}")
+        if e.style == "path":
+            path_links.append(i)
+        if e.style in ("skip", "direct"):
+            lines.append(f"  linkStyle {i} stroke:#c92a2a")
+    for i in path_links:
+        lines.append(f"  linkStyle {i} stroke:#1971c2,stroke-width:3px")
+    used = sorted({c for n in view.nodes for c in n.classes})
+    for c in used:
+        lines.append(f"  classDef {c} {_MERMAID_CLASSES[c]}")
+    for c in used:
+        members = [n.id for n in view.nodes if c in n.classes]
+        lines.append(f"  class {','.join(members)} {c}")
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- dot
+
+_DOT_NODE = {
+    "stop": 'style="filled,bold" fillcolor="#fff3bf" color="#e67700"',
+    "hazard": 'style=filled fillcolor="#ffe3e3" color="#c92a2a"',
+    "withdrawn": 'style=dashed color="#868e96"',
+    "next": "style=dotted",
+    "path": 'style=filled fillcolor="#d0ebff" color="#1971c2"',
+    "current": 'penwidth=3 color="#1971c2"',
+}
+_DOT_EDGE = {
+    "chain": "",
+    "edge": 'color="#adb5bd"',
+    "next": "style=dotted",
+    "skip": 'style=dashed color="#c92a2a" fontcolor="#c92a2a"',
+    "path": 'color="#1971c2" penwidth=3',
+    "direct": 'style=dashed color="#c92a2a" fontcolor="#c92a2a"',
+}
+
+
+def _dot_quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def to_dot(view: GraphView) -> str:
+    lines = [
+        f"digraph {_dot_quote(view.title)} {{",
+        "  rankdir=LR;",
+        '  node [shape=box fontname="Helvetica"];',
+        '  edge [fontname="Helvetica" fontsize=10];',
+    ]
+    for n in view.nodes:
+        attrs = [f"label={_dot_quote(n.label)}"]
+        # the most telling class wins the fill; "current" adds a border
+        for c in ("stop", "hazard", "path", "withdrawn", "next"):
+            if c in n.classes:
+                attrs.append(_DOT_NODE[c])
+                break
+        if "current" in n.classes:
+            attrs.append(_DOT_NODE["current"])
+        lines.append(f"  {n.id} [{' '.join(attrs)}];")
+    for e in view.edges:
+        attrs = [
+            a for a in (f"label={_dot_quote(e.label)}" if e.label else "", _DOT_EDGE[e.style]) if a
+        ]
+        suffix = f" [{' '.join(attrs)}]" if attrs else ""
+        lines.append(f"  {e.src} -> {e.dst}{suffix};")
+    lines.append("}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,336 @@
+"""Markdown: the UPGRADE.md of a product, and a runbook for one installation's plan.
+
+Both come from jinja2 templates shipped as package data (``upgradeplan/templates/*.j2``),
+rendered in the sandboxed, ``StrictUndefined`` environment of
+:func:`upgradeplan.kb.templating.make_env`: a field a template names and the view lacks fails
+loudly instead of rendering blank.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from upgradeplan.model import (
+    Action,
+    Finding,
+    KnowledgeBase,
+    Move,
+    Plan,
+    State,
+    Step,
+)
+from upgradeplan.render import upgrade_doc
+
+if TYPE_CHECKING:
+    from jinja2 import Template
+
+WIDTH = 100
+
+
+# --------------------------------------------------------------------------- environment
+
+
+_NBSP = "\u00a0"
+
+
+def _keep_code_spans(text: str) -> str:
+    """Spaces inside `code spans` become no-break spaces so wrapping never splits a span."""
+    parts = text.split("`")
+    for i in range(1, len(parts), 2):
+        if i < len(parts) - 1:  # a closed span
+            parts[i] = parts[i].replace(" ", _NBSP)
+    return "`".join(parts)
+
+
+def wrap_md(text: str, indent: str = "", first: str = "") -> str:
+    """Wrap a paragraph at :data:`WIDTH` (code spans kept whole); continuation lines get
+    ``indent``, the first line starts with ``first``."""
+    flat = " ".join(str(text).split())
+    if not flat:
+        return first.rstrip()
+    wrapped = textwrap.fill(
+        _keep_code_spans(flat),
+        width=WIDTH,
+        initial_indent=first,
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    return wrapped.replace(_NBSP, " ")
+
+
+def bullet_md(bullet: upgrade_doc.Bullet) -> str:
+    """``- **Condition** (aside): text`` (``- **None.** text`` when the condition is a sentence)."""
+    head = f"**{bullet.condition}**"
+    if bullet.aside:
+        head += f" {bullet.aside}"
+    if bullet.text:
+        head += bullet.sep + bullet.text
+    return wrap_md(head, indent="  ", first="- ")
+
+
+def _value(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True)
+
+
+def finding_md(f: FindingView) -> str:
+    status = {"applies": "applies", "may-apply": "may apply"}.get(f.status, f.status)
+    head = f"**`{f.hazard}`** ({f.severity}, {status}): {f.title}"
+    if f.where:
+        head += f" — {f.where}"
+    lines = [wrap_md(head, indent="  ", first="- ")]
+    if f.reason:
+        lines.append(wrap_md(f.reason, indent="  ", first="  "))
+    for ev in f.evidence:
+        lines.append(wrap_md(ev, indent="    ", first="  - "))
+    for miss in f.missing:
+        lines.append(wrap_md(miss, indent="    ", first="  - "))
+    if f.consequence:
+        lines.append(wrap_md(f"What happens: {f.consequence}", indent="    ", first="  - "))
+    if f.recover:
+        lines.append(wrap_md(f"Recover: {f.recover}", indent="    ", first="  - "))
+    return "\n".join(lines)
+
+
+def make_env() -> Any:
+    from upgradeplan.kb.templating import make_env as kb_env
+
+    env = kb_env()
+    env.filters["wrap_md"] = wrap_md
+    env.filters["bullet_md"] = bullet_md
+    env.filters["finding_md"] = finding_md
+    return env
+
+
+@lru_cache(maxsize=8)
+def template(name: str) -> Template:
+    """A template from ``upgradeplan/templates`` (package data)."""
+    from importlib.resources import files
+
+    source = (files("upgradeplan") / "templates" / name).read_text(encoding="utf-8")
+    tpl: Template = make_env().from_string(source)
+    return tpl
+
+
+def _finish(text: str) -> str:
+    lines = [line.rstrip() for line in text.splitlines()]
+    out: list[str] = []
+    for line in lines:
+        if line == "" and out and out[-1] == "":
+            continue  # one blank line between blocks
+        out.append(line)
+    while out and out[0] == "":
+        out.pop(0)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+# --------------------------------------------------------------------------- UPGRADE.md
+
+
+def upgrade_md(
+    kb: KnowledgeBase,
+    product: str,
+    *,
+    from_version: str | None = None,
+    to_version: str | None = None,
+    next_only: bool = False,
+) -> str:
+    """The UPGRADE.md of ``product``: the whole document, or the chosen sections only."""
+    releases = upgrade_doc.select(
+        kb, product, from_version=from_version, to_version=to_version, next_only=next_only
+    )
+    doc = upgrade_doc.document(kb, product, releases)
+    whole = not (from_version or to_version or next_only)
+    return _finish(template("upgrade_md.j2").render(doc=doc, whole=whole))
+
+
+# --------------------------------------------------------------------------- runbook
+
+
+@dataclass(frozen=True)
+class FindingView:
+    hazard: str
+    title: str
+    severity: str
+    status: str
+    where: str
+    reason: str
+    evidence: tuple[str, ...]
+    missing: tuple[str, ...]
+    consequence: str
+    recover: str
+
+
+@dataclass(frozen=True)
+class ActionView:
+    head: str  # "**Before the step**: title (`migration`; fixes …)"
+    placeholders: str
+    lang: str
+    lines: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class StepView:
+    heading: str
+    summary: str
+    moves: tuple[str, ...]
+    findings: tuple[FindingView, ...]
+    ruled_out: str
+    actions: tuple[ActionView, ...]
+    move_label: str
+    move_text: str
+    verify: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RunbookView:
+    title: str
+    intro: str
+    verdict_line: str
+    direct_line: str
+    blocked_by: str
+    mermaid: str
+    direct_findings: tuple[FindingView, ...]
+    state_findings: tuple[FindingView, ...]
+    steps: tuple[StepView, ...]
+
+
+_VERDICT_WORDS = {
+    "safe": "safe — nothing applies and nothing needs doing beyond the version moves.",
+    "safe-with-actions": "safe with actions — follow the steps in order, with their actions.",
+    "blocked": "blocked — no path avoids a blocking hazard.",
+    "undetermined": "undetermined — a fact needed to rule out a blocking hazard is missing.",
+}
+
+
+def _finding_view(f: Finding) -> FindingView:
+    evidence: list[str] = []
+    for ev in f.evidence:
+        observed = "; ".join(
+            f"`{fact.key}` = `{_value(fact.value)}` ({fact.source})" for fact in ev.facts
+        )
+        truth = {"true": "yes", "false": "no", "unknown": "unknown"}[ev.result.value]
+        line = f"{ev.description}: {truth}"
+        if observed:
+            line += f" — {observed}"
+        evidence.append(line)
+    missing = tuple(f"Missing `{m.key}`: {m.how}" for m in f.missing)
+    return FindingView(
+        hazard=f.hazard,
+        title=f.title,
+        severity=f.severity,
+        status=f.status,
+        where=f"`{f.location}`" if f.location else "",
+        reason=f.reason,
+        evidence=tuple(evidence),
+        missing=missing,
+        consequence=" ".join(f.consequence.split()) if f.status != "does-not-apply" else "",
+        recover=" ".join(f.recover.split()) if f.status == "applies" else "",
+    )
+
+
+def _relevant(findings: Sequence[Finding]) -> tuple[FindingView, ...]:
+    return tuple(_finding_view(f) for f in findings if f.status in ("applies", "may-apply"))
+
+
+def _move_text(m: Move) -> str:
+    what = f"`{m.product}`" if m.kind == "installed" else f"pin of `{m.product}`"
+    text = f"{what}: `{m.before or 'none'}` → `{m.after or 'none'}`"
+    if m.source:
+        text += f" (in `{m.source}`)"
+    return text
+
+
+_LANG = {
+    "command": "sh",
+    "helmrelease-patch": "yaml",
+    "json6902": "yaml",
+    "manifest": "yaml",
+    "bom-pin": "yaml",
+    "values-edit": "yaml",
+}
+
+
+def _action_view(a: Action) -> ActionView:
+    label = "Before the step" if a.when == "before" else "After the step"
+    head = f"**{label}**: {a.title} (`{a.migration}`"
+    if a.fixes:
+        head += "; fixes " + ", ".join(f"`{h}`" for h in a.fixes)
+    head += ")"
+    return ActionView(
+        head=head,
+        placeholders=", ".join(f"`{p}`" for p in a.placeholders),
+        lang=_LANG.get(a.kind, ""),
+        lines=tuple(a.content.rstrip("\n").split("\n")),
+    )
+
+
+def _step_view(kb: KnowledgeBase, n: int, total: int, step: Step) -> StepView:
+    rel = kb.release(step.product, step.to_version)
+    title = f" ({rel.title})" if rel is not None and rel.title else ""
+    heading = f"Step {n} of {total}: {step.product} {step.from_version} → {step.to_version}{title}"
+    ruled = [f"`{f.hazard}`" for f in step.findings if f.status == "does-not-apply"]
+    verify = step.verify or (rel.verify if rel is not None else ())
+    befores = [a for a in step.actions if a.when == "before"]
+    afters = [a for a in step.actions if a.when != "before"]
+    return StepView(
+        heading=heading,
+        summary=" ".join(rel.summary.split()) if rel is not None else "",
+        moves=tuple(_move_text(m) for m in step.moves),
+        findings=_relevant(step.findings),
+        ruled_out=", ".join(ruled),
+        actions=tuple(_action_view(a) for a in (*befores, *afters)),
+        move_label="The step",
+        move_text="make the changes listed above (`upgradeplan patch` writes them as diffs "
+        "of your files) and let Flux reconcile; do not start the next step before this one "
+        "has rolled out.",
+        verify=tuple(verify),
+    )
+
+
+def runbook(plan: Plan, kb: KnowledgeBase, state: State | None = None) -> str:
+    """An UPGRADE-style runbook for this installation: one section per step of ``plan``."""
+    from upgradeplan.render.graphviz import path_view, to_mermaid
+
+    targets = "; ".join(
+        f"{t.product} {plan.current.get(t.product) or '?'} → {t.version}" for t in plan.targets
+    )
+    name = (state.name if state is not None else "") or plan.state_name
+    who = f"the installation `{name}`" if name else "this installation"
+    n = len(plan.steps)
+    intro = (
+        f"For {who}: {n} step{'s' if n != 1 else ''}, in order. Every command and patch below "
+        "uses this installation's names; a value in <angle brackets> was not known and must "
+        "be filled in."
+    )
+    if plan.held:
+        intro += " Held pins (not moved): " + ", ".join(f"`{p}`" for p in plan.held) + "."
+    direct_hazards = [f.hazard for f in plan.direct.findings if f.status == "applies"]
+    direct_line = ""
+    if plan.targets:
+        direct_line = f"{plan.direct.verdict}"
+        if direct_hazards:
+            direct_line += " (" + ", ".join(f"`{h}` applies" for h in direct_hazards) + ")"
+        direct_line += "."
+    view = RunbookView(
+        title=f"Runbook: {targets}" if targets else "Runbook",
+        intro=intro,
+        verdict_line=_VERDICT_WORDS[plan.verdict],
+        direct_line=direct_line,
+        blocked_by=", ".join(f"`{h}`" for h in plan.blocked_by),
+        mermaid=to_mermaid(path_view(plan)).rstrip("\n"),
+        direct_findings=_relevant(plan.direct.findings) if plan.targets else (),
+        state_findings=_relevant(plan.state_findings),
+        steps=tuple(_step_view(kb, i, n, s) for i, s in enumerate(plan.steps, 1)),
+    )
+    return _finish(template("runbook.j2").render(rb=view))
+
+
+__all__ = ["runbook", "upgrade_md"]

@@ -1,0 +1,361 @@
+"""What goes into an UPGRADE.md: one section per release, newest first, derived from knowledge.
+
+This module decides the content (headings, the operator-action bullets, their order); the
+jinja2 template ``templates/upgrade_md.j2`` lays it out. Bullets come from
+
+- the release's own ``notes`` (authoritative: a note wins over a derived bullet with the same
+  condition);
+- the **path bullets** each skip hazard implies for a release inside its ``skip.to`` range:
+  "In order, via S (the default path)" and "Skipping S (from P or earlier straight to R)",
+  with the hazard's consequence, how to avoid it and the recovery commands;
+- value clean-ups (``values-key-removed`` changes) and the BOM (the component versions the
+  release is published with, when they moved);
+- "Recognising it worked" from the release's ``verify`` commands.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from upgradeplan.errors import BadInput, UnknownName
+from upgradeplan.model import NEXT, Hazard, KnowledgeBase, Note, Product, Release
+
+CURRENT_LABEL = r"\<current\>"
+NEXT_LABEL = r"\<next\>"
+WORKED = "Recognising it worked"
+
+
+@dataclass(frozen=True)
+class Bullet:
+    condition: str  # shown bold
+    aside: str  # shown after the bold part, e.g. "(the default path)"
+    text: str
+    commands: tuple[str, ...] = ()
+    sep: str = ": "  # between the condition (and aside) and the text
+
+
+@dataclass(frozen=True)
+class Section:
+    version: str
+    heading: str  # "4.7.x → 4.8.0 (title)"
+    summary: str
+    references: tuple[str, ...]
+    withdrawn: str  # "" or "Withdrawn on DATE: reason"
+    bullets: tuple[Bullet, ...]
+
+
+@dataclass(frozen=True)
+class Document:
+    title: str
+    intro: str
+    sections: tuple[Section, ...]
+
+
+_ASIDE = re.compile(r"^(?P<bold>.*?)\s*(?P<aside>\([^()]*\))\s*$")
+
+
+def split_condition(condition: str) -> tuple[str, str]:
+    """``"Skipping 4.7.19 (from 4.7.18 …)"`` -> ``("Skipping 4.7.19", "(from 4.7.18 …)")``."""
+    text = condition.strip()
+    m = _ASIDE.match(text)
+    if m and m.group("bold"):
+        return m.group("bold").rstrip(":"), m.group("aside")
+    return text.rstrip(":"), ""
+
+
+def _norm(condition: str) -> str:
+    return re.sub(r"[^a-z0-9.]+", " ", split_condition(condition)[0].lower()).strip().rstrip(".")
+
+
+def _released(kb: KnowledgeBase, product: str) -> list[Release]:
+    return [r for r in kb.releases.get(product, ()) if r.version != NEXT]
+
+
+def _version_in(constraint: str | None, version: str) -> bool:
+    from upgradeplan.versions import check
+
+    return bool(constraint) and version != NEXT and check(str(constraint), version)
+
+
+def _previous(kb: KnowledgeBase, release: Release) -> Release | None:
+    released = _released(kb, release.product)
+    if release.version == NEXT:
+        return released[-1] if released else None
+    for i, rel in enumerate(released):
+        if rel.version == release.version:
+            return released[i - 1] if i > 0 else None
+    return None
+
+
+def _before(kb: KnowledgeBase, product: str, version: str) -> str | None:
+    """The newest released version below ``version``."""
+    from upgradeplan.versions import Version
+
+    wanted = Version.parse(version)
+    below = [r.version for r in _released(kb, product) if Version.parse(r.version) < wanted]
+    return below[-1] if below else None
+
+
+def heading(kb: KnowledgeBase, release: Release) -> str:
+    if release.version == NEXT:
+        return f"{CURRENT_LABEL} → {NEXT_LABEL} ({release.title})"
+    prev = _previous(kb, release)
+    start = release.from_label or (prev.version if prev else "")
+    if not start:
+        return f"{release.version} ({release.title})"
+    return f"{start} → {release.version} ({release.title})"
+
+
+def _skip_hazards(kb: KnowledgeBase, release: Release) -> list[Hazard]:
+    """Skip hazards whose window opens at ``release``: it is the first release in ``to``.
+
+    (Later releases in the same window are reached by the same skip; their sections do not
+    repeat the bullets.)"""
+    released = _released(kb, release.product)
+    out = []
+    for h in kb.hazards_for(release.product):
+        if h.scope != "skip" or h.withdrawn is not None or not h.stop:
+            continue
+        first = next((r.version for r in released if _version_in(h.to_range, r.version)), None)
+        if first == release.version:
+            out.append(h)
+    return sorted(out, key=lambda h: (h.stop or "", h.id))
+
+
+def _sentence(text: str) -> str:
+    text = " ".join(text.split())
+    return text if not text or text.endswith((".", ":", "!", "?")) else text + "."
+
+
+def _path_bullets(kb: KnowledgeBase, release: Release) -> list[Bullet]:
+    out: list[Bullet] = []
+    by_stop: dict[str, list[Hazard]] = {}
+    for hazard in _skip_hazards(kb, release):
+        by_stop.setdefault(str(hazard.stop), []).append(hazard)
+    for stop, hazards in by_stop.items():
+        out.append(
+            Bullet(
+                condition=f"In order, via {stop}",
+                aside="(the default path)",
+                text=f"nothing to do; going through {stop} (meta chart and pins together) "
+                "avoids " + ", ".join(f"`{h.id}`" for h in hazards) + ".",
+            )
+        )
+        earlier = _before(kb, release.product, stop)
+        aside = (
+            f"(from {earlier} or earlier straight to {release.version})"
+            if earlier
+            else f"(straight to {release.version})"
+        )
+        text: list[str] = []
+        commands: list[str] = []
+        for h in hazards:
+            text.append(_sentence(h.consequence))
+            if h.avoid:
+                text.append(_sentence(h.avoid))
+            if h.recover:
+                text.append("Recovery: " + _sentence(h.recover))
+            commands.extend(c for c in h.recover_commands if c not in commands)
+        out.append(
+            Bullet(
+                condition=f"Skipping {stop}",
+                aside=aside,
+                text=" ".join(text),
+                commands=tuple(commands),
+            )
+        )
+    return out
+
+
+def _lower_first(text: str) -> str:
+    """ "Nothing: …" -> "nothing: …" after a colon; "AgentTemplate …", "`x` …" stay."""
+    if len(text) > 1 and text[0].isupper() and text[1].islower():
+        return text[0].lower() + text[1:]
+    return text
+
+
+def _note_bullet(note: Note) -> Bullet:
+    bold, aside = split_condition(note.condition)
+    if bold.endswith(".") and not aside:
+        return Bullet(bold, "", _sentence(note.text), note.commands, sep=" ")
+    return Bullet(bold, aside, _lower_first(_sentence(note.text)), note.commands)
+
+
+def _mentioned(key: str, notes: Sequence[Note]) -> bool:
+    return any(key in n.condition or key in n.text for n in notes)
+
+
+def _value_bullets(release: Release) -> list[Bullet]:
+    out: list[Bullet] = []
+    for change in release.changes:
+        if change.kind != "values-key-removed":
+            continue
+        key = str(change.details.get("key", "")).strip()
+        if not key or _mentioned(key, release.notes):
+            continue
+        out.append(
+            Bullet(
+                condition=f"`{key}` set in your values",
+                aside="",
+                text=_sentence(f"remove it; {change.summary}"),
+            )
+        )
+    return out
+
+
+def _bom_bullet(kb: KnowledgeBase, release: Release) -> list[Bullet]:
+    if not release.bom or any(_norm(n.condition).startswith("a bom") for n in release.notes):
+        return []
+    prev = _previous(kb, release)
+    before = prev.bom if prev else {}
+    moved = [(c, v) for c, v in sorted(release.bom.items()) if before.get(c) != v]
+    if not moved:
+        return []
+    pins = ", ".join(f'`components.{c}.versionRange: "{v}"`' for c, v in moved)
+    return [
+        Bullet(
+            condition="A BOM",
+            aside="",
+            text=f"pins the components exactly: move {pins} together with the meta chart.",
+            sep=" ",
+        )
+    ]
+
+
+def section(kb: KnowledgeBase, release: Release) -> Section:
+    notes = list(release.notes)
+    derived = _path_bullets(kb, release)
+    by_norm = {_norm(n.condition): n for n in notes}
+    bullets: list[Bullet] = []
+    used: set[str] = set()
+    for note in notes:  # "None." first, as the release wrote it
+        if _norm(note.condition) == "none":
+            bullets.append(_note_bullet(note))
+            used.add("none")
+    for bullet in derived:
+        key = _norm(bullet.condition)
+        match = by_norm.get(key) or next(
+            (n for k, n in by_norm.items() if k.startswith(key + " ") or k == key), None
+        )
+        if match is not None:
+            merged = _note_bullet(match)
+            bullets.append(
+                Bullet(
+                    condition=merged.condition,
+                    aside=merged.aside or bullet.aside,
+                    text=merged.text,
+                    commands=merged.commands or bullet.commands,
+                    sep=merged.sep,
+                )
+            )
+            used.add(_norm(match.condition))
+        else:
+            bullets.append(bullet)
+    worked: Note | None = None
+    for note in notes:
+        key = _norm(note.condition)
+        if key in used:
+            continue
+        if key == _norm(WORKED):
+            worked = note
+            continue
+        bullets.append(_note_bullet(note))
+        used.add(key)
+    bullets.extend(_value_bullets(release))
+    bullets.extend(_bom_bullet(kb, release))
+    if worked is not None:
+        wb = _note_bullet(worked)
+        bullets.append(
+            Bullet(wb.condition, wb.aside, wb.text, wb.commands or tuple(release.verify), wb.sep)
+        )
+    elif release.verify:
+        bullets.append(
+            Bullet(
+                WORKED,
+                "",
+                "the commands read back what the release changed.",
+                tuple(release.verify),
+            )
+        )
+    if not bullets:
+        bullets.append(Bullet("None.", "", "", sep=" "))
+    withdrawn = ""
+    if release.withdrawn is not None:
+        withdrawn = f"Withdrawn on {release.withdrawn.date}: {_sentence(release.withdrawn.reason)}"
+    return Section(
+        version=release.version,
+        heading=heading(kb, release),
+        summary=" ".join(release.summary.split()),
+        references=release.references,
+        withdrawn=withdrawn,
+        bullets=tuple(bullets),
+    )
+
+
+def _require(kb: KnowledgeBase, product: str) -> Product:
+    found = kb.products.get(product)
+    if found is None:
+        raise UnknownName("product", product, sorted(kb.products))
+    return found
+
+
+def default_product(kb: KnowledgeBase) -> str:
+    """The product to document when none is named: the one product with an upgrade_doc."""
+    documented = sorted(p.id for p in kb.products.values() if p.upgrade_doc_title)
+    if len(documented) == 1:
+        return documented[0]
+    raise BadInput(
+        "which product? name one with --product",
+        hint=f"products with an UPGRADE.md: {', '.join(documented) or 'none'}",
+    )
+
+
+def select(
+    kb: KnowledgeBase,
+    product: str,
+    *,
+    from_version: str | None = None,
+    to_version: str | None = None,
+    next_only: bool = False,
+) -> list[Release]:
+    """The releases to document, newest first: (from, to], or only ``next``, or all."""
+    from upgradeplan.versions import Version
+
+    _require(kb, product)
+    releases = list(kb.releases.get(product, ()))
+    if next_only:
+        chosen = [r for r in releases if r.version == NEXT]
+        if not chosen:
+            raise BadInput(f"{product} has no unreleased ('next') knowledge", hint="drop --next")
+        return chosen
+    low = Version.parse(from_version) if from_version else None
+    high = Version.parse(to_version) if to_version and to_version != NEXT else None
+    chosen = []
+    for rel in releases:
+        if rel.version == NEXT:
+            if low is None and (to_version is None or to_version == NEXT):
+                chosen.append(rel)
+            continue
+        v = Version.parse(rel.version)
+        if low is not None and not v > low:
+            continue
+        if high is not None and v > high:
+            continue
+        chosen.append(rel)
+    if not chosen:
+        raise BadInput(
+            f"no {product} release lies in ({from_version or 'first'}, {to_version or 'last'}]",
+            hint="check --from/--to against 'upgradeplan kb list'",
+        )
+    return list(reversed(chosen))
+
+
+def document(kb: KnowledgeBase, product: str, releases: Sequence[Release]) -> Document:
+    spec = _require(kb, product)
+    title = spec.upgrade_doc_title or f"Upgrading {spec.name}"
+    intro = " ".join(spec.upgrade_doc_intro.split()) or (
+        "CHANGELOG.md records what changed; this file records what an operator must do."
+    )
+    return Document(title=title, intro=intro, sections=tuple(section(kb, r) for r in releases))

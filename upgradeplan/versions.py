@@ -138,16 +138,24 @@ class Version:
     def __hash__(self) -> int:
         return hash(self._key)
 
-    def __lt__(self, other: Version) -> bool:
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Version):
+            return NotImplemented
         return self._key < other._key
 
-    def __le__(self, other: Version) -> bool:
+    def __le__(self, other: object) -> bool:
+        if not isinstance(other, Version):
+            return NotImplemented
         return self._key <= other._key
 
-    def __gt__(self, other: Version) -> bool:
+    def __gt__(self, other: object) -> bool:
+        if not isinstance(other, Version):
+            return NotImplemented
         return self._key > other._key
 
-    def __ge__(self, other: Version) -> bool:
+    def __ge__(self, other: object) -> bool:
+        if not isinstance(other, Version):
+            return NotImplemented
         return self._key >= other._key
 
 

@@ -799,6 +799,18 @@ def facts_read(cond: Condition | None, hop: Hop = (None, None)) -> list[str]:
     return out
 
 
+def hop_refs(cond: Condition | None) -> set[str]:
+    """Which of ``$from`` / ``$to`` the condition refers to."""
+    if cond is None:
+        return set()
+    if cond.op == "pred":
+        return {v for v in cond.args.values() if v in ("$from", "$to")}
+    out: set[str] = set()
+    for child in cond.children:
+        out |= hop_refs(child)
+    return out
+
+
 def missing_fact_hint(key: str) -> str:
     """How a user supplies the fact ``key``."""
     if key.startswith("installed."):
@@ -845,6 +857,7 @@ __all__ = [
     "evaluate",
     "evaluate_full",
     "facts_read",
+    "hop_refs",
     "known_versions",
     "missing_fact_hint",
     "resolve_pin",

@@ -51,9 +51,9 @@ def annotation(f: Finding) -> str:
     if f.status == "may-apply" and f.missing:
         lines.append("Missing facts: " + ", ".join(m.key for m in f.missing))
     if f.consequence:
-        lines.append(f.consequence.strip())
+        lines.append(" ".join(f.consequence.split()))
     if f.avoid:
-        lines.append(f"Avoid: {f.avoid.strip()}")
+        lines.append("Avoid: " + " ".join(f.avoid.split()))
     return f"::{_command(f)} {','.join(props)}::{escape_data(chr(10).join(lines))}"
 
 

@@ -121,7 +121,18 @@ def _move_edit(move: Move, state: State) -> tuple[str, ScalarEdit] | None:
         )
     if move.kind == "pin":
         return _fact_edit(state, f"pin.{move.product}", move.after)
+    # the installed version of a product pinned exactly in a file (e.g. the meta chart's
+    # OCIRepository spec.ref.semver) moves with its pin
+    pin = state.get(f"pin.{move.product}")
+    if pin is not None and isinstance(pin.value, str) and _is_exact(pin.value):
+        return _fact_edit(state, f"pin.{move.product}", move.after)
     return None
+
+
+def _is_exact(text: str) -> bool:
+    from upgradeplan.versions import is_exact
+
+    return is_exact(text)
 
 
 def _leaf(content: str) -> tuple[str, str] | None:

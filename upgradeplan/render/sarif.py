@@ -33,10 +33,14 @@ def check_findings(plan: Plan) -> tuple[Finding, ...]:
     return tuple(out)
 
 
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
 def _help(finding: Finding, hazard: Hazard | None) -> tuple[str, str]:
-    consequence = (hazard.consequence if hazard else finding.consequence).strip()
-    avoid = (hazard.avoid if hazard else finding.avoid).strip()
-    recover = (hazard.recover if hazard else finding.recover).strip()
+    consequence = _flat(hazard.consequence if hazard else finding.consequence)
+    avoid = _flat(hazard.avoid if hazard else finding.avoid)
+    recover = _flat(hazard.recover if hazard else finding.recover)
     text: list[str] = []
     md: list[str] = []
     if consequence:
@@ -62,7 +66,7 @@ def _rule(finding: Finding, hazard: Hazard | None) -> dict[str, Any]:
         "id": finding.hazard,
         "name": "".join(p.capitalize() for p in finding.hazard.replace(".", "-").split("-")),
         "shortDescription": {"text": finding.title},
-        "fullDescription": {"text": (finding.consequence or finding.title).strip()},
+        "fullDescription": {"text": _flat(finding.consequence or finding.title)},
         "help": {"text": text, "markdown": markdown},
         "defaultConfiguration": {"level": _LEVEL[finding.severity]},
         "properties": {
@@ -95,7 +99,7 @@ def _message(f: Finding) -> str:
     if f.status == "may-apply" and f.missing:
         parts.append("Missing facts: " + ", ".join(m.key for m in f.missing) + ".")
     if f.consequence:
-        parts.append(f.consequence.strip())
+        parts.append(_flat(f.consequence))
     return " ".join(parts)
 
 

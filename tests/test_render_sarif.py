@@ -1,0 +1,141 @@
+"""SARIF 2.1.0: valid against the OASIS schema, findings at the pin's file and line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import REPO, SHARED_CONFORMANCE
+
+from upgradeplan.model import Evidence, Finding, Jump, Plan, Target, Truth
+from upgradeplan.render import github, sarif
+
+SCHEMA = SHARED_CONFORMANCE / "sarif-schema-2.1.0.json"
+
+
+def _finding(hazard: str, severity: str, status: str, location: str = "") -> Finding:
+    return Finding(
+        hazard=hazard,
+        title=f"{hazard} title",
+        severity=severity,  # type: ignore[arg-type]
+        scope="skip",
+        status=status,  # type: ignore[arg-type]
+        product="agent-platform",
+        from_version="4.7.18",
+        to_version="4.8.0",
+        evidence=(Evidence("version_below", "connectivity below 4.7.19", Truth.TRUE),),
+        consequence="The Harness\nis deleted.",
+        avoid="Stop at 4.7.19.",
+        location=location,
+        reason="applies: the hop skips 4.7.19",
+    )
+
+
+def _plan(*findings: Finding) -> Plan:
+    return Plan(
+        schema_version=1,
+        targets=(Target("agent-platform", "4.8.0"),),
+        current={"agent-platform": "4.7.18"},
+        direct=Jump(findings=findings, verdict="blocked"),
+        steps=(),
+        verdict="safe-with-actions",
+    )
+
+
+PLAN = _plan(
+    _finding("harness-handover-skipped", "blocking", "applies", "clusters/prod/bom.yaml:12"),
+    _finding("no-drift-detection-on-480", "warning", "may-apply"),
+    _finding("harness-gap-skipping-to-481", "warning", "does-not-apply"),
+)
+
+
+def _log(plan: Plan = PLAN) -> dict[str, Any]:
+    doc = json.loads(sarif.render(plan))
+    assert isinstance(doc, dict)
+    return doc
+
+
+def test_validates_against_the_sarif_schema() -> None:
+    if not SCHEMA.is_file():
+        pytest.skip(f"SARIF schema not found at {SCHEMA} (../shared/conformance is absent)")
+    import jsonschema
+
+    schema = json.loads(SCHEMA.read_text())
+    jsonschema.Draft4Validator(schema).validate(_log())
+    jsonschema.Draft4Validator(schema).validate(_log(_plan()))  # no findings at all
+
+
+def test_structure_results_rules_and_locations() -> None:
+    doc = _log()
+    assert doc["version"] == "2.1.0"
+    run = doc["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    results = run["results"]
+    # does-not-apply findings are not reported
+    assert [r["ruleId"] for r in results] == ["harness-handover-skipped", "no-drift-detection-on-480"]
+    for r in results:
+        assert rules[r["ruleIndex"]]["id"] == r["ruleId"]
+    first, second = results
+    loc = first["locations"][0]["physicalLocation"]
+    assert loc["artifactLocation"]["uri"] == "clusters/prod/bom.yaml"
+    assert loc["region"]["startLine"] == 12
+    assert (first["kind"], first["level"]) == ("fail", "error")
+    # may apply: "review", whose level must be "none" (SARIF §3.27.9)
+    assert (second["kind"], second["level"]) == ("review", "none")
+    assert "logicalLocations" in second["locations"][0]
+    rule = rules[first["ruleIndex"]]
+    assert "Stop at 4.7.19." in rule["help"]["text"]
+    assert rule["defaultConfiguration"]["level"] == "error"
+    assert "\n" not in first["message"]["text"]
+
+
+def test_output_is_deterministic() -> None:
+    assert sarif.render(PLAN) == sarif.render(PLAN)
+
+
+def test_check_on_gitops_files_points_at_the_pin_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from upgradeplan.cli import cli
+
+    monkeypatch.chdir(REPO)
+    fixture = Path("tests/fixtures/gitops/s1")
+    if not fixture.is_dir():
+        pytest.skip("GitOps fixture s1 not present")
+    result = CliRunner().invoke(
+        cli,
+        ["check", "--gitops", str(fixture), "--to", "agent-platform=4.8.0", "-o", "sarif"],
+    )
+    assert result.exit_code == 3, result.output
+    doc = json.loads(result.stdout)
+    located = {
+        r["ruleId"]: r["locations"][0].get("physicalLocation") for r in doc["runs"][0]["results"]
+    }
+    loc = located["harness-handover-skipped"]
+    assert loc is not None
+    assert loc["artifactLocation"]["uri"] == "tests/fixtures/gitops/s1/bom.yaml"
+    bom_lines = (fixture / "bom.yaml").read_text().splitlines()
+    assert '"4.7.18"' in bom_lines[loc["region"]["startLine"] - 1]
+    if SCHEMA.is_file():
+        import jsonschema
+
+        jsonschema.Draft4Validator(json.loads(SCHEMA.read_text())).validate(doc)
+
+
+def test_github_annotations() -> None:
+    out = github.render(PLAN).splitlines()
+    assert out[0].startswith(
+        "::error file=clusters/prod/bom.yaml,line=12,title=harness-handover-skipped "
+        "(blocking%2C applies)::"
+    )
+    assert "%0A" in out[0] and "\n" not in out[0]
+    assert out[1].startswith("::notice title=no-drift-detection-on-480 (warning%2C may apply)::")
+    assert out[-1].startswith("::notice title=upgradeplan::upgradeplan: verdict blocked")
+    assert len(out) == 3
+
+
+def test_github_escapes_data_and_properties() -> None:
+    assert github.escape_data("50%\nx\r") == "50%25%0Ax%0D"
+    assert github.escape_property("a:b,c") == "a%3Ab%2Cc"

@@ -160,6 +160,9 @@ def test_481_turns_drift_detection_on_and_next_is_undated(kb: KnowledgeBase) -> 
     r481 = kb.release("agent-platform", "4.8.1")
     assert r481 is not None
     assert r481.effects["helmrelease.kagent.drift-detection"] == "enabled"
+    r4719 = kb.release("agent-platform", "4.7.19")
+    assert r4719 is not None
+    assert r4719.effects["object.Harness.kagent.kagent.exists"] is True
     upcoming = kb.release("agent-platform", "next")
     assert upcoming is not None and upcoming.date is None
     assert kb.releases["agent-platform"][-1].version == "next"
@@ -217,6 +220,8 @@ def test_handover_skip_hazard_matches_scenario_one(kb: KnowledgeBase) -> None:
         {"product": "agent-platform-connectivity", "version": "4.7.19"},
     ) in preds
     assert ("drift_detection", {"helmrelease": "kagent", "mode": "enabled"}) in preds
+    # an exact connectivity pin below 4.7.19 is exposed even when the Harness is not observed
+    assert ("pin_exact", {"product": "agent-platform-connectivity"}) in preds
     assert any(
         name == "object_annotation" and args["key"] == "helm.sh/resource-policy"
         for name, args in preds

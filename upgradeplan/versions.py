@@ -5,7 +5,7 @@ Helm and Flux both evaluate chart versions with the Go library Masterminds/semve
 Python library reproduces its rules, so this module implements them, quirks included:
 
 * loose versions (``v`` once, missing minor/patch, leading zeros dropped), strict
-  versions and Flux's ``ParseVersion`` (exactly three dot-separated parts);
+  versions and Flux's ``ParseVersion`` (at least two dots, then ``NewVersion``);
 * ordering (numeric prerelease identifiers are those that fit in uint64; build metadata
   is ignored);
 * constraints (``= != > < >= => <= =< ~ ~> ^``, wildcards, partial versions, textual
@@ -375,10 +375,15 @@ def _rewrite_ranges(text: str) -> str:
     return out
 
 
+def _skip_blanks(group: str, pos: int) -> int:
+    m = _BLANKS.match(group, pos)
+    return m.end() if m else pos
+
+
 def _parse_group(text: str, group: str, n_groups: int) -> tuple[_Comparator, ...]:
     comps: list[_Comparator] = []
     end = len(group)
-    pos = _BLANKS.match(group).end()  # type: ignore[union-attr]
+    pos = _skip_blanks(group, 0)
     if pos == end:
         raise InvalidConstraint(text, "empty OR group" if n_groups > 1 else "no version given")
     while True:
@@ -387,11 +392,11 @@ def _parse_group(text: str, group: str, n_groups: int) -> tuple[_Comparator, ...
             raise InvalidConstraint(text, _bad_term(group, pos))
         comps.append(_make_comparator(text, m))
         pos = m.end()
-        after = _BLANKS.match(group, pos).end()  # type: ignore[union-attr]
+        after = _skip_blanks(group, pos)
         if after == end:
             return tuple(comps)
         if group[after] == ",":
-            pos = _BLANKS.match(group, after + 1).end()  # type: ignore[union-attr]
+            pos = _skip_blanks(group, after + 1)
             if pos == end:
                 raise InvalidConstraint(text, "trailing comma")
         elif after > pos:
@@ -429,7 +434,8 @@ def _bad_term(group: str, pos: int) -> str:
     """Say why no comparator starts at ``pos`` (slow path, errors only)."""
     if group[pos] == ",":
         return "stray comma (separate AND terms with one comma or with blanks)"
-    op, blank, term = _TERM.match(group, pos).group(1, 2, 3)  # type: ignore[union-attr]
+    m = _TERM.match(group, pos)
+    op, blank, term = m.group(1, 2, 3) if m else ("", "", group[pos:])
     sep = re.search(r"[;|]|&+", op + term)
     if sep and sep.group() == "|":
         return "a single '|' is not an operator; use '||' for OR"

@@ -154,24 +154,23 @@ def require_product(kb: KnowledgeBase, product: str) -> Product:
 
 
 def _nearest_versions(kb: KnowledgeBase, product: str, text: str, n: int = 3) -> list[str]:
-    from upgradeplan.versions import Version, compare
+    """The known releases next to ``text`` in version order (below first, then above)."""
+    from upgradeplan.versions import Version, sort_versions
 
-    known = [r.version for r in kb.releases.get(product, ()) if r.version != NEXT]
+    known = sort_versions(r.version for r in kb.releases.get(product, ()) if r.version != NEXT)
     try:
         wanted = Version.parse(text)
     except errors.InvalidVersion:
         return known[-n:]
-
-    def distance(v: str) -> tuple[int, int, int, int]:
-        p = Version.parse(v)
-        return (
-            abs(p.major - wanted.major),
-            abs(p.minor - wanted.minor),
-            abs(p.patch - wanted.patch),
-            0 if compare(p, wanted) > 0 else 1,
-        )
-
-    return sorted(known, key=distance)[:n]
+    below = [v for v in known if Version.parse(v) < wanted]
+    above = [v for v in known if Version.parse(v) > wanted]
+    out: list[str] = []
+    while len(out) < n and (below or above):
+        if below:
+            out.append(below.pop())
+        if above and len(out) < n:
+            out.append(above.pop(0))
+    return out
 
 
 def _release_version(kb: KnowledgeBase, product: str, text: str, flag: str) -> str:
@@ -524,10 +523,13 @@ class Explanation:
     conditions: tuple[ConditionResult, ...] = ()
     hop: tuple[str | None, str | None] = (None, None)
     related: tuple[str, ...] = ()  # hazard ids of a release/product, migrations' hazards
+    truth: str = ""  # with a state: the hazard's condition as a whole (true/false/unknown)
 
 
 def _missing(keys: Sequence[str]) -> tuple[MissingFact, ...]:
-    return tuple(MissingFact(k, how_to_supply(k)) for k in keys)
+    from upgradeplan.conditions import missing_fact_hint
+
+    return tuple(MissingFact(k, missing_fact_hint(k)) for k in keys)
 
 
 def how_to_supply(key: str) -> str:
@@ -606,13 +608,13 @@ def _explain_hazard(
     if from_version is not None and to_version is not None:
         finding = planner.evaluate_hazard(kb, hazard, state, from_version, to_version)
     results: tuple[ConditionResult, ...] = ()
+    truth = Truth.TRUE
     if hazard.when is not None:
+        truth, evidence = conditions.evaluate(
+            hazard.when, state, kb, hop=(from_version, to_version)
+        )
         if finding is not None and finding.evidence:
-            evidence: Sequence[Evidence] = finding.evidence
-        else:
-            _, evidence = conditions.evaluate(
-                hazard.when, state, kb, hop=(from_version, to_version)
-            )
+            evidence = finding.evidence
         results = _condition_results(evidence)
     return Explanation(
         kind="hazard",
@@ -621,6 +623,7 @@ def _explain_hazard(
         finding=finding,
         conditions=results,
         hop=(from_version, to_version),
+        truth=truth.value,
         related=hazard.migrations,
     )
 

@@ -208,13 +208,13 @@ def _check(key: str, value: str, where: str) -> None:
 
 
 def _from_objects(kb: KnowledgeBase | None, objects: list[dict[str, Any]], label: str) -> State:
-    from upgradeplan.readers import objects as objects_reader
+    from upgradeplan.readers.objects import state_from_objects
 
     if kb is None:
         from upgradeplan.kb.loader import load
 
         kb = load()
-    state = objects_reader.state_from_objects(kb, objects, source_prefix=label)
+    state = state_from_objects(kb, objects, source_prefix=label)
     return (
         state if state.name else State(facts=state.facts, name=label, unreadable=state.unreadable)
     )

@@ -65,6 +65,7 @@ def finding_to_dict(f: Finding) -> dict[str, Any]:
         "to": f.to_version,
         "reason": f.reason,
         "location": f.location,
+        "fixed_by": list(getattr(f, "fixed_by", ())),
         "evidence": [evidence_to_dict(e) for e in f.evidence],
         "missing": [{"key": m.key, "how": m.how} for m in f.missing],
         "consequence": f.consequence,
@@ -293,8 +294,9 @@ def explanation_to_dict(e: Explanation) -> dict[str, Any]:
     if e.product is not None:
         out["product"] = product_to_dict(e.product)
     out["related"] = list(e.related)
-    if e.kind == "hazard" and (e.conditions or e.finding is not None):
+    if e.kind == "hazard" and (e.conditions or e.finding is not None or e.truth):
         out["hop"] = {"from": e.hop[0], "to": e.hop[1]}
+        out["truth"] = e.truth
         out["status"] = e.finding.status if e.finding is not None else None
         out["reason"] = e.finding.reason if e.finding is not None else ""
         out["conditions"] = [

@@ -15,7 +15,13 @@ import click
 from upgradeplan.model import Evidence, Finding, Plan, Step
 
 if TYPE_CHECKING:
-    from upgradeplan.api import CheckResult, Diagnosis, Explanation, PlanResult
+    from upgradeplan.api import (
+        CheckResult,
+        ConditionResult,
+        Diagnosis,
+        Explanation,
+        PlanResult,
+    )
 
 ARROW = "→"
 
@@ -119,6 +125,11 @@ def finding_lines(f: Finding, s: Style, prefix: str = "  ") -> list[str]:
     return out
 
 
+def out_of_scope(f: Finding) -> bool:
+    """A finding whose hazard does not concern the hop at all (no condition was evaluated)."""
+    return f.status == "does-not-apply" and not f.evidence and f.reason.startswith("not in scope")
+
+
 def _order(findings: Sequence[Finding]) -> list[Finding]:
     rank = {"applies": 0, "may-apply": 1, "does-not-apply": 2}
     sev = {"blocking": 0, "warning": 1, "notice": 2}
@@ -172,13 +183,17 @@ def render_check(results: Sequence[CheckResult], color: bool = False) -> str:
             out.append(f"check{name}: {s.verdict('undetermined')}: could not read: {r.error}")
             continue
         out.append(f"check {_jump_title(r.plan)}{name}: {s.verdict(r.verdict)}")
-        if not r.findings:
+        shown = [f for f in r.findings if not out_of_scope(f)]
+        if not shown:
             out.append("  no known hazard concerns this move")
         else:
             label = "Findings on the direct jump:" if r.plan and r.plan.targets else "Findings:"
             out.append(label)
-            for f in _order(r.findings):
+            for f in _order(shown):
                 out.extend(finding_lines(f, s))
+        others = sorted({f.hazard for f in r.findings if out_of_scope(f)})
+        if others:
+            out.append(f"  not in scope of this move: {', '.join(others)}")
         if r.recommended is not None:
             rec = r.recommended
             out.append(f"Recommended path ({s.verdict(rec.verdict)}):")
@@ -251,6 +266,25 @@ def render_plan(results: Sequence[PlanResult], color: bool = False) -> str:
     return "\n".join(out) + "\n"
 
 
+_TRUTH_TEXT = {
+    "true": "the conditions hold",
+    "false": "the conditions do not hold",
+    "unknown": "undetermined (facts are missing)",
+}
+
+
+def _condition_state(result: str, negated: bool) -> str:
+    """Whether the condition (with its ``not``) holds on the state."""
+    if result == "unknown":
+        return "unknown"
+    holds = (result == "true") != negated
+    return "holds" if holds else "does not hold"
+
+
+def _claim(c: ConditionResult) -> str:
+    return f"NOT ({c.description})" if c.negated else c.description
+
+
 def render_explain(e: Explanation, color: bool = False) -> str:
     s = Style(color)
     out: list[str] = []
@@ -272,16 +306,20 @@ def render_explain(e: Explanation, color: bool = False) -> str:
             if text:
                 out.append(f"{label}:")
                 out.extend(_indent(text, "  "))
-        if e.conditions or e.finding is not None:
+        if e.conditions or e.finding is not None or e.truth:
             hop_from, hop_to = e.hop
             hop = f"{hop_from or '?'} {ARROW} {hop_to or '?'}"
-            status = e.finding.status if e.finding is not None else "evaluated"
-            out.append(f"On this installation ({hop}): {s.status(status).strip()}")
+            if e.finding is not None:
+                status = s.status(e.finding.status).strip()
+            else:
+                status = _TRUTH_TEXT.get(e.truth, e.truth)
+            out.append(f"On this installation ({hop}): {status}")
+            if hop_to is None and h.scope in ("skip", "transition"):
+                out.append("  (no hop given: pass --to PRODUCT=VERSION to judge a hop)")
             if e.finding is not None and e.finding.reason:
                 out.append(f"  why: {e.finding.reason}")
             for c in e.conditions:
-                neg = "not " if c.negated else ""
-                out.append(f"  condition {neg}{c.predicate}: {c.result} — {c.description}")
+                out.append(f"  condition {_condition_state(c.result, c.negated)}: {_claim(c)}")
                 for key, value, source in c.observed:
                     out.append(f"    observed {key} = {value} (from {source})")
                 for m in c.missing:

@@ -1,0 +1,77 @@
+"""Start-up stays light: --help and version import no heavy library; offline check no kubernetes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+HEAVY = ("kubernetes", "networkx", "jinja2")
+
+PROBE = """
+import json, sys
+from upgradeplan.cli import run
+code = run({args!r})
+sys.stdout.flush()
+print("\\n@@" + json.dumps({{"code": code, "loaded": [m for m in {heavy!r} if m in sys.modules]}}))
+"""
+
+
+def _loaded(args: list[str]) -> tuple[int, list[str]]:
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE.format(args=args, heavy=HEAVY)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=False,
+    )
+    marker = proc.stdout.rsplit("@@", 1)
+    assert len(marker) == 2, proc.stdout + proc.stderr
+    doc = json.loads(marker[1])
+    return int(doc["code"]), list(doc["loaded"])
+
+
+def test_help_imports_no_heavy_library() -> None:
+    code, loaded = _loaded(["--help"])
+    assert code == 0
+    assert loaded == []
+
+
+def test_version_imports_no_heavy_library() -> None:
+    code, loaded = _loaded(["version"])
+    assert code == 0
+    assert loaded == []
+
+
+def test_subcommand_help_imports_no_heavy_library() -> None:
+    code, loaded = _loaded(["check", "--help"])
+    assert code == 0
+    assert loaded == []
+
+
+def test_offline_check_with_stated_facts_does_not_import_kubernetes() -> None:
+    code, loaded = _loaded(
+        [
+            "check",
+            "--installed",
+            "agent-platform=4.7.18",
+            "--pin",
+            "agent-platform-connectivity=4.7.18",
+            "--fact",
+            "helmrelease.kagent.drift-detection=disabled",
+            "--to",
+            "agent-platform=4.8.0",
+        ]
+    )
+    assert code == 3
+    assert "kubernetes" not in loaded
+
+
+def test_offline_check_from_a_snapshot_does_not_import_kubernetes() -> None:
+    code, loaded = _loaded(
+        ["check", "--state", "examples/installation-4.7.18.yaml", "--to", "agent-platform=4.8.0"]
+    )
+    assert code == 3
+    assert "kubernetes" not in loaded

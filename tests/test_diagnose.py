@@ -1,0 +1,116 @@
+"""diagnose: pasted log, event and status lines ranked against the hazards' symptoms."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from upgradeplan import api
+from upgradeplan.cli import cli
+
+
+def _ranked(text: str, *args: str) -> list[str]:
+    result = CliRunner().invoke(cli, ["diagnose", "-o", "json", *args], input=text)
+    assert result.exit_code == 0, result.output
+    return [m["hazard"] for m in json.loads(result.output)["matches"]]
+
+
+def test_token_secret_type_error_ranks_its_hazard_first() -> None:
+    line = "ERROR   Invalid secret type: harness.io/token. Expected harness.io/api-key."
+    assert _ranked(line)[0] == "delegate-token-secret-type"
+
+
+def test_metadata_service_unreachable_ranks_the_renamed_flag_first() -> None:
+    assert _ranked("metadata service unreachable")[0] == "delegate-metadata-flag-renamed"
+
+
+@pytest.mark.parametrize(
+    ("line", "hazard"),
+    [
+        (
+            "Warning  FailedScheduling  0/3 nodes are available: 3 node(s) had taint "
+            "{cloud-provider=gcp:NoSchedule} that the pod didn't tolerate.",
+            "delegate-missing-toleration",
+        ),
+        (
+            'The CustomResourceDefinition "agents.kagent.dev" is invalid: '
+            'status.storedVersions[0]: Invalid value: "v1alpha2": must appear in spec.versions',
+            "kagent-crds-v1alpha2-stored",
+        ),
+        (
+            "helm-controller  DriftDetected: Harness/kagent/kagent removed",
+            "harness-gap-skipping-to-481",
+        ),
+        (
+            "2026-10-02T10:00:01Z ERROR: connection to harness.io refused (mtls policy)",
+            "delegate-istio-sidecar",
+        ),
+        (
+            'Failed to provision volume with StorageClass: storageclass.storage.k8s.io "standard" '
+            "not found",
+            "delegate-storage-class-standard",
+        ),
+        (
+            'error: no matches for kind "CSIStorageCapacity" in version "storage.k8s.io/v1beta1"',
+            "delegate-needs-kubernetes-128",
+        ),
+        (
+            'Job.batch "agent-platform-connectivity-migrate" is invalid: spec.template: '
+            "field is immutable",
+            "connectivity-migrate-job-immutable",
+        ),
+    ],
+)
+def test_symptom_lines_rank_their_hazard_first(line: str, hazard: str) -> None:
+    assert _ranked(line)[0] == hazard
+
+
+def test_several_lines_of_one_incident_beat_a_single_generic_match() -> None:
+    text = "\n".join(
+        [
+            "all dependencies are ready, release in-sync with desired state",
+            'Error from server (NotFound): harnesses.kagent.dev "kagent" not found',
+            "context deadline exceeded",
+        ]
+    )
+    ranked = _ranked(text)
+    assert ranked[0] in ("harness-handover-skipped", "harness-missing-on-480")
+    assert ranked.index("kagent-crds-v1alpha2-stored") > 0
+
+
+def test_every_symptom_example_is_recognised_among_the_best_matches() -> None:
+    kb = api.load_kb()
+    for hazard in kb.hazards.values():
+        for symptom in hazard.symptoms:
+            if not symptom.example:
+                continue
+            found = api.diagnose(kb, symptom.example)
+            best = found[0].score if found else None
+            tied = [d.hazard.id for d in found if d.score == best]
+            assert hazard.id in tied, (hazard.id, symptom.example)
+
+
+def test_text_output_gives_the_recovery_and_reads_a_file(tmp_path: object) -> None:
+    from pathlib import Path
+
+    path = Path(str(tmp_path)) / "log.txt"
+    path.write_text("boot\nmetadata service unreachable\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["diagnose", str(path)])
+    assert result.exit_code == 0
+    assert result.output.startswith("1. delegate-metadata-flag-renamed")
+    assert "line 2: metadata service unreachable" in result.output
+    assert "Recover:" in result.output
+
+
+def test_nothing_matching_says_so() -> None:
+    result = CliRunner().invoke(cli, ["diagnose"], input="all good here\n")
+    assert result.exit_code == 0
+    assert "No known symptom" in result.output
+
+
+def test_specificity_counts_literal_characters() -> None:
+    assert api.specificity("abc") == 3
+    assert api.specificity(r"a\.b.*c") == 4
+    assert api.specificity(r"\d+ nodes") == 6

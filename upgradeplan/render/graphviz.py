@@ -166,14 +166,20 @@ def path_view(plan: Plan) -> GraphView:
             nodes[node_id(product, current)].label += " · now"
     for n, step in enumerate(plan.steps, 1):
         src, dst = node(step.product, step.from_version), node(step.product, step.to_version)
-        hazards = _hazard_ids(step.findings, ("applies", "may-apply"))
+        hazards = _hazard_ids(step.findings, ("applies",))
+        maybe = _hazard_ids(step.findings, ("may-apply",))
         label = f"step {n}"
         if hazards:
             label += ": " + ", ".join(hazards)
             if "hazard" not in nodes[dst].classes:
                 nodes[dst].classes.append("hazard")
+        extras = []
         if step.actions:
-            label += f" (+{len(step.actions)} actions)"
+            extras.append(f"{len(step.actions)} actions")
+        if maybe:
+            extras.append(f"{len(maybe)} may apply")
+        if extras:
+            label += f" ({', '.join(extras)})"
         edges.append(GEdge(src, dst, label, "path"))
     direct = _hazard_ids(plan.direct.findings, ("applies",))
     for target in plan.targets:

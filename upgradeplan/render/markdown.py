@@ -25,6 +25,7 @@ from upgradeplan.model import (
     Step,
 )
 from upgradeplan.render import upgrade_doc
+from upgradeplan.render.patches import source_location
 
 if TYPE_CHECKING:
     from jinja2 import Template
@@ -81,21 +82,25 @@ def _value(value: object) -> str:
 
 
 def finding_md(f: FindingView) -> str:
+    """A finding as a bullet: what, why (with the observed facts and their sources), what
+    happens and how to recover; a finding that may apply names the facts that would settle it."""
     status = {"applies": "applies", "may-apply": "may apply"}.get(f.status, f.status)
     head = f"**`{f.hazard}`** ({f.severity}, {status}): {f.title}"
     if f.where:
         head += f" — {f.where}"
     lines = [wrap_md(head, indent="  ", first="- ")]
+    if f.status == "may-apply":
+        if f.missing:
+            lines.append(wrap_md("; ".join(f.missing), indent="    ", first="  - Missing: "))
+        return "\n".join(lines)
     if f.reason:
         lines.append(wrap_md(f.reason, indent="  ", first="  "))
-    for ev in f.evidence:
-        lines.append(wrap_md(ev, indent="    ", first="  - "))
-    for miss in f.missing:
-        lines.append(wrap_md(miss, indent="    ", first="  - "))
+    for fact in f.evidence:
+        lines.append(wrap_md(fact, indent="    ", first="  - Observed: "))
     if f.consequence:
-        lines.append(wrap_md(f"What happens: {f.consequence}", indent="    ", first="  - "))
+        lines.append(wrap_md(f.consequence, indent="    ", first="  - What happens: "))
     if f.recover:
-        lines.append(wrap_md(f"Recover: {f.recover}", indent="    ", first="  - "))
+        lines.append(wrap_md(f.recover, indent="    ", first="  - Recover: "))
     return "\n".join(lines)
 
 
@@ -211,17 +216,13 @@ _VERDICT_WORDS = {
 
 
 def _finding_view(f: Finding) -> FindingView:
-    evidence: list[str] = []
+    observed: list[str] = []
     for ev in f.evidence:
-        observed = "; ".join(
-            f"`{fact.key}` = `{_value(fact.value)}` ({fact.source})" for fact in ev.facts
-        )
-        truth = {"true": "yes", "false": "no", "unknown": "unknown"}[ev.result.value]
-        line = f"{ev.description}: {truth}"
-        if observed:
-            line += f" — {observed}"
-        evidence.append(line)
-    missing = tuple(f"Missing `{m.key}`: {m.how}" for m in f.missing)
+        for fact in ev.facts:
+            line = f"`{fact.key}` = `{_value(fact.value)}` ({fact.source})"
+            if line not in observed:
+                observed.append(line)
+    missing = tuple(f"`{m.key}` ({m.how})" for m in f.missing)
     return FindingView(
         hazard=f.hazard,
         title=f.title,
@@ -229,21 +230,35 @@ def _finding_view(f: Finding) -> FindingView:
         status=f.status,
         where=f"`{f.location}`" if f.location else "",
         reason=f.reason,
-        evidence=tuple(evidence),
+        evidence=tuple(observed),
         missing=missing,
-        consequence=" ".join(f.consequence.split()) if f.status != "does-not-apply" else "",
+        consequence=" ".join(f.consequence.split()) if f.status == "applies" else "",
         recover=" ".join(f.recover.split()) if f.status == "applies" else "",
     )
 
 
-def _relevant(findings: Sequence[Finding]) -> tuple[FindingView, ...]:
-    return tuple(_finding_view(f) for f in findings if f.status in ("applies", "may-apply"))
+def _key(f: Finding) -> tuple[str, str]:
+    return (f.hazard, f.status)
+
+
+def _relevant(
+    findings: Sequence[Finding], shown: set[tuple[str, str]] | None = None
+) -> tuple[FindingView, ...]:
+    """Findings that apply or may apply, applying ones first; those already ``shown``
+    (state hazards listed once for the installation as it is) are left out."""
+    chosen = [
+        f
+        for f in findings
+        if f.status in ("applies", "may-apply") and (shown is None or _key(f) not in shown)
+    ]
+    chosen.sort(key=lambda f: 0 if f.status == "applies" else 1)
+    return tuple(_finding_view(f) for f in chosen)
 
 
 def _move_text(m: Move) -> str:
     what = f"`{m.product}`" if m.kind == "installed" else f"pin of `{m.product}`"
     text = f"{what}: `{m.before or 'none'}` → `{m.after or 'none'}`"
-    if m.source:
+    if m.source and source_location(m.source) is not None:
         text += f" (in `{m.source}`)"
     return text
 
@@ -272,7 +287,9 @@ def _action_view(a: Action) -> ActionView:
     )
 
 
-def _step_view(kb: KnowledgeBase, n: int, total: int, step: Step) -> StepView:
+def _step_view(
+    kb: KnowledgeBase, n: int, total: int, step: Step, shown: set[tuple[str, str]]
+) -> StepView:
     rel = kb.release(step.product, step.to_version)
     title = f" ({rel.title})" if rel is not None and rel.title else ""
     heading = f"Step {n} of {total}: {step.product} {step.from_version} → {step.to_version}{title}"
@@ -283,8 +300,8 @@ def _step_view(kb: KnowledgeBase, n: int, total: int, step: Step) -> StepView:
     return StepView(
         heading=heading,
         summary=" ".join(rel.summary.split()) if rel is not None else "",
-        moves=tuple(_move_text(m) for m in step.moves),
-        findings=_relevant(step.findings),
+        moves=tuple(dict.fromkeys(_move_text(m) for m in step.moves)),
+        findings=_relevant(step.findings, shown),
         ruled_out=", ".join(ruled),
         actions=tuple(_action_view(a) for a in (*befores, *afters)),
         move_label="The step",
@@ -319,6 +336,8 @@ def runbook(plan: Plan, kb: KnowledgeBase, state: State | None = None) -> str:
         if direct_hazards:
             direct_line += " (" + ", ".join(f"`{h}` applies" for h in direct_hazards) + ")"
         direct_line += "."
+    # a state hazard is about the installation whatever the path: listed once, up front
+    shown = {_key(f) for f in plan.state_findings if f.scope == "state"}
     view = RunbookView(
         title=f"Runbook: {targets}" if targets else "Runbook",
         intro=intro,
@@ -326,9 +345,9 @@ def runbook(plan: Plan, kb: KnowledgeBase, state: State | None = None) -> str:
         direct_line=direct_line,
         blocked_by=", ".join(f"`{h}`" for h in plan.blocked_by),
         mermaid=to_mermaid(path_view(plan)).rstrip("\n"),
-        direct_findings=_relevant(plan.direct.findings) if plan.targets else (),
+        direct_findings=_relevant(plan.direct.findings, shown) if plan.targets else (),
         state_findings=_relevant(plan.state_findings),
-        steps=tuple(_step_view(kb, i, n, s) for i, s in enumerate(plan.steps, 1)),
+        steps=tuple(_step_view(kb, i, n, s, shown) for i, s in enumerate(plan.steps, 1)),
     )
     return _finish(template("runbook.j2").render(rb=view))
 

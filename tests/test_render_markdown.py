@@ -1,0 +1,191 @@
+"""UPGRADE.md and runbooks: golden files (pytest --update-golden) plus the facts that matter."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+from upgradeplan import api
+from upgradeplan.model import KnowledgeBase
+from upgradeplan.readers import stated
+from upgradeplan.render import markdown, upgrade_doc
+
+GOLDEN = REPO / "tests" / "golden"
+
+S1_FACTS = [
+    "helmrelease.kagent.drift-detection=disabled",
+    "object.Harness.kagent.kagent.exists=true",
+    "object.Harness.kagent.kagent.annotations=",
+]
+S6_FACTS = [
+    "workload.harness-delegate.namespace=harness-delegate-ng",
+    "workload.harness-delegate.name=harness-delegate",
+    "workload.harness-delegate.args=--instance-metadata-url=https://169.254.169.254",
+    "values.harness-delegate.delegateVersion=0.29.0",
+    "kubernetes=1.31.0",
+    "workload.harness-delegate.env-secrets=harness-api-key",
+    "secret.harness-delegate-ng.harness-api-key.type=Opaque",
+]
+
+
+@pytest.fixture(scope="module")
+def kb() -> KnowledgeBase:
+    return api.load_kb()
+
+
+def golden(name: str, text: str, update: bool) -> None:
+    path = GOLDEN / name
+    if update:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert path.is_file(), f"{path} is missing; run pytest --update-golden"
+    assert text == path.read_text(encoding="utf-8"), f"{name} differs; review and --update-golden"
+
+
+def _section(doc: str, version_heading: str) -> str:
+    parts = re.split(r"(?m)^## ", doc)
+    found = [p for p in parts if p.startswith(version_heading)]
+    assert found, f"no section {version_heading!r}"
+    return found[0]
+
+
+def test_upgrade_md_golden(kb: KnowledgeBase, update_golden: bool) -> None:
+    golden("UPGRADE-agent-platform.md", markdown.upgrade_md(kb, "agent-platform"), update_golden)
+
+
+def test_upgrade_md_shape(kb: KnowledgeBase) -> None:
+    doc = markdown.upgrade_md(kb, "agent-platform")
+    lines = doc.splitlines()
+    assert lines[0] == "# Upgrading agent-platform"
+    assert lines[2] and not lines[2].startswith("#")  # the one-line purpose
+    headings = [ln for ln in lines if ln.startswith("## ")]
+    assert headings[0] == (
+        r"## \<current\> → \<next\> (`agent-platform-connectivity` follows the meta chart's "
+        "exact version)"
+    )
+    from upgradeplan.versions import Version
+
+    versions = [h.split(" → ")[1].split(" (")[0] for h in headings[1:] if " → " in h]
+    parsed = [Version.parse(v) for v in versions]
+    assert parsed == sorted(parsed, reverse=True)  # newest first
+    assert doc.count("### Operator action") == len(headings)
+
+
+def test_480_section_has_both_path_bullets_and_the_forced_reconcile(kb: KnowledgeBase) -> None:
+    sec = _section(markdown.upgrade_md(kb, "agent-platform"), "4.7.x → 4.8.0")
+    assert "- **In order, via 4.7.19** (the default path):" in sec
+    assert "- **Skipping 4.7.19** (from 4.7.18 or earlier straight to 4.8.0):" in sec
+    assert re.search(r"kubectl -n \S+ annotate helmrelease kagent .*forceAt=", sec)
+    assert "- **Recognising it worked**:" in sec
+
+
+def test_481_section_says_the_forced_reconcile_is_no_longer_needed(kb: KnowledgeBase) -> None:
+    sec = _section(markdown.upgrade_md(kb, "agent-platform"), "4.8.0 → 4.8.1")
+    assert "forced reconcile" in sec and "no longer needed" in " ".join(sec.split())
+    assert "**Skipping 4.7.19** (from 4.7.18 or earlier straight to 4.8.1)" in sec
+
+
+def test_sections_can_be_chosen(kb: KnowledgeBase) -> None:
+    part = markdown.upgrade_md(kb, "agent-platform", from_version="4.7.18", to_version="4.8.1")
+    assert not part.startswith("# ")
+    assert [ln for ln in part.splitlines() if ln.startswith("## ")] == [
+        ln
+        for ln in part.splitlines()
+        if ln.startswith(("## 4.8.0 → 4.8.1", "## 4.7.x → 4.8.0", "## 4.7.18 → 4.7.19"))
+    ]
+    assert len([ln for ln in part.splitlines() if ln.startswith("## ")]) == 3
+    nxt = markdown.upgrade_md(kb, "agent-platform", next_only=True)
+    assert nxt.startswith(r"## \<current\> → \<next\>")
+
+
+def test_path_bullets_come_from_the_skip_hazards(kb: KnowledgeBase) -> None:
+    """Without the release's own notes, the skip hazards still give both path bullets."""
+    from dataclasses import replace
+
+    rel = kb.release("agent-platform", "4.8.0")
+    assert rel is not None
+    bare = replace(rel, notes=())
+    sec = upgrade_doc.section(kb, bare)
+    conditions = [(b.condition, b.aside) for b in sec.bullets]
+    assert ("In order, via 4.7.19", "(the default path)") in conditions
+    skipping = next(b for b in sec.bullets if b.condition == "Skipping 4.7.19")
+    assert skipping.aside == "(from 4.7.18 or earlier straight to 4.8.0)"
+    assert any("forceAt" in c for c in skipping.commands)
+    assert sec.bullets[-1].condition == "Recognising it worked"
+
+
+def test_unknown_product_is_a_clear_error(kb: KnowledgeBase) -> None:
+    from upgradeplan.errors import UnknownName
+
+    with pytest.raises(UnknownName, match="agent-platfrom"):
+        markdown.upgrade_md(kb, "agent-platfrom")
+
+
+def _runbook(
+    kb: KnowledgeBase, installed: list[str], pins: list[str], facts: list[str], to: str
+) -> str:
+    state = stated.from_flags(kb, installed, pins, facts)
+    result = api.plan(kb, state, [to])
+    assert result.plan is not None
+    return markdown.runbook(result.plan, kb, state)
+
+
+def test_runbook_s1_installation_to_481_golden(kb: KnowledgeBase, update_golden: bool) -> None:
+    text = _runbook(
+        kb,
+        ["agent-platform=4.7.18"],
+        ["agent-platform-connectivity=4.7.18"],
+        S1_FACTS,
+        "agent-platform=4.8.1",
+    )
+    golden("runbook-s1-4.7.18-to-4.8.1.md", text, update_golden)
+    assert "## Step 1 of 2: agent-platform 4.7.18 → 4.7.19" in text
+    assert "## Step 2 of 2: agent-platform 4.7.19 → 4.8.1" in text
+    assert "```mermaid" in text and "harness-gap-skipping-to-481" in text
+
+
+def test_runbook_s6_delegate_golden(kb: KnowledgeBase, update_golden: bool) -> None:
+    text = _runbook(
+        kb,
+        ["harness-delegate=0.29.0", "harness-cd=24.12.0"],
+        [],
+        S6_FACTS,
+        "harness-delegate=0.31.2",
+    )
+    golden("runbook-s6-delegate-0.29.0-to-0.31.2.md", text, update_golden)
+    assert "--metadata-endpoint" in text
+    assert "https://169.254.169.254" in text
+    assert "delegateVersion" in text
+    assert "harness-delegate-ng" in text
+
+
+def test_runbook_uses_the_installation_names(kb: KnowledgeBase) -> None:
+    text = _runbook(
+        kb,
+        ["agent-platform=4.8.0"],
+        ["agent-platform-connectivity=4.8.0"],
+        [
+            "helmrelease.kagent.drift-detection=disabled",
+            "helmrelease.kagent.namespace=flux-giantswarm",
+            "object.Harness.kagent.kagent.exists=false",
+        ],
+        "agent-platform=4.8.1",
+    )
+    assert "kubectl -n flux-giantswarm annotate helmrelease kagent" in text
+    assert "<gitops-namespace>" not in text
+
+
+def test_templates_are_strict(kb: KnowledgeBase) -> None:
+    """A field the template names and the view lacks fails instead of rendering blank."""
+    import jinja2
+
+    tpl = markdown.make_env().from_string("{{ doc.nope }}")
+    with pytest.raises(jinja2.UndefinedError):
+        tpl.render(doc=upgrade_doc.document(kb, "agent-platform", []))
+
+
+def test_golden_folder_exists() -> None:
+    assert Path(GOLDEN).parent.is_dir()

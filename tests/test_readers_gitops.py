@@ -7,11 +7,19 @@ bundled knowledge.
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from upgradeplan.cli import cli
 from upgradeplan.errors import BadInput
 from upgradeplan.model import (
     NEXT,
@@ -37,7 +45,9 @@ def _kb() -> KnowledgeBase:
     products = {
         meta: product(meta, helmrelease=(meta,), chart=(meta,)),
         conn: product(conn, helmrelease=(conn,), chart=(conn,), bom_component=conn),
-        "kagent": product("kagent", helmrelease=("kagent",), chart=("kagent",), bom_component="kagent"),
+        "kagent": product(
+            "kagent", helmrelease=("kagent",), chart=("kagent",), bom_component="kagent"
+        ),
         "harness-delegate": product(
             "harness-delegate",
             "agent",
@@ -253,7 +263,10 @@ def test_digest_pins_and_unpinned_charts(tmp_path: Path) -> None:
 
 
 def test_versions_keep_their_spelling(tmp_path: Path) -> None:
-    _write(tmp_path, {"bom.yaml": "components:\n  agent-platform-connectivity:\n    versionRange: 4.10\n"})
+    _write(
+        tmp_path,
+        {"bom.yaml": "components:\n  agent-platform-connectivity:\n    versionRange: 4.10\n"},
+    )
     facts = _facts(gitops.read(KB, str(tmp_path)))
     assert facts["pin.agent-platform-connectivity"][0] == "4.10"
 
@@ -280,7 +293,10 @@ def test_disabled_and_unknown_components(tmp_path: Path) -> None:
 def test_delegate_values_deployment_secret_and_namespace() -> None:
     root = str(FIXTURES / "s6")
     facts = _facts(gitops.read(KB, root))
-    assert facts["pin.harness-delegate"] == ("0.29.0", f"{root}/harness-delegate/helmrelease.yaml:12")
+    assert facts["pin.harness-delegate"] == (
+        "0.29.0",
+        f"{root}/harness-delegate/helmrelease.yaml:12",
+    )
     assert facts["values.harness-delegate.delegateVersion"] == (
         "0.29.0",
         f"{root}/harness-delegate/values.yaml:5",
@@ -377,7 +393,7 @@ def test_kustomization_resources_generators_and_namespace(tmp_path: Path) -> Non
                 metadata: {name: kagent}
                 spec: {chart: {spec: {chart: kagent, version: "0.11.0-gs.6"}}}
             """,
-            "apps/not-listed.yaml": "components: {agent-platform-connectivity: {versionRange: '9.9.9'}}\n",
+            "apps/not-listed.yaml": "components: {agent-platform-connectivity: {versionRange: 9.9.9}}",
             "bom.yaml": "components: {agent-platform-connectivity: {versionRange: '4.7.18'}}\n",
         },
     )
@@ -462,3 +478,422 @@ def test_unchanged_selection_and_unknown_selection() -> None:
             _state(harness_delegate=(">=1.0.0", "values.yaml:4")),
         )
     assert err.value.location == "values.yaml:4"
+
+
+# --------------------------------------------------------------------------- scenarios via CLI
+#
+# Each reference scenario (/work/notes/scenarios.md) once with stated facts and once with
+# the same installation written as GitOps files (tests/fixtures/gitops/<scenario>). Facts a
+# GitOps repository cannot hold are stated with --fact in both forms, exactly as the
+# scenario lists them: whether the Harness object exists in the cluster and its annotations,
+# the Kubernetes version, the Harness CD platform version, and the version a range-pinned
+# chart actually runs.
+
+HARNESS_UNPROTECTED = [
+    "--fact",
+    "object.Harness.kagent.kagent.exists=true",
+    "--fact",
+    "object.Harness.kagent.kagent.annotations=",
+]
+HARNESS_KEPT = [
+    "--fact",
+    "object.Harness.kagent.kagent.exists=true",
+    "--fact",
+    "object.Harness.kagent.kagent.annotations=helm.sh/resource-policy=keep",
+]
+KAGENT_NO_DRIFT = ["--fact", "helmrelease.kagent.drift-detection=disabled"]
+S1_STATED = [
+    "--installed",
+    "agent-platform=4.7.18",
+    "--pin",
+    "agent-platform-connectivity=4.7.18",
+    *KAGENT_NO_DRIFT,
+    *HARNESS_UNPROTECTED,
+]
+S6_STATED = [
+    "--installed",
+    "harness-delegate=0.29.0",
+    "--fact",
+    "workload.harness-delegate.namespace=harness-delegate-ng",
+    "--fact",
+    "workload.harness-delegate.name=harness-delegate",
+    "--fact",
+    "workload.harness-delegate.args=--instance-metadata-url=https://169.254.169.254",
+    "--fact",
+    "values.harness-delegate.delegateVersion=0.29.0",
+    "--fact",
+    "workload.harness-delegate.env-secrets=harness-api-key",
+    "--fact",
+    "secret.harness-delegate-ng.harness-api-key.type=Opaque",
+]
+S6_CLUSTER = ["--fact", "kubernetes=1.31.0", "--installed", "harness-cd=24.12.0"]
+S7_STATED = [
+    "--installed",
+    "harness-delegate=0.31.2",
+    "--fact",
+    "workload.harness-delegate.namespace=harness-delegate-ng",
+    "--fact",
+    "workload.harness-delegate.name=harness-delegate",
+    "--fact",
+    "workload.harness-delegate.env-secrets=harness-delegate-token",
+    "--fact",
+    "secret.harness-delegate-ng.harness-delegate-token.type=harness.io/token",
+]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    stated: list[str]
+    gitops: list[str]  # the fixture directory, then the facts git cannot hold
+    args: list[str]  # --to / --hold
+    verdict: str
+    exit_code: int
+    statuses: dict[str, str]
+    path: dict[str, list[str]] | None = None  # the plan's path (with a target)
+    plan_verdict: str | None = None
+
+
+def _fx(name: str) -> list[str]:
+    return ["--gitops", str(FIXTURES / name)]
+
+
+SCENARIOS = [
+    Scenario(
+        "s1",
+        S1_STATED,
+        [*_fx("s1"), *HARNESS_UNPROTECTED],
+        ["--to", "agent-platform=4.8.0"],
+        "blocked",
+        3,
+        {
+            "harness-handover-skipped": "applies",
+            "no-drift-detection-on-480": "applies",
+            "harness-missing-on-480": "does-not-apply",
+            "harness-gap-skipping-to-481": "does-not-apply",
+        },
+        {"agent-platform": ["4.7.18", "4.7.19", "4.8.0"]},
+        "safe-with-actions",
+    ),
+    Scenario(
+        "s2",
+        S1_STATED,
+        [*_fx("s2"), *HARNESS_UNPROTECTED],
+        ["--to", "agent-platform=4.8.1"],
+        "safe-with-actions",
+        0,
+        {"harness-gap-skipping-to-481": "applies", "harness-handover-skipped": "does-not-apply"},
+        {"agent-platform": ["4.7.18", "4.7.19", "4.8.1"]},
+        "safe",
+    ),
+    Scenario(
+        "s3-settled",
+        [
+            "--installed",
+            "agent-platform=4.7.18",
+            "--installed",
+            "agent-platform-connectivity=4.7.19",
+            "--pin",
+            "agent-platform-connectivity=>=4.7.0 <5.0.0",
+        ],
+        [*_fx("s3"), "--installed", "agent-platform-connectivity=4.7.19"],
+        ["--to", "agent-platform=4.8.0"],
+        "safe",
+        0,
+        {"harness-handover-skipped": "does-not-apply", "no-drift-detection-on-480": "may-apply"},
+        {"agent-platform": ["4.7.18", "4.8.0"]},
+    ),
+    Scenario(
+        "s3-keep",
+        [
+            "--installed",
+            "agent-platform=4.7.18",
+            "--pin",
+            "agent-platform-connectivity=4.7.18",
+            *KAGENT_NO_DRIFT,
+            *HARNESS_KEPT,
+        ],
+        [*_fx("s1"), *HARNESS_KEPT],
+        ["--to", "agent-platform=4.8.0"],
+        "safe-with-actions",
+        0,
+        {"harness-handover-skipped": "does-not-apply"},
+    ),
+    Scenario(
+        "s3-unsettled",
+        ["--installed", "agent-platform=4.7.18"],
+        _fx("s3-unsettled"),
+        ["--to", "agent-platform=4.8.0"],
+        "undetermined",
+        4,
+        {"harness-handover-skipped": "may-apply"},
+        {"agent-platform": ["4.7.18", "4.7.19", "4.8.0"]},
+    ),
+    Scenario(
+        "s4",
+        [
+            "--installed",
+            "agent-platform=4.8.0",
+            "--pin",
+            "agent-platform-connectivity=4.8.0",
+            *KAGENT_NO_DRIFT,
+            "--fact",
+            "helmrelease.kagent.namespace=flux-giantswarm",
+            "--fact",
+            "object.Harness.kagent.kagent.exists=false",
+        ],
+        [*_fx("s4"), "--fact", "object.Harness.kagent.kagent.exists=false"],
+        [],
+        "blocked",
+        3,
+        {"harness-missing-on-480": "applies", "no-drift-detection-on-480": "applies"},
+    ),
+    Scenario(
+        "s5",
+        S1_STATED,
+        [*_fx("s5"), *HARNESS_UNPROTECTED],
+        ["--to", "agent-platform=4.8.1", "--hold", "agent-platform-connectivity"],
+        "blocked",
+        3,
+        {"connectivity-pin-behind-479-second-owner": "applies"},
+        plan_verdict="blocked",
+    ),
+    Scenario(
+        "s5-state",
+        ["--installed", "agent-platform=4.8.1", "--pin", "agent-platform-connectivity=4.7.18"],
+        _fx("s5-state"),
+        [],
+        "blocked",
+        3,
+        {"connectivity-pin-behind-479-second-owner": "applies"},
+    ),
+    Scenario(
+        "s6",
+        S6_STATED + S6_CLUSTER,
+        [*_fx("s6"), *S6_CLUSTER],
+        ["--to", "harness-delegate=0.31.2"],
+        "blocked",
+        3,
+        {
+            "delegate-metadata-flag-renamed": "applies",
+            "delegate-version-value-not-bumped": "applies",
+            "delegate-needs-kubernetes-128": "does-not-apply",
+            "delegate-token-secret-type": "does-not-apply",
+        },
+        {"harness-delegate": ["0.29.0", "0.31.2"]},
+        "safe-with-actions",
+    ),
+    Scenario(
+        "s7",
+        [*S7_STATED, "--installed", "harness-cd=24.12.0"],
+        [*_fx("s7"), "--installed", "harness-cd=24.12.0"],
+        [],
+        "blocked",
+        3,
+        {"delegate-token-secret-type": "applies"},
+    ),
+    Scenario(
+        "s8",
+        ["--installed", "harness-delegate=0.29.0", "--fact", "kubernetes=1.27.3"],
+        [*_fx("s8"), "--fact", "kubernetes=1.27.3"],
+        ["--to", "harness-delegate=0.31.2"],
+        "blocked",
+        3,
+        {"delegate-needs-kubernetes-128": "applies"},
+        plan_verdict="blocked",
+    ),
+]
+
+
+def _run(args: list[str], cwd: Path | None = None) -> tuple[int, str, str]:
+    runner = CliRunner()
+    if cwd is None:
+        result = runner.invoke(cli, args)
+    else:
+        old = Path.cwd()
+        os.chdir(cwd)
+        try:
+            result = runner.invoke(cli, args)
+        finally:
+            os.chdir(old)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _check(args: list[str]) -> tuple[int, dict[str, Any]]:
+    code, out, err = _run(["check", *args, "-o", "json"])
+    assert code in (0, 3, 4), err
+    return code, json.loads(out)["results"][0]
+
+
+def _judged(result: dict[str, Any]) -> dict[str, str]:
+    return {f["hazard"]: f["status"] for f in result["findings"]}
+
+
+@pytest.mark.parametrize("sc", SCENARIOS, ids=[s.name for s in SCENARIOS])
+def test_check_gives_the_same_answer_from_gitops_files(sc: Scenario) -> None:
+    stated_code, stated = _check([*sc.stated, *sc.args])
+    gitops_code, from_files = _check([*sc.gitops, *sc.args])
+    for code, result in ((stated_code, stated), (gitops_code, from_files)):
+        assert (result["verdict"], code) == (sc.verdict, sc.exit_code)
+        judged = _judged(result)
+        assert {h: judged.get(h) for h in sc.statuses} == sc.statuses
+    # The files may settle what the stated form leaves open (a pod's annotations are in the
+    # Deployment manifest), never contradict what both know.
+    settled = {h: s for h, s in _judged(stated).items() if s != "may-apply"}
+    assert {h: _judged(from_files).get(h) for h in settled} == settled
+    assert (stated["recommended"] or {}).get("path") == (from_files["recommended"] or {}).get(
+        "path"
+    )
+
+
+@pytest.mark.parametrize(
+    "sc", [s for s in SCENARIOS if s.path or s.plan_verdict], ids=lambda s: s.name
+)
+def test_plan_gives_the_same_path_from_gitops_files(sc: Scenario) -> None:
+    plans = []
+    for args in (sc.stated, sc.gitops):
+        code, out, err = _run(["plan", *args, *sc.args, "-o", "json"])
+        assert code in (0, 3, 4), err
+        plans.append((code, json.loads(out)["results"][0]["plan"]))
+    (c1, p1), (c2, p2) = plans
+    assert (c1, p1["verdict"], p1["path"], p1["blocked_by"]) == (
+        c2,
+        p2["verdict"],
+        p2["path"],
+        p2["blocked_by"],
+    )
+    if sc.path is not None:
+        assert p2["path"] == sc.path
+    if sc.plan_verdict is not None:
+        assert p2["verdict"] == sc.plan_verdict
+
+
+def test_s3_unsettled_from_files_names_the_facts_git_cannot_hold() -> None:
+    code, out, _ = _run(["check", *_fx("s3-unsettled"), "--to", "agent-platform=4.8.0"])
+    assert code == 4
+    for key in (
+        "installed.agent-platform-connectivity",
+        "object.Harness.kagent.kagent.annotations",
+    ):
+        assert key in out
+
+
+def test_s4_actions_use_the_gitops_namespace_from_the_bom() -> None:
+    args = [*_fx("s4"), "--fact", "object.Harness.kagent.kagent.exists=false"]
+    code, out, err = _run(["plan", *args, "--to", "agent-platform=4.8.1", "-o", "json"])
+    assert code == 0, err
+    plan = json.loads(out)["results"][0]["plan"]
+    assert plan["path"] == {"agent-platform": ["4.8.0", "4.8.1"]}
+    contents = [a["content"] for s in plan["steps"] for a in s["actions"]]
+    assert any("-n flux-giantswarm" in c for c in contents)
+    assert any("driftDetection" in c for c in contents)
+
+
+# --------------------------------------------------------------------------- the PR gate (--base)
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.email=ci@example.com", "-c", "user.name=ci", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git repository whose HEAD holds S1 (4.7.18 pins) under clusters/prod."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    shutil.copytree(FIXTURES / "s1", tmp_path / "clusters" / "prod")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-q", "-m", "agent-platform 4.7.18")
+    return tmp_path
+
+
+def _bump(repo: Path, *, extra_comment: bool = False) -> None:
+    oci = repo / "clusters/prod/agent-platform/ocirepository.yaml"
+    oci.write_text(oci.read_text().replace('semver: "4.7.18"', 'semver: "4.8.0"'))
+    bom = repo / "clusters/prod/bom.yaml"
+    text = bom.read_text().replace('versionRange: "4.7.18"', 'versionRange: "4.8.0"', 1)
+    if extra_comment:
+        text = text.replace("components:\n", "components:\n  # moved with the meta chart\n", 1)
+    bom.write_text(text)
+
+
+GATE = ["check", "--gitops", "clusters/prod", "--base", "HEAD", *HARNESS_UNPROTECTED]
+
+
+def test_base_gate_catches_the_skip_at_the_pins_line(repo: Path) -> None:
+    _bump(repo)
+    code, out, err = _run(GATE, cwd=repo)
+    assert code == 3, err
+    assert "harness-handover-skipped" in out
+    assert "clusters/prod/bom.yaml:9" in out  # the connectivity pin that makes it apply
+    code, out, _ = _run([*GATE, "-o", "json"], cwd=repo)
+    result = json.loads(out)["results"][0]
+    assert (code, result["verdict"]) == (3, "blocked")
+    assert result["targets"] == [{"product": "agent-platform", "version": "4.8.0"}]
+    skipped = {f["hazard"]: f for f in result["findings"]}["harness-handover-skipped"]
+    assert (skipped["status"], skipped["location"]) == ("applies", "clusters/prod/bom.yaml:9")
+
+
+def test_base_gate_points_at_the_new_line_when_lines_moved(repo: Path) -> None:
+    _bump(repo, extra_comment=True)
+    code, out, _ = _run([*GATE, "-o", "json"], cwd=repo)
+    assert code == 3
+    findings = {f["hazard"]: f for f in json.loads(out)["results"][0]["findings"]}
+    assert findings["harness-handover-skipped"]["location"] == "clusters/prod/bom.yaml:10"
+
+
+def test_base_gate_in_order_bump_passes(repo: Path) -> None:
+    for rel in ("agent-platform/ocirepository.yaml", "bom.yaml"):
+        path = repo / "clusters/prod" / rel
+        path.write_text(path.read_text().replace('"4.7.18"', '"4.7.19"'))
+    code, out, err = _run([*GATE, "-o", "json"], cwd=repo)
+    assert code == 0, err
+    assert json.loads(out)["results"][0]["targets"] == [
+        {"product": "agent-platform", "version": "4.7.19"}
+    ]
+
+
+def test_base_reader_reads_the_committed_files(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _bump(repo)
+    monkeypatch.chdir(repo)
+    at_base = _facts(gitops.read(KB, "clusters/prod", ref="HEAD"))
+    head = _facts(gitops.read(KB, "clusters/prod"))
+    assert at_base["pin.agent-platform"] == (
+        "4.7.18",
+        "clusters/prod/agent-platform/ocirepository.yaml:13",
+    )
+    assert head["pin.agent-platform"][0] == "4.8.0"
+    single = _facts(gitops.read(KB, "clusters/prod/bom.yaml", ref="HEAD"))
+    assert single["pin.agent-platform-connectivity"] == ("4.7.18", "clusters/prod/bom.yaml:9")
+
+
+def test_base_gate_with_a_missing_ref_or_path_is_bad_input(repo: Path) -> None:
+    code, _, err = _run(["check", "--gitops", "clusters/prod", "--base", "origin/nope"], cwd=repo)
+    assert code == 2
+    assert "origin/nope" in err and "git fetch" in err
+    (repo / "clusters/new").mkdir()
+    code, _, err = _run(["check", "--gitops", "clusters/new", "--base", "HEAD"], cwd=repo)
+    assert code == 2
+    assert "does not exist at HEAD" in err
+
+
+def test_base_gate_outside_a_repository_is_bad_input(tmp_path: Path) -> None:
+    shutil.copytree(FIXTURES / "s1", tmp_path / "prod")
+    code, _, err = _run(["check", "--gitops", "prod", "--base", "HEAD"], cwd=tmp_path)
+    assert code == 2
+    assert "not inside a git repository" in err
+
+
+def test_bad_yaml_exits_2_naming_file_and_line(tmp_path: Path) -> None:
+    shutil.copytree(FIXTURES / "s1", tmp_path / "prod")
+    (tmp_path / "prod/bom.yaml").write_text("components:\n  kagent: {versionRange: [\n")
+    code, out, err = _run(["check", "--gitops", "prod"], cwd=tmp_path)
+    assert code == 2
+    assert "prod/bom.yaml:3" in err
+    assert "Traceback" not in err + out

@@ -12,11 +12,11 @@ can point there.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from upgradeplan import versions
 from upgradeplan.errors import BadInput, UpgradeplanError
-from upgradeplan.model import NEXT, Fact, KnowledgeBase, State, Target
+from upgradeplan.model import NEXT, Fact, Finding, KnowledgeBase, Plan, State, Target
 
 __all__ = ["PinChanges", "gitops_targets", "pin_changes"]
 
@@ -38,9 +38,38 @@ class PinChanges:
     holds: tuple[str, ...] = ()
     locations: Mapping[str, str] = field(default_factory=dict)  # product -> head pin file:line
     changes: tuple[PinChange, ...] = ()
+    base_locations: Mapping[str, str] = field(default_factory=dict)  # product -> base pin source
 
     def location_of(self, product: str) -> str:
         return self.locations.get(product, "")
+
+    def relocate(self, finding: Finding) -> Finding:
+        """The finding located at the new pin it is about (in the working tree).
+
+        The planner locates a finding at the file:line of the fact that makes it apply, read
+        from the base ref; when that is a pin the change moved, the new pin's line is the one
+        to show. A finding of a target product with no file location gets its new pin's line.
+        """
+        where = finding.location
+        for product, old in self.base_locations.items():
+            if where and where == old and product in self.locations:
+                return replace(finding, location=self.locations[product])
+        if not where and finding.status != "does-not-apply" and finding.product in self.locations:
+            return replace(finding, location=self.locations[finding.product])
+        return finding
+
+    def relocate_plan(self, plan: Plan) -> Plan:
+        """:meth:`relocate` on every finding of a plan (direct jump, state, steps)."""
+
+        def many(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
+            return tuple(self.relocate(f) for f in findings)
+
+        return replace(
+            plan,
+            direct=replace(plan.direct, findings=many(plan.direct.findings)),
+            state_findings=many(plan.state_findings),
+            steps=tuple(replace(s, findings=many(s.findings)) for s in plan.steps),
+        )
 
 
 def gitops_targets(kb: KnowledgeBase, base_state: State, head_state: State) -> list[Target]:
@@ -102,7 +131,15 @@ def pin_changes(kb: KnowledgeBase, base_state: State, head_state: State) -> PinC
         holds=tuple(holds),
         locations={c.product: c.source for c in changes},
         changes=tuple(changes),
+        base_locations={c.product: _file_line(base[c.product].source) for c in changes},
     )
+
+
+def _file_line(source: str) -> str:
+    """The file:line inside a derived source (``derived: exact pin (bom.yaml:9)``)."""
+    if source.startswith("derived: exact pin (") and source.endswith(")"):
+        return source[len("derived: exact pin (") : -1]
+    return source
 
 
 def _pins(state: State) -> dict[str, Fact]:

@@ -393,7 +393,10 @@ def test_kustomization_resources_generators_and_namespace(tmp_path: Path) -> Non
                 metadata: {name: kagent}
                 spec: {chart: {spec: {chart: kagent, version: "0.11.0-gs.6"}}}
             """,
-            "apps/not-listed.yaml": "components: {agent-platform-connectivity: {versionRange: 9.9.9}}",
+            "apps/not-listed.yaml": """
+                components:
+                  agent-platform-connectivity: {versionRange: 9.9.9}
+            """,
             "bom.yaml": "components: {agent-platform-connectivity: {versionRange: '4.7.18'}}\n",
         },
     )

@@ -92,7 +92,7 @@ def check(
             )
         )
     code = api.worst_exit([r.exit_code for r in results])
-    click.echo(_render_check(ctx, kb, results, output, code), nl=False)
+    click.echo(_render_check(ctx, kb, results, output, code), nl=False, color=_color(ctx))
     ctx.exit(code)
 
 
@@ -215,7 +215,7 @@ def plan(
         text = _markdown(
             kb, [(r.plan, r.state) for r in results if r.plan is not None and r.state is not None]
         )
-    click.echo(text, nl=False)
+    click.echo(text, nl=False, color=_color(ctx))
     ctx.exit(code)
 
 
@@ -259,7 +259,7 @@ def explain(
     from upgradeplan.render.text import render_explain
 
     color = _color(ctx)
-    click.echo("\n".join(render_explain(e, color) for e in explanations), nl=False)
+    click.echo("\n".join(render_explain(e, color) for e in explanations), nl=False, color=color)
 
 
 @click.command("diagnose")
@@ -287,7 +287,8 @@ def diagnose(ctx: click.Context, file: str, output: str, top: int | None) -> Non
         return
     from upgradeplan.render.text import render_diagnose
 
-    click.echo(render_diagnose(found, _color(ctx)), nl=False)
+    color = _color(ctx)
+    click.echo(render_diagnose(found, color), nl=False, color=color)
 
 
 def _read_text(file: str) -> str:

@@ -1,0 +1,211 @@
+"""check/plan output formats, --fail-on, colour, and several cluster contexts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from fakeapi import FakeAPIFactory, fake_api
+
+from upgradeplan.cli import cli
+
+__all__ = ["fake_api"]  # the fixture, imported for pytest
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "cluster"
+
+S1 = [
+    "--installed",
+    "agent-platform=4.7.18",
+    "--pin",
+    "agent-platform-connectivity=4.7.18",
+    "--fact",
+    "helmrelease.kagent.drift-detection=disabled",
+    "--fact",
+    "object.Harness.kagent.kagent.exists=true",
+    "--fact",
+    "object.Harness.kagent.kagent.annotations=",
+]
+S3_SETTLED = [
+    "--installed",
+    "agent-platform=4.7.18",
+    "--installed",
+    "agent-platform-connectivity=4.7.19",
+    "--pin",
+    "agent-platform-connectivity=>=4.7.0 <5.0.0",
+]
+
+
+def invoke(*args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(args), env=env)
+    assert "Traceback" not in result.output
+    return result.exit_code, result.stdout
+
+
+# --------------------------------------------------------------------------- --fail-on
+
+
+@pytest.mark.parametrize(
+    ("fail_on", "expected"),
+    [("blocking", 0), ("warning", 3), ("notice", 3), ("never", 0)],
+)
+def test_fail_on_lowers_the_bar_for_an_applying_warning(fail_on: str, expected: int) -> None:
+    code, _ = invoke("check", *S1, "--to", "agent-platform=4.8.1", "--fail-on", fail_on)
+    assert code == expected
+
+
+def test_fail_on_warning_turns_a_may_apply_warning_into_undetermined() -> None:
+    code, out = invoke(
+        "check", *S3_SETTLED, "--to", "agent-platform=4.8.0", "--fail-on", "warning", "-o", "json"
+    )
+    assert code == 4
+    assert json.loads(out)["results"][0]["verdict"] == "undetermined"
+
+
+def test_fail_on_never_exits_0_even_when_blocked() -> None:
+    code, out = invoke("check", *S1, "--to", "agent-platform=4.8.0", "--fail-on", "never")
+    assert code == 0
+    code, _ = invoke(
+        "plan",
+        "--installed",
+        "harness-delegate=0.29.0",
+        "--fact",
+        "kubernetes=1.27.3",
+        "--to",
+        "harness-delegate=0.31.2",
+        "--fail-on",
+        "never",
+    )
+    assert code == 0
+
+
+def test_check_without_target_on_a_healthy_installation_is_safe() -> None:
+    code, out = invoke(
+        "check",
+        "--installed",
+        "agent-platform=4.8.1",
+        "--pin",
+        "agent-platform-connectivity=4.8.1",
+        "--fact",
+        "helmrelease.kagent.drift-detection=enabled",
+        "--fact",
+        "object.Harness.kagent.kagent.exists=true",
+        "--fact",
+        "kubernetes=1.35.0",
+    )
+    assert code == 0, out
+    assert ": safe" in out.splitlines()[0]
+
+
+# --------------------------------------------------------------------------- formats
+
+
+def test_json_and_yaml_carry_the_same_document_and_are_deterministic() -> None:
+    args = ["check", *S1, "--to", "agent-platform=4.8.0"]
+    _, first = invoke(*args, "-o", "json")
+    _, second = invoke(*args, "-o", "json")
+    assert first == second
+    _, as_yaml = invoke(*args, "-o", "yaml")
+    assert yaml.safe_load(as_yaml) == json.loads(first)
+    assert json.loads(first)["schema_version"] == 1
+
+
+def test_plan_json_is_plan_to_dict_with_schema_version() -> None:
+    code, out = invoke("plan", *S1, "--to", "agent-platform=4.8.1", "-o", "json")
+    doc = json.loads(out)
+    plan = doc["results"][0]["plan"]
+    assert plan["schema_version"] == 1
+    assert list(plan)[:4] == ["schema_version", "state", "targets", "current"]
+    assert doc["exit_code"] == code
+
+
+def test_sarif_output_is_a_sarif_log() -> None:
+    code, out = invoke("check", *S1, "--to", "agent-platform=4.8.0", "-o", "sarif")
+    assert code == 3
+    doc = json.loads(out)
+    assert doc["version"] == "2.1.0"
+    rule_ids = {r["ruleId"] for run in doc["runs"] for r in run["results"]}
+    assert "harness-handover-skipped" in rule_ids
+
+
+def test_github_output_is_workflow_commands() -> None:
+    code, out = invoke("check", *S1, "--to", "agent-platform=4.8.0", "-o", "github")
+    assert code == 3
+    assert any(
+        line.startswith("::error ") and "harness-handover-skipped" in line
+        for line in out.splitlines()
+    )
+
+
+def test_markdown_runbook_for_check_and_plan() -> None:
+    code, out = invoke("plan", *S1, "--to", "agent-platform=4.8.0", "-o", "markdown")
+    assert code == 0
+    assert out.lstrip().startswith("#")
+    assert "4.7.19" in out
+    code, out = invoke("check", *S1, "--to", "agent-platform=4.8.0", "-o", "markdown")
+    assert code == 3
+    assert "4.7.19" in out
+
+
+# --------------------------------------------------------------------------- colour
+
+
+def test_no_colour_unless_asked_and_no_color_is_honoured() -> None:
+    args = ["check", *S1, "--to", "agent-platform=4.8.0"]
+    _, plain = invoke(*args)
+    assert "\x1b[" not in plain
+    _, coloured = invoke("--color", "always", *args)
+    assert "\x1b[" in coloured
+    _, auto = invoke(*args, env={"NO_COLOR": "1"})
+    assert "\x1b[" not in auto
+    _, never = invoke("--color", "never", *args)
+    assert never == plain
+
+
+# --------------------------------------------------------------------------- contexts
+
+
+def test_each_context_gets_its_result_and_an_unreachable_one_exits_4(
+    fake_api: FakeAPIFactory,
+) -> None:
+    prod = fake_api.start(FIXTURES / "s2")
+    kubeconfig = fake_api.kubeconfig({"prod": prod, "down": None})
+    code, out = invoke(
+        "check",
+        "--kubeconfig",
+        kubeconfig,
+        "--all-contexts",
+        "--to",
+        "agent-platform=4.8.1",
+        "-o",
+        "json",
+    )
+    doc = json.loads(out)
+    by_name = {r["name"]: r for r in doc["results"]}
+    assert set(by_name) == {"prod", "down"}
+    assert by_name["prod"]["exit_code"] == 0
+    assert by_name["down"]["exit_code"] == 4 and "down" in by_name["down"]["error"]
+    assert code == 4
+    code, text = invoke(
+        "check", "--kubeconfig", kubeconfig, "--all-contexts", "--to", "agent-platform=4.8.1"
+    )
+    assert code == 4
+    assert "[down]" in text and "[prod]" in text
+
+
+def test_a_blocked_context_outranks_an_unreachable_one(fake_api: FakeAPIFactory) -> None:
+    lab = fake_api.start(FIXTURES / "s1")
+    kubeconfig = fake_api.kubeconfig({"lab": lab, "down": None})
+    code, _ = invoke(
+        "check", "--kubeconfig", kubeconfig, "--all-contexts", "--to", "agent-platform=4.8.0"
+    )
+    assert code == 3
+
+
+def test_no_context_reachable_is_exit_1(fake_api: FakeAPIFactory) -> None:
+    kubeconfig = fake_api.kubeconfig({"down": None})
+    result = CliRunner().invoke(cli, ["check", "--kubeconfig", kubeconfig])
+    assert result.exit_code == 1
+    assert "down" in result.stderr

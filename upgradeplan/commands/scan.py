@@ -1,0 +1,198 @@
+"""scan and snapshot: what an installation runs and pins, with the provenance of every fact."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from upgradeplan import api, errors
+from upgradeplan.commands.options import inputs_from, kb_dirs, output_option, state_options
+from upgradeplan.model import State
+
+SCAN_FORMATS = ("text", "json", "yaml")
+
+
+def _value(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return ",".join(f"{k}={v}" for k, v in sorted(value.items())) or "{}"
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value) or "[]"
+    return str(value)
+
+
+def state_text(state: State) -> list[str]:
+    """One line per fact (key = value) with its source under it; then what was unreadable."""
+    lines: list[str] = []
+    for fact in state:
+        lines.append(f"  {fact.key} = {_value(fact.value)}")
+        lines.append(f"      from {fact.source}")
+    if not state.facts:
+        lines.append("  (no facts)")
+    for key in sorted(state.unreadable):
+        lines.append(f"  unknown {key}.*: {state.unreadable[key]}")
+    return lines
+
+
+def render_scan(gathered: Sequence[api.Gathered]) -> str:
+    out: list[str] = []
+    for g in gathered:
+        if out:
+            out.append("")
+        if g.state is None:
+            out.append(f"{g.name}: could not be read: {g.error}")
+            continue
+        out.append(f"{g.name or 'stated'}: {len(g.state.facts)} facts")
+        out.extend(state_text(g.state))
+    return "\n".join(out) + "\n"
+
+
+def scan_document(gathered: Sequence[api.Gathered], exit_code: int) -> dict[str, Any]:
+    from upgradeplan.readers.snapshot import to_document
+
+    results: list[dict[str, Any]] = []
+    for g in gathered:
+        if g.state is None:
+            results.append({"name": g.name, "error": g.error})
+        else:
+            results.append({"name": g.name, "state": to_document(g.state)})
+    return {"schema_version": 1, "command": "scan", "exit_code": exit_code, "results": results}
+
+
+def _exit_code(gathered: Sequence[api.Gathered]) -> int:
+    """4 when a context could not be read (its facts are all unknown), else 0."""
+    if any(g.state is None for g in gathered):
+        return int(errors.ExitCode.UNDETERMINED)
+    return int(errors.ExitCode.SAFE)
+
+
+@click.command("scan")
+@state_options
+@output_option(SCAN_FORMATS)
+@click.pass_context
+def scan(ctx: click.Context, /, output: str, **params: Any) -> None:
+    """Print what an installation runs and pins, and where each fact was read.
+
+    \b
+    Reads a live cluster (--kubeconfig, --context, --all-contexts; one result per
+    context), snapshots, GitOps files and stated facts. Without any input it reads the
+    current context of $KUBECONFIG (or ~/.kube/config).
+    Exit codes: 0 read, 1 no context could be reached, 2 bad input, 4 a context could not
+    be read (the others are printed).
+    """
+    inputs = inputs_from(params)
+    if not inputs.any:
+        inputs = api.Inputs(
+            kubeconfig=os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
+        )
+    kb = api.load_kb(kb_dirs(ctx))
+    gathered = api.gather(kb, inputs)
+    code = _exit_code(gathered)
+    for g in gathered:
+        if g.state is None:
+            click.echo(f"upgradeplan: context {g.name!r} could not be read: {g.error}", err=True)
+    if output == "text":
+        click.echo(render_scan(gathered), nl=False)
+    else:
+        from upgradeplan.render.structured import serialise
+
+        click.echo(serialise(scan_document(gathered, code), output), nl=False)
+    ctx.exit(code)
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same directory."""
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".upgradeplan-", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise errors.BadInput(f"{path}: cannot write ({exc.strerror})") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+@click.command("snapshot")
+@click.option(
+    "--kubeconfig",
+    "kubeconfig",
+    metavar="PATH",
+    default=None,
+    help="Kubeconfig (else $KUBECONFIG, ~/.kube/config).",
+)
+@click.option(
+    "--context", "contexts", multiple=True, metavar="NAME", help="Context to read (repeatable)."
+)
+@click.option(
+    "--all-contexts", "all_contexts", is_flag=True, default=False, help="Read every context."
+)
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    type=click.Choice(["yaml", "json"]),
+    default="yaml",
+    show_default=True,
+    help="Snapshot format.",
+)
+@click.option(
+    "-f",
+    "--file",
+    "file",
+    metavar="FILE",
+    default=None,
+    help="Write here (atomically) instead of stdout.",
+)
+@click.pass_context
+def snapshot(
+    ctx: click.Context,
+    /,
+    kubeconfig: str | None,
+    contexts: tuple[str, ...],
+    all_contexts: bool,
+    output: str,
+    file: str | None,
+) -> None:
+    """Write a redacted snapshot of a live cluster: facts only, never Secret data.
+
+    \b
+    Replay it offline with `upgradeplan check --snapshot FILE --to …`. Keys are sorted and
+    no timestamps are written: two snapshots of the same cluster are byte-identical.
+    Exit codes: 0 written, 1 no context could be reached, 2 bad input, 4 some context could
+    not be read (the others are written).
+    """
+    from upgradeplan.readers import cluster
+    from upgradeplan.readers import snapshot as snapshot_format
+
+    kb = api.load_kb(kb_dirs(ctx))
+    results = cluster.read_contexts(kb, kubeconfig, list(contexts), all_contexts)
+    states = [r.state for r in results if r.state is not None]
+    failed = [r for r in results if r.state is None]
+    for r in failed:
+        click.echo(f"upgradeplan: context {r.name!r} could not be read: {r.error}", err=True)
+    if not states:
+        names = ", ".join(f"{r.name} ({r.error})" for r in failed)
+        raise errors.ClusterUnreachable(f"no context could be read: {names}")
+    text = (
+        snapshot_format.dump(states[0], output)
+        if len(states) == 1
+        else snapshot_format.write_all(states, output)
+    )
+    if file and file != "-":
+        write_atomically(file, text)
+        click.echo(f"upgradeplan: wrote {file} ({', '.join(s.name for s in states)})", err=True)
+    else:
+        click.echo(text, nl=False)
+    ctx.exit(int(errors.ExitCode.UNDETERMINED) if failed else int(errors.ExitCode.SAFE))

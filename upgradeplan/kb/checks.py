@@ -12,6 +12,7 @@ import datetime
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from upgradeplan.kb.loader import Document, Loaded
@@ -82,23 +83,31 @@ class _Ctx:
         return self._known[product]
 
 
-def _version_problem(text: str, where: Location, what: str) -> Problem | None:
+# A location, or a function computing it: line numbers are looked up only for problems.
+Where = Location | Callable[[], Location]
+
+
+def _loc(where: Where) -> Location:
+    return where if isinstance(where, Location) else where()
+
+
+def _version_problem(text: str, where: Where, what: str) -> Problem | None:
     from upgradeplan.versions import parse_version
 
     try:
         parse_version(text)
     except ValueError as exc:
-        return problem("KB008", where, f"{what}: {exc}")
+        return problem("KB008", _loc(where), f"{what}: {exc}")
     return None
 
 
-def _constraint(text: str, where: Location, what: str, out: list[Problem]) -> Any:
+def _constraint(text: str, where: Where, what: str, out: list[Problem]) -> Any:
     from upgradeplan.versions import parse_constraint
 
     try:
         return parse_constraint(text)
     except ValueError as exc:
-        out.append(problem("KB009", where, f"{what}: {exc}"))
+        out.append(problem("KB009", _loc(where), f"{what}: {exc}"))
         return None
 
 
@@ -133,9 +142,12 @@ def check_references(loaded: Loaded) -> Iterator[Problem]:
         if rel.product not in products:
             out.append(problem("KB005", ctx.at(loc, "product"), f"unknown product {rel.product!r}"))
         for comp, version in rel.bom.items():
-            where = ctx.at(loc, "bom", comp)
+
+            def where(comp: str = comp, loc: Location = loc) -> Location:
+                return ctx.at(loc, "bom", comp)
+
             if comp not in products:
-                out.append(problem("KB005", where, f"bom: unknown product {comp!r}"))
+                out.append(problem("KB005", where(), f"bom: unknown product {comp!r}"))
             bad = _version_problem(version, where, f"bom {comp}")
             if bad is not None:
                 out.append(bad)
@@ -144,16 +156,21 @@ def check_references(loaded: Loaded) -> Iterator[Problem]:
             if known and version not in {r.version for _, r in known}:
                 out.append(
                     problem(
-                        "KB006", where, f"bom: {comp} {version!r} is not a known release of {comp}"
+                        "KB006",
+                        where(),
+                        f"bom: {comp} {version!r} is not a known release of {comp}",
                     )
                 )
         for req, constraint in rel.requires.items():
-            where = ctx.at(loc, "requires", req)
+
+            def at_req(req: str = req, loc: Location = loc) -> Location:
+                return ctx.at(loc, "requires", req)
+
             if req not in products:
-                out.append(problem("KB005", where, f"requires: unknown product {req!r}"))
-            _constraint(constraint, where, f"requires {req}", out)
+                out.append(problem("KB005", at_req(), f"requires: unknown product {req!r}"))
+            _constraint(constraint, at_req, f"requires {req}", out)
         if rel.upgrade_from is not None:
-            _constraint(rel.upgrade_from, ctx.at(loc, "upgrade_from"), "upgrade_from", out)
+            _constraint(rel.upgrade_from, partial(ctx.at, loc, "upgrade_from"), "upgrade_from", out)
     for hz in _all_hazards(kb):
         if hz.product and hz.product not in products:
             out.append(
@@ -203,8 +220,14 @@ def check_hazard_ranges(loaded: Loaded) -> Iterator[Problem]:
         known = ctx.known(hz.product)
         scope = hz.scope
         if scope == "skip":
-            stop_loc = ctx.at(hz.location, "skip", "stop")
-            to_loc = ctx.at(hz.location, "skip", "to")
+            stop_at = hz.location
+
+            def stop_loc(at: Location = stop_at) -> Location:
+                return ctx.at(at, "skip", "stop")
+
+            def to_loc(at: Location = stop_at) -> Location:
+                return ctx.at(at, "skip", "to")
+
             stop = None
             if hz.stop is not None:
                 from upgradeplan.versions import parse_version
@@ -222,7 +245,7 @@ def check_hazard_ranges(loaded: Loaded) -> Iterator[Problem]:
                 out.append(
                     problem(
                         "KB011",
-                        to_loc,
+                        to_loc(),
                         f"skip to {hz.to_range!r} matches no known release of {hz.product}",
                     )
                 )
@@ -236,7 +259,7 @@ def check_hazard_ranges(loaded: Loaded) -> Iterator[Problem]:
                 out.append(
                     problem(
                         "KB010",
-                        stop_loc,
+                        stop_loc(),
                         f"skip stop {hz.stop!r} is not below {lowest.version!r}, the lowest known "
                         f"release in `to` {hz.to_range!r}; the stop must come before the target",
                     )
@@ -246,7 +269,7 @@ def check_hazard_ranges(loaded: Loaded) -> Iterator[Problem]:
                 out.append(
                     problem(
                         "KB006",
-                        stop_loc,
+                        stop_loc(),
                         f"skip stop {hz.stop!r}: no known release of {hz.product} at or above it "
                         f"and below {lowest.version!r} to stop at",
                     )
@@ -263,12 +286,17 @@ def check_hazard_ranges(loaded: Loaded) -> Iterator[Problem]:
         for text, path, what in ranges:
             if text is None:
                 continue
-            where = ctx.at(hz.location, *path)
+
+            def where(at: Location = hz.location, path: tuple[str, ...] = path) -> Location:
+                return ctx.at(at, *path)
+
             c = _constraint(text, where, what, out)
             if c is not None and known and not any(c.check(v) for v, _ in known):
                 out.append(
                     problem(
-                        "KB011", where, f"{what} {text!r} matches no known release of {hz.product}"
+                        "KB011",
+                        where(),
+                        f"{what} {text!r} matches no known release of {hz.product}",
                     )
                 )
     yield from out
@@ -313,13 +341,13 @@ def check_upgrade_edges(loaded: Loaded) -> Iterator[Problem]:
 # --------------------------------------------------------------------------- dates, patterns
 
 
-def _date_problem(text: str, where: Location, what: str) -> Problem | None:
+def _date_problem(text: str, where: Where, what: str) -> Problem | None:
     try:
         parsed = datetime.date.fromisoformat(text)
     except ValueError:
         parsed = None
     if parsed is None or parsed.isoformat() != text:
-        return problem("KB023", where, f"{what} {text!r} is not a YYYY-MM-DD calendar date")
+        return problem("KB023", _loc(where), f"{what} {text!r} is not a YYYY-MM-DD calendar date")
     return None
 
 
@@ -328,9 +356,14 @@ def check_dates(loaded: Loaded) -> Iterator[Problem]:
     ctx = _Ctx(loaded)
     for rel in _all_releases(ctx.kb):
         if rel.date is not None:
-            where = ctx.at(rel.location, "date")
+
+            def where(at: Location = rel.location) -> Location:
+                return ctx.at(at, "date")
+
             if rel.unreleased:
-                yield problem("KB016", where, "an unreleased (next) release has no date; remove it")
+                yield problem(
+                    "KB016", where(), "an unreleased (next) release has no date; remove it"
+                )
             else:
                 bad = _date_problem(rel.date, where, "date")
                 if bad is not None:
@@ -397,18 +430,20 @@ def check_reference_format(loaded: Loaded) -> Iterator[Problem]:
                 )
 
 
-def _fact_problems(
-    key: str, where: Location, what: str, products: Iterable[str]
-) -> Iterator[Problem]:
+def _fact_problems(key: str, where: Where, what: str, products: Iterable[str]) -> Iterator[Problem]:
     for pattern in FACT_KEYS:
         m = pattern.match(key)
         if m is None:
             continue
         product = m.groupdict().get("p")
         if product is not None and product not in products:
-            yield problem("KB005", where, f"{what}: fact {key!r} names unknown product {product!r}")
+            yield problem(
+                "KB005", _loc(where), f"{what}: fact {key!r} names unknown product {product!r}"
+            )
         return
-    yield problem("KB024", where, f"{what}: {key!r} is not a fact key of docs/state-format.md")
+    yield problem(
+        "KB024", _loc(where), f"{what}: {key!r} is not a fact key of docs/state-format.md"
+    )
 
 
 def check_fact_keys(loaded: Loaded) -> Iterator[Problem]:
@@ -418,7 +453,10 @@ def check_fact_keys(loaded: Loaded) -> Iterator[Problem]:
     for rel in _all_releases(ctx.kb):
         for key in rel.effects:
             yield from _fact_problems(
-                str(key), ctx.at(rel.location, "effects", key), "effects", products
+                str(key),
+                partial(ctx.at, rel.location, "effects", key),
+                "effects",
+                products,
             )
     for mig in ctx.kb.migrations.values():
         for name, spec in mig.params.items():
@@ -490,7 +528,7 @@ CHECKS: tuple[Check, ...] = (
     Check(("KB006", "KB008", "KB009", "KB010", "KB011"), check_hazard_ranges),
     Check(("KB012", "KB013"), check_upgrade_edges),
     Check(("KB016", "KB023"), check_dates),
-    Check(("KB015",), check_patterns),
+    Check(("KB015",), check_patterns, lint_only=True),
     Check(("KB019", "KB020"), check_advice),
     Check(("KB021",), check_reference_format),
     Check(("KB005", "KB024"), check_fact_keys),

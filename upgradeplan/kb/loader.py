@@ -123,16 +123,24 @@ def load_all(
     dirs: Sequence[str | Path] = (), *, bundled: bool = True, semantic: bool = True
 ) -> Loaded:
     """Parse, build and (with ``semantic``) run the load-time semantic checks."""
+    import gc
+
     builder = _Builder()
     roots = roots_of(dirs, bundled=bundled)
-    for root in roots:
-        builder.load_root(root)
-    kb = builder.finish(tuple(str(r) for r in roots))
-    loaded = Loaded(kb, builder.problems, builder.documents)
-    if semantic:
-        from upgradeplan.kb.checks import run_checks
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # many small objects, all kept: the cyclic collector would only cost time
+    try:
+        for root in roots:
+            builder.load_root(root)
+        kb = builder.finish(tuple(str(r) for r in roots))
+        loaded = Loaded(kb, builder.problems, builder.documents)
+        if semantic:
+            from upgradeplan.kb.checks import run_checks
 
-        loaded.problems.extend(run_checks(loaded, lint=False))
+            loaded.problems.extend(run_checks(loaded, lint=False))
+    finally:
+        if gc_was_enabled:
+            gc.enable()
     loaded.problems[:] = sorted(set(loaded.problems))
     return loaded
 
@@ -152,19 +160,11 @@ class _Builder:
     # -- files
 
     def load_root(self, root: Path) -> None:
-        base = root.parent
-        paths = sorted(
-            p
-            for p in root.rglob("*")
-            if p.suffix in (".yaml", ".yml")
-            and not any(part.startswith((".", "__")) for part in p.relative_to(root).parts)
-            and p.is_file()
-        )
-        for path in paths:
-            self.load_file(root, path, path.relative_to(base).as_posix())
+        name = root.resolve().name  # files are shown relative to the root's parent
+        for rel in _yaml_files(root):
+            self.load_file(root, root.joinpath(*rel), "/".join((name, *rel)), rel)
 
-    def load_file(self, root: Path, path: Path, file: str) -> None:
-        rel = path.relative_to(root).parts
+    def load_file(self, root: Path, path: Path, file: str, rel: tuple[str, ...]) -> None:
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
@@ -497,6 +497,25 @@ class _Builder:
             migrations=dict(sorted(self.migrations.items())),
             roots=roots,
         )
+
+
+def _yaml_files(root: Path) -> list[tuple[str, ...]]:
+    """Every *.yaml / *.yml file under ``root`` as path parts relative to it, sorted.
+
+    Hidden and dunder directories are skipped.
+    """
+    import os
+
+    found: list[tuple[str, ...]] = []
+    top = str(root)
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames[:] = [d for d in dirnames if not d.startswith((".", "__"))]
+        rel_dir = os.path.relpath(dirpath, top)
+        prefix: tuple[str, ...] = () if rel_dir == "." else tuple(rel_dir.split(os.sep))
+        for name in filenames:
+            if name.endswith((".yaml", ".yml")) and not name.startswith("."):
+                found.append((*prefix, name))
+    return sorted(found)
 
 
 def _reason(exc: BaseException) -> str:

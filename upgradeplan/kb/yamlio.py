@@ -9,6 +9,7 @@ report it instead of YAML silently keeping the last one.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,52 +38,103 @@ class LineList(list[Any]):
         self.lines: list[int] = []
 
 
-class _Loader(yaml.CSafeLoader):
-    """CSafeLoader whose mappings and sequences keep their line numbers."""
+_STR = "tag:yaml.org,2002:str"
+_INT = "tag:yaml.org,2002:int"
+_MAP = "tag:yaml.org,2002:map"
+_SEQ = "tag:yaml.org,2002:seq"
+_MERGE = "tag:yaml.org,2002:merge"
+_PLAIN_TAGS: dict[str, str] = {}  # plain scalar text -> its implicit tag
 
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
+
+class _Loader(yaml.CSafeLoader):
+    """CSafeLoader whose timestamps stay text (the format's dates are strings).
+
+    The C parser calls back into Python for every node to resolve its tag; these callbacks are
+    the hot path of loading thousands of files, so they are short-circuited: a quoted scalar
+    is a string, mappings and sequences have their default tags (no path resolvers are used),
+    and the implicit tag of a plain scalar is remembered per text.
+    """
+
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        return None
+
+    def ascend_resolver(self) -> None:
+        return None
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is yaml.ScalarNode:
+            if not implicit[0]:
+                return _STR
+            tag = _PLAIN_TAGS.get(value)
+            if tag is None:
+                tag = super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
+                if len(_PLAIN_TAGS) < 100_000:
+                    _PLAIN_TAGS[value] = tag
+            return tag
+        return _MAP if kind is yaml.MappingNode else _SEQ
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", lambda loader, node: str(node.value))
+
+
+class _Builder:
+    """Builds LineDict/LineList/scalars from the C parser's nodes.
+
+    Walking the nodes directly is several times faster than PyYAML's generic constructor;
+    scalars other than plain strings (int, bool, null, float, dates) go through the loader's
+    safe constructors.
+    """
+
+    def __init__(self, loader: _Loader) -> None:
+        self.loader = loader
         self.duplicate_keys: list[tuple[Any, int]] = []
 
+    def build(self, node: yaml.Node) -> Any:
+        cls = node.__class__
+        if cls is yaml.ScalarNode:
+            tag = node.tag
+            if tag == _STR:
+                return node.value
+            if tag == _INT and node.value.isdigit():
+                return int(node.value)
+            return self.loader.construct_object(node, deep=True)
+        if cls is yaml.MappingNode:
+            return self.mapping(node)  # type: ignore[arg-type]
+        if cls is yaml.SequenceNode:
+            out = LineList([self.build(child) for child in node.value])
+            out.line = node.start_mark.line + 1
+            out.lines = [child.start_mark.line + 1 for child in node.value]
+            return out
+        return self.loader.construct_object(node, deep=True)
 
-def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LineDict:
-    loader.flatten_mapping(node)
-    out = LineDict()
-    out.line = node.start_mark.line + 1
-    lines = out.lines
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        try:
-            hash(key)
-        except TypeError:
-            raise yaml.constructor.ConstructorError(
-                "while constructing a mapping",
-                node.start_mark,
-                "found an unhashable key",
-                key_node.start_mark,
-            ) from None
-        line = key_node.start_mark.line + 1
-        if key in out:
-            loader.duplicate_keys.append((key, line))
-        out[key] = loader.construct_object(value_node, deep=True)
-        lines[key] = line
-    return out
-
-
-def _construct_sequence(loader: _Loader, node: yaml.SequenceNode) -> LineList:
-    out = LineList([loader.construct_object(child, deep=True) for child in node.value])
-    out.line = node.start_mark.line + 1
-    out.lines = [child.start_mark.line + 1 for child in node.value]
-    return out
-
-
-def _construct_timestamp_as_text(loader: _Loader, node: yaml.ScalarNode) -> str:
-    return str(node.value)
-
-
-_Loader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
-_Loader.add_constructor("tag:yaml.org,2002:seq", _construct_sequence)
-_Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp_as_text)
+    def mapping(self, node: yaml.MappingNode) -> LineDict:
+        out = LineDict()
+        out.line = node.start_mark.line + 1
+        lines = out.lines
+        for key_node, value_node in node.value:
+            if key_node.__class__ is yaml.ScalarNode and key_node.tag == _STR:
+                key = key_node.value
+            elif key_node.tag == _MERGE:
+                # `<<: *anchor` merge keys: let PyYAML flatten them, then build again
+                self.loader.flatten_mapping(node)
+                return self.mapping(node)
+            else:
+                key = self.build(key_node)
+                try:
+                    hash(key)
+                except TypeError:
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping",
+                        node.start_mark,
+                        "found an unhashable key",
+                        key_node.start_mark,
+                    ) from None
+            line = key_node.start_mark.line + 1
+            if key in out:
+                self.duplicate_keys.append((key, line))
+            out[key] = self.build(value_node)
+            lines[key] = line
+        return out
 
 
 class YamlSyntaxError(Exception):
@@ -102,8 +154,14 @@ def load_text(text: str) -> Any:
 def load_text_with_duplicates(text: str) -> tuple[Any, list[tuple[Any, int]]]:
     """Like :func:`load_text`, plus every (key, line) written twice in one mapping."""
     loader = _Loader(text)
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # thousands of small acyclic objects: the cyclic collector only costs time
     try:
-        return loader.get_single_data(), loader.duplicate_keys
+        node = loader.get_single_node()
+        if node is None:
+            return None, []
+        builder = _Builder(loader)
+        return builder.build(node), builder.duplicate_keys
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 0
@@ -112,6 +170,8 @@ def load_text_with_duplicates(text: str) -> tuple[Any, list[tuple[Any, int]]]:
     except yaml.YAMLError as exc:
         raise YamlSyntaxError(f"YAML syntax error: {exc}", 0) from None
     finally:
+        if gc_was_enabled:
+            gc.enable()
         loader.dispose()
 
 

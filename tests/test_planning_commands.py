@@ -65,7 +65,7 @@ def test_fail_on_warning_turns_a_may_apply_warning_into_undetermined() -> None:
 
 
 def test_fail_on_never_exits_0_even_when_blocked() -> None:
-    code, out = invoke("check", *S1, "--to", "agent-platform=4.8.0", "--fail-on", "never")
+    code, _ = invoke("check", *S1, "--to", "agent-platform=4.8.0", "--fail-on", "never")
     assert code == 0
     code, _ = invoke(
         "plan",

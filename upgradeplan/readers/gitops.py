@@ -333,7 +333,9 @@ class _Reader:
                     f"helmrelease.{cname}.namespace", gitops_ns, v.where("gitops", "namespace"), LOW
                 )
             self._components.append(
-                _Component(cname, pid, v.where("components", cname), bool(mode), bool(gitops_ns))
+                _Component(
+                    cname, pid, v.key_where("components", cname), bool(mode), bool(gitops_ns)
+                )
             )
 
     # ---------------------------------------------------------------- Kubernetes objects

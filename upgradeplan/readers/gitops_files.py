@@ -319,6 +319,7 @@ class Doc:
     file: str
     index: int  # 0-based document index in the file
     lines: dict[PathKey, int] = field(default_factory=dict)
+    key_lines: dict[PathKey, int] = field(default_factory=dict)  # line of a mapping key
     raw: dict[PathKey, str] = field(default_factory=dict)  # scalar text as written
 
     def line(self, *path: Any) -> int:
@@ -364,6 +365,7 @@ def _index(node: yaml.Node, path: PathKey, doc: Doc, seen: set[int]) -> None:
         for key_node, value_node in node.value:
             if isinstance(key_node, yaml.ScalarNode):
                 key = _key_of(key_node)
+                doc.key_lines[(*path, key)] = key_node.start_mark.line + 1
                 _index(value_node, (*path, key), doc, seen)
     elif isinstance(node, yaml.SequenceNode):
         for i, child in enumerate(node.value):
@@ -437,6 +439,11 @@ class View:
     def where(self, *path: Any) -> str:
         """``file:line`` of the value at ``path``."""
         return f"{self.doc.file}:{self.line(*path)}"
+
+    def key_where(self, *path: Any) -> str:
+        """``file:line`` of the key of ``path`` (where a mapping entry starts)."""
+        line = self.doc.key_lines.get((*self.prefix, *path)) or self.line(*path)
+        return f"{self.doc.file}:{line}"
 
     def sub(self, *path: Any) -> View:
         return View(self.doc, (*self.prefix, *path))

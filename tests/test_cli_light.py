@@ -61,6 +61,10 @@ def test_offline_check_with_stated_facts_does_not_import_kubernetes() -> None:
             "agent-platform-connectivity=4.7.18",
             "--fact",
             "helmrelease.kagent.drift-detection=disabled",
+            "--fact",
+            "object.Harness.kagent.kagent.exists=true",
+            "--fact",
+            "object.Harness.kagent.kagent.annotations=",
             "--to",
             "agent-platform=4.8.0",
         ]

@@ -8,8 +8,8 @@ offline check never imports kubernetes.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 from upgradeplan import errors
@@ -82,6 +82,7 @@ class Gathered:
     error: str | None = None
     targets: tuple[Target, ...] = ()  # asked for by the inputs (--gitops with --base)
     holds: tuple[str, ...] = ()  # pins the inputs keep where they are (--gitops with --base)
+    relocate: Mapping[str, str] = field(default_factory=dict)  # base pin file:line -> head's
 
 
 def load_kb(extra_dirs: Sequence[str | Path] = ()) -> KnowledgeBase:
@@ -103,6 +104,7 @@ def gather(kb: KnowledgeBase, inputs: Inputs) -> list[Gathered]:
     offline: list[State] = [snapshot.read(path, kb=kb) for path in inputs.state_files]
     asked: tuple[Target, ...] = ()
     kept: tuple[str, ...] = ()
+    moved: dict[str, str] = {}
     if inputs.gitops:
         from upgradeplan.readers import gitops
 
@@ -113,13 +115,14 @@ def gather(kb: KnowledgeBase, inputs: Inputs) -> list[Gathered]:
             head = gitops.read(kb, inputs.gitops)
             changes = gitops_gate.pin_changes(kb, offline[-1], head)
             asked, kept = tuple(changes.targets), tuple(changes.holds)
+            moved = _moved_pins(offline[-1], changes.locations)
     elif inputs.base:
         raise errors.BadInput("--base needs --gitops PATH", hint="e.g. --gitops . --base main")
     said = stated.from_flags(kb, inputs.installed, inputs.pins, inputs.facts)
 
     if not inputs.cluster:
         merged = combine.derive(combine.merge(*offline, said))
-        return [Gathered(name=merged.name, state=merged, targets=asked, holds=kept)]
+        return [Gathered(name=merged.name, state=merged, targets=asked, holds=kept, relocate=moved)]
 
     from upgradeplan.readers import cluster
 
@@ -137,6 +140,25 @@ def gather(kb: KnowledgeBase, inputs: Inputs) -> list[Gathered]:
         names = ", ".join(f"{g.name} ({g.error})" for g in out)
         raise errors.ClusterUnreachable(f"no context could be read: {names}")
     return out
+
+
+def _moved_pins(base: State, locations: Mapping[str, str]) -> dict[str, str]:
+    """Where each changed pin was at the base ref -> where it is in the working tree."""
+    out: dict[str, str] = {}
+    for product, where in locations.items():
+        fact = base.get(f"pin.{product}")
+        if fact is not None and where and fact.source != where:
+            out[fact.source] = where
+    return out
+
+
+def relocate(findings: Sequence[Finding], moved: Mapping[str, str]) -> tuple[Finding, ...]:
+    """Findings whose location is a pin at the base ref point at the pin's line in the tree."""
+    if not moved:
+        return tuple(findings)
+    return tuple(
+        replace(f, location=moved[f.location]) if f.location in moved else f for f in findings
+    )
 
 
 def _named(state: State, name: str) -> State:
@@ -403,6 +425,7 @@ def check(
     fail_on: str = "blocking",
     name: str = "",
     targets: Sequence[Target] = (),
+    moved: Mapping[str, str] | None = None,
 ) -> CheckResult:
     """Judge the direct jump to ``to`` (or, without a target, the installation as it is).
 
@@ -442,7 +465,7 @@ def check(
         name=name or state.name,
         state=state,
         plan=plan,
-        findings=findings,
+        findings=relocate(findings, moved or {}),
         verdict=verdict,
         exit_code=int(EXIT_OF_VERDICT[verdict]),
         recommended=recommended,

@@ -89,6 +89,7 @@ def check(
                 fail_on=fail_on,
                 name=g.name,
                 targets=g.targets,
+                moved=g.relocate,
             )
         )
     code = api.worst_exit([r.exit_code for r in results])

@@ -220,8 +220,6 @@ def test_handover_skip_hazard_matches_scenario_one(kb: KnowledgeBase) -> None:
         {"product": "agent-platform-connectivity", "version": "4.7.19"},
     ) in preds
     assert ("drift_detection", {"helmrelease": "kagent", "mode": "enabled"}) in preds
-    # an exact connectivity pin below 4.7.19 is exposed even when the Harness is not observed
-    assert ("pin_exact", {"product": "agent-platform-connectivity"}) in preds
     assert any(
         name == "object_annotation" and args["key"] == "helm.sh/resource-policy"
         for name, args in preds

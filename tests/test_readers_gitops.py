@@ -900,3 +900,76 @@ def test_bad_yaml_exits_2_naming_file_and_line(tmp_path: Path) -> None:
     assert code == 2
     assert "prod/bom.yaml:3" in err
     assert "Traceback" not in err + out
+
+
+def test_values_inside_a_configmap_keep_their_lines(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "cm.yaml": """
+                apiVersion: v1
+                kind: ConfigMap
+                metadata: {name: agent-platform-bom, namespace: flux-giantswarm}
+                data:
+                  values.yaml: |
+                    gitops:
+                      namespace: flux-giantswarm
+                    components:
+                      agent-platform-connectivity:
+                        versionRange: "4.7.18"
+                  other.yaml: "components: {kagent: {versionRange: 0.11.0-gs.6}}"
+                  broken.yaml: "a: [1"
+                  README: "components: {kagent: {versionRange: 9.9.9}}"
+            """
+        },
+    )
+    state = gitops.read(KB, str(tmp_path))
+    facts = _facts(state)
+    assert facts["pin.agent-platform-connectivity"] == ("4.7.18", f"{tmp_path}/cm.yaml:10")
+    assert facts["helmrelease.agent-platform-connectivity.namespace"] == (
+        "flux-giantswarm",
+        f"{tmp_path}/cm.yaml:7",
+    )
+    assert facts["pin.kagent"] == ("0.11.0-gs.6", f"{tmp_path}/cm.yaml:11")
+    assert any("broken.yaml" in key for key in state.unreadable)
+
+
+def test_chart_sources_and_tool_directories_are_not_read(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "bom.yaml": "components: {kagent: {versionRange: 0.11.0-gs.6}}\n",
+            "charts/local/Chart.yaml": "name: local\nversion: 1.0.0\n",
+            "charts/local/templates/deploy.yaml": "{{ if .Values.x }}\nkind: Deployment\n",
+            ".github/workflows/ci.yaml": "on: [push]\njobs: {}\n",
+        },
+    )
+    state = gitops.read(KB, str(tmp_path))
+    assert state.value("pin.kagent") == "0.11.0-gs.6"
+    assert "Helm chart" in state.unreadable["file charts/local"]
+
+
+def test_relocate_moves_findings_to_the_new_pin_line() -> None:
+    from upgradeplan.model import Finding, Status
+
+    base = _state(
+        agent_platform=("4.7.18", "oci.yaml:9"),
+        agent_platform_connectivity=("4.7.18", "bom.yaml:9"),
+    )
+    head = _state(
+        agent_platform=("4.8.0", "oci.yaml:9"),
+        agent_platform_connectivity=("4.8.0", "bom.yaml:10"),
+    )
+    change = pin_changes(KB, base, head)
+
+    def finding(status: Status, location: str) -> Finding:
+        return Finding(
+            "h", "t", "blocking", "skip", status, "agent-platform", "4.7.18", "4.8.0",
+            location=location,
+        )  # fmt: skip
+
+    assert change.relocate(finding("applies", "bom.yaml:9")).location == "bom.yaml:10"
+    # no file location: the finding is about the meta chart, whose new pin is at oci.yaml:9
+    assert change.relocate(finding("may-apply", "")).location == "oci.yaml:9"
+    assert change.relocate(finding("does-not-apply", "")).location == ""
+    assert change.relocate(finding("applies", "other.yaml:3")).location == "other.yaml:3"

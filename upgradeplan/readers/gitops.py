@@ -31,6 +31,7 @@ from upgradeplan import versions
 from upgradeplan.errors import BadInput, UpgradeplanError
 from upgradeplan.model import NEXT, Fact, FactValue, KnowledgeBase, State
 from upgradeplan.readers.gitops_files import (
+    YAML_SUFFIXES,
     GitTree,
     Tree,
     View,
@@ -187,6 +188,22 @@ class _Reader:
             self.secret(v, namespace)
         elif kind == "Namespace" and api == "v1":
             self.namespace_object(v)
+        elif kind == "ConfigMap" and api == "v1":
+            self.configmap(v)
+
+    def configmap(self, v: View) -> None:
+        """Values files kept in a ConfigMap (the target of a HelmRelease's ``valuesFrom``)."""
+        for key in v.mapping("data"):
+            if not isinstance(key, str) or not (key.endswith(YAML_SUFFIXES) or key == "values"):
+                continue
+            try:
+                docs = v.embedded("data", key)
+            except BadInput as exc:
+                self.unreadable[f"file {v.doc.file} data.{key}"] = exc.one_line()
+                continue
+            for doc in docs:
+                if isinstance(doc.data, dict):
+                    self.values_file(View(doc))
 
     # ---------------------------------------------------------------- Flux
 

@@ -258,8 +258,13 @@ def _walk(
         if kust is not None:
             _follow_kustomization(tree, kust, namespace, out, seen)
             return
+        if rel and tree.is_file(posixpath.join(rel, "Chart.yaml")):
+            out.skipped[rel] = "a Helm chart's sources (templates are not manifests); not read"
+            return
         for name in tree.list_dir(rel):
             child = _norm(posixpath.join(rel, name))
+            if name.startswith("."):
+                continue  # .git, .github and other tool directories
             if tree.is_dir(child) or name.endswith(YAML_SUFFIXES):
                 _walk(tree, child, namespace, out, seen, where)
         return
@@ -321,6 +326,7 @@ class Doc:
     lines: dict[PathKey, int] = field(default_factory=dict)
     key_lines: dict[PathKey, int] = field(default_factory=dict)  # line of a mapping key
     raw: dict[PathKey, str] = field(default_factory=dict)  # scalar text as written
+    styles: dict[PathKey, str] = field(default_factory=dict)  # scalar style ("|", ">", '"'…)
 
     def line(self, *path: Any) -> int:
         """The line of the value at ``path``, or of its deepest existing ancestor (≥ 1)."""
@@ -357,6 +363,8 @@ def _index(node: yaml.Node, path: PathKey, doc: Doc, seen: set[int]) -> None:
     doc.lines[path] = node.start_mark.line + 1
     if isinstance(node, yaml.ScalarNode):
         doc.raw[path] = str(node.value)
+        if node.style:
+            doc.styles[path] = node.style
         return
     if id(node) in seen:  # an alias: its lines are those of the anchor
         return
@@ -393,6 +401,11 @@ def documents(content: bytes, display: str) -> list[Doc]:
             location=display,
             hint="save the file as UTF-8 or remove it from the --gitops PATH",
         ) from None
+    return parse(text, display)
+
+
+def parse(text: str, display: str, offset: int = 0) -> list[Doc]:
+    """Parse YAML text whose first line is line ``offset + 1`` of ``display``."""
     loader = yaml.CSafeLoader(text)
     out: list[Doc] = []
     try:
@@ -403,10 +416,13 @@ def documents(content: bytes, display: str) -> list[Doc]:
             data = loader.construct_document(node)
             doc = Doc(data=data, file=display, index=len(out))
             _index(node, (), doc, set())
+            if offset:
+                doc.lines = {k: v + offset for k, v in doc.lines.items()}
+                doc.key_lines = {k: v + offset for k, v in doc.key_lines.items()}
             out.append(doc)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else 0
+        line = mark.line + 1 + offset if mark is not None else 0
         what = exc.problem or exc.context or "invalid YAML"
         raise BadInput(
             f"YAML syntax error: {what}",
@@ -444,6 +460,25 @@ class View:
         """``file:line`` of the key of ``path`` (where a mapping entry starts)."""
         line = self.doc.key_lines.get((*self.prefix, *path)) or self.line(*path)
         return f"{self.doc.file}:{line}"
+
+    def embedded(self, *path: Any) -> list[Doc]:
+        """The YAML documents held in the string at ``path`` (a ConfigMap's ``values.yaml``).
+
+        Lines stay true to the file for a literal block (``|``); otherwise every value is
+        placed on the key's line.
+        """
+        text = self.get(*path)
+        if not isinstance(text, str):
+            return []
+        full = (*self.prefix, *path)
+        key_line = self.doc.key_lines.get(full) or self.line(*path)
+        if self.doc.styles.get(full) == "|":
+            return parse(text, self.doc.file, offset=key_line)
+        docs = parse(text, self.doc.file)
+        for d in docs:
+            d.lines = dict.fromkeys(d.lines, key_line)
+            d.key_lines = dict.fromkeys(d.key_lines, key_line)
+        return docs
 
     def sub(self, *path: Any) -> View:
         return View(self.doc, (*self.prefix, *path))

@@ -232,7 +232,7 @@ def _location(evidence: Iterable[Evidence]) -> str:
             inner = re.fullmatch(r"derived: exact pin \((.*)\)", src)
             if inner:
                 src = str(inner.group(1))
-            if _FILE_LINE.match(src) and not src.startswith(("flag", "cluster")):
+            if _FILE_LINE.match(src) and not src.startswith(("flag ", "cluster ")):
                 if fact.key.startswith(("pin.", "installed.")):
                     return src
                 best = best or src

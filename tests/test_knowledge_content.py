@@ -326,7 +326,7 @@ def test_delegate_version_and_api_key_migrations(kb: KnowledgeBase) -> None:
 def test_toleration_and_istio_patches_fit_the_pod_template(kb: KnowledgeBase) -> None:
     step = {"product": "harness-delegate", "from": "0.31.0", "to": "0.31.2", "bom": {}}
     toleration = {"key": "cloud-provider", "operator": "Exists", "effect": "NoSchedule"}
-    none_yet = {"workload.harness-delegate.tolerations": []}
+    none_yet: dict[str, Any] = {"workload.harness-delegate.tolerations": []}
     ops = yaml.safe_load(_render(kb, "delegate-cloud-provider-toleration", none_yet, step))
     assert ops == [{"op": "add", "path": "/spec/template/spec/tolerations", "value": [toleration]}]
     some = {"workload.harness-delegate.tolerations": ["node.kubernetes.io/not-ready:Exists:"]}

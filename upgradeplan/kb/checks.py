@@ -31,7 +31,7 @@ FACT_KEYS: tuple[re.Pattern[str], ...] = tuple(
         r"^helmrelease\.[^.]+\.(namespace|drift-detection)$",
         r"^object\.[A-Za-z][A-Za-z0-9]*\.[^.]+\..+\.(exists|annotations|labels|harnesses)$",
         r"^crd\..+\.stored-versions$",
-        r"^workload\.(?P<p>[^.]+)\.(namespace|name|image|args|env-secrets|pod-annotations"
+        r"^workload\.(?P<p>[^.]+)\.(namespace|name|image|args|env-secrets|env-secret-refs|pod-annotations"
         r"|tolerations|max-surge|storage-classes)$",
         r"^secret\.[^.]+\..+\.type$",
         r"^values\.(?P<p>[^.]+)\..+$",
@@ -58,6 +58,7 @@ class _Ctx:
         self.loaded = loaded
         self.kb: KnowledgeBase = loaded.kb
         self._known: dict[str, list[tuple[Any, Release]]] = {}
+        self._known_versions: dict[str, frozenset[str]] = {}
 
     def doc(self, location: Location) -> Document | None:
         return self.loaded.documents.get(location.file)
@@ -65,6 +66,12 @@ class _Ctx:
     def at(self, location: Location, *path: Any) -> Location:
         doc = self.doc(location)
         return doc.at(*path) if doc is not None else location
+
+    def known_versions(self, product: str) -> frozenset[str]:
+        """The version strings of :meth:`known`."""
+        if product not in self._known_versions:
+            self._known_versions[product] = frozenset(r.version for _, r in self.known(product))
+        return self._known_versions[product]
 
     def known(self, product: str) -> list[tuple[Any, Release]]:
         """Released versions of ``product`` (ascending, parsed)."""
@@ -152,8 +159,8 @@ def check_references(loaded: Loaded) -> Iterator[Problem]:
             if bad is not None:
                 out.append(bad)
                 continue
-            known = ctx.known(comp)
-            if known and version not in {r.version for _, r in known}:
+            known = ctx.known_versions(comp)
+            if known and version not in known:
                 out.append(
                     problem(
                         "KB006",

@@ -527,6 +527,16 @@ def _deployment(
         secrets,
         ref + " env valueFrom.secretKeyRef / envFrom.secretRef",
     )
+    # where each env entry that reads a Secret sits (JSON pointer -> "ENV=secret"), so a
+    # JSON 6902 patch can rewrite exactly that entry
+    env_refs: dict[str, str] = {}
+    for ci, c in enumerate(containers):
+        for ei, env in enumerate(c.get("env") or []):
+            secret = _get(env, "valueFrom", "secretKeyRef", "name")
+            if secret and isinstance(env, Mapping) and env.get("name"):
+                pointer = f"/spec/template/spec/containers/{ci}/env/{ei}"
+                env_refs[pointer] = f"{env['name']}={secret}"
+    b.add(f"workload.{pid}.env-secret-refs", env_refs, ref + " env valueFrom.secretKeyRef")
     annotations = _str_map(_get(dep, "spec", "template", "metadata", "annotations"))
     b.add(
         f"workload.{pid}.pod-annotations", annotations, ref + " spec.template.metadata.annotations"

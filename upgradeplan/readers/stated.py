@@ -29,7 +29,7 @@ KEY_PREFIXES: tuple[str, ...] = (
     "workload",
 )
 
-_MAP_SUFFIXES = (".annotations", ".labels", ".pod-annotations")
+_MAP_SUFFIXES = (".annotations", ".labels", ".pod-annotations", ".env-secret-refs")
 _LIST_SUFFIXES = (
     ".harnesses",
     ".stored-versions",

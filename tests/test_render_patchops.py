@@ -28,8 +28,13 @@ DEPLOY = {
 
 def test_replace_keeps_the_rest_and_does_not_mutate_the_input() -> None:
     path = "/spec/template/spec/containers/0/args/0"
-    out = apply_json6902(DEPLOY, [{"op": "replace", "path": path, "value": "--metadata-endpoint=v"}])
-    assert out["spec"]["template"]["spec"]["containers"][0]["args"] == ["--metadata-endpoint=v", "--x"]
+    out = apply_json6902(
+        DEPLOY, [{"op": "replace", "path": path, "value": "--metadata-endpoint=v"}]
+    )
+    assert out["spec"]["template"]["spec"]["containers"][0]["args"] == [
+        "--metadata-endpoint=v",
+        "--x",
+    ]
     assert DEPLOY["spec"]["template"]["spec"]["containers"][0]["args"][0].startswith("--instance")
 
 

@@ -74,7 +74,10 @@ def test_structure_results_rules_and_locations() -> None:
     rules = run["tool"]["driver"]["rules"]
     results = run["results"]
     # does-not-apply findings are not reported
-    assert [r["ruleId"] for r in results] == ["harness-handover-skipped", "no-drift-detection-on-480"]
+    assert [r["ruleId"] for r in results] == [
+        "harness-handover-skipped",
+        "no-drift-detection-on-480",
+    ]
     for r in results:
         assert rules[r["ruleIndex"]]["id"] == r["ruleId"]
     first, second = results

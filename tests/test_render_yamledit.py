@@ -30,8 +30,11 @@ components:
 def test_only_the_values_change_in_their_quote_style() -> None:
     out = set_scalars(
         BOM,
-        [ScalarEdit(6, "4.7.18", "4.7.19"), ScalarEdit(8, "0.11.0-gs.6", "0.11.0-gs.16"),
-         ScalarEdit(9, "4.7.18", "4.8.0")],
+        [
+            ScalarEdit(6, "4.7.18", "4.7.19"),
+            ScalarEdit(8, "0.11.0-gs.6", "0.11.0-gs.16"),
+            ScalarEdit(9, "4.7.18", "4.8.0"),
+        ],
     )
     expected = (
         BOM.replace("'4.7.18'", "'4.7.19'")

@@ -216,9 +216,11 @@ def patch(
         raise errors.BadInput(f"cannot read the installation: {gathered[0].error}")
     state = gathered[0].state
     patchset, plan = build_patches(kb, state, to, holds=holds)
-    if plan is not None and plan.verdict == "blocked" and not plan.steps:
+    if plan is not None and plan.verdict == "blocked":
         click.echo(
-            "upgradeplan: no safe path: blocked by " + ", ".join(plan.blocked_by or ("?",)),
+            "upgradeplan: no safe path (blocked by "
+            + ", ".join(plan.blocked_by or ("a blocking hazard",))
+            + "); these patches do not make the move safe",
             err=True,
         )
     if write:

@@ -180,6 +180,43 @@ def _snippet_edit(action: Action, step: Step | None, state: State) -> tuple[str,
     return None
 
 
+_HR_VALUES = re.compile(r"HelmRelease (?P<ns>[^/\s]+)/(?P<name>\S+) spec\.values\.(?P<key>\S+)")
+
+
+def _helmrelease_values_patch(action: Action, state: State) -> tuple[str, dict[str, Any]] | None:
+    """A values-edit whose key was read from a HelmRelease's ``spec.values`` (a cluster or a
+    snapshot) as a strategic-merge patch of that HelmRelease."""
+    leaf = _leaf(action.content)
+    if leaf is None or action.kind != "values-edit":
+        return None
+    dotted, value = leaf
+    key = str(action.target.get("key") or dotted)
+    for fact in state:
+        if not fact.key.startswith("values.") or not fact.key.endswith(f".{key}"):
+            continue
+        m = _HR_VALUES.search(fact.source)
+        if m is None or m.group("key") != key:
+            continue
+        values: Any = value
+        for part in reversed(key.split(".")):
+            values = {part: values}
+        doc = {
+            "apiVersion": "helm.toolkit.fluxcd.io/v2",
+            "kind": "HelmRelease",
+            "metadata": {"name": m.group("name"), "namespace": m.group("ns")},
+            "spec": {"values": values},
+        }
+        target = {
+            "group": "helm.toolkit.fluxcd.io",
+            "version": "v2",
+            "kind": "HelmRelease",
+            "name": m.group("name"),
+            "namespace": m.group("ns"),
+        }
+        return _dump_yaml(doc), target
+    return None
+
+
 def _step_title(step: Step) -> str:
     return f"{step.product} {step.from_version} → {step.to_version}"
 
@@ -288,6 +325,21 @@ def build(
                         placeholders=action.placeholders,
                     )
                 ]
+            hr = _helmrelease_values_patch(action, state)
+            if hr is not None:
+                return [
+                    PatchItem(
+                        step=step_no,
+                        kind="strategic-merge",
+                        migration=action.migration,
+                        title=action.title,
+                        when=action.when,
+                        content=hr[0],
+                        target=hr[1],
+                        placeholders=action.placeholders,
+                        fixes=action.fixes,
+                    )
+                ]
         return [
             PatchItem(
                 step=step_no,
@@ -323,6 +375,8 @@ def build(
             prior = [e for e in edits.get(path, []) if e.line == edit.line]
             if prior:
                 edit = ScalarEdit(edit.line, prior[-1].after, edit.after, edit.what)
+            if edit.before == edit.after:
+                continue  # an action of this step already moved it
             title = f"{move.product}: {move.before} → {move.after}"
             items.append(file_edit(n, (path, edit), title, "pin-move"))
         for action in step_actions:

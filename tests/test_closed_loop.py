@@ -1,0 +1,175 @@
+"""Closed loop: apply the generated patches, re-read the installation, re-run the check.
+
+For reference scenarios 4, 5, 6 and 7 the patches `upgradeplan patch` generates are applied
+the way kubectl/kustomize would apply them — strategic-merge and JSON 6902 patches to the
+object dicts of the cluster fixtures (tests/fixtures/cluster/sN), new manifests added, file
+edits written to a copy of the GitOps fixtures (tests/fixtures/gitops/sN) — and the
+installation is read again from the result. The hazards the patches fix must then not apply.
+Shell commands (the forced reconcile) act on a live cluster and are not simulated.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import REPO
+
+from upgradeplan import api, planner
+from upgradeplan.commands.patch import build_patches
+from upgradeplan.model import Finding, KnowledgeBase, State
+from upgradeplan.render.patches import PatchSet, apply_json6902, apply_merge_patch, same_object
+
+CLUSTER = REPO / "tests" / "fixtures" / "cluster"
+GITOPS = REPO / "tests" / "fixtures" / "gitops"
+
+
+@pytest.fixture(scope="module")
+def kb() -> KnowledgeBase:
+    return api.load_kb()
+
+
+def _objects(scenario: str) -> list[dict[str, Any]]:
+    path = CLUSTER / scenario / "objects.yaml"
+    if not path.is_file():
+        pytest.skip(f"cluster fixture {path} not present")
+    doc = yaml.safe_load(path.read_text())
+    return [dict(i) for i in doc["items"]]
+
+
+def _state_of_objects(
+    kb: KnowledgeBase, objects: Sequence[dict[str, Any]], tmp: Path, facts: Sequence[str]
+) -> State:
+    path = tmp / f"objects-{len(list(tmp.iterdir()))}.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": list(objects)}))
+    gathered = api.gather(kb, api.Inputs(state_files=(str(path),), facts=tuple(facts)))
+    assert gathered[0].state is not None
+    return gathered[0].state
+
+
+def _apply_to_objects(patches: PatchSet, objects: list[dict[str, Any]]) -> list[str]:
+    """Apply every Kubernetes patch and manifest; return the kinds of the items applied."""
+    out = [dict(o) for o in objects]
+    applied: list[str] = []
+    for item in patches.items:
+        if item.kind == "manifest":
+            out.extend(d for d in yaml.safe_load_all(item.content) if d)
+        elif item.kind in ("strategic-merge", "json6902"):
+            body = yaml.safe_load(item.content)
+            hits = [i for i, o in enumerate(out) if same_object(o, item.target)]
+            assert hits, f"{item.migration}: target {dict(item.target)} matches no object"
+            for i in hits:
+                if item.kind == "json6902":
+                    out[i] = apply_json6902(out[i], body)
+                else:
+                    out[i] = apply_merge_patch(out[i], body)
+        else:
+            continue
+        applied.append(item.kind)
+    objects[:] = out
+    return applied
+
+
+def _status(findings: Sequence[Finding], hazard: str) -> str:
+    found = [f.status for f in findings if f.hazard == hazard]
+    assert found, f"{hazard} was not evaluated"
+    return found[0]
+
+
+def _check(kb: KnowledgeBase, state: State, to: Sequence[str] = ()) -> tuple[Finding, ...]:
+    result = api.check(kb, state, to)
+    return result.findings
+
+
+def test_s4_drift_detection_patch_clears_the_480_landing_hazards(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    objects = _objects("s4")
+    # a kubectl List cannot show that an object is absent: the scenario states it
+    facts = ["kubernetes=1.35.0", "object.Harness.kagent.kagent.exists=false"]
+    state = _state_of_objects(kb, objects, tmp_path, facts)
+    before = planner.current_findings(kb, state)
+    assert _status(before, "harness-missing-on-480") == "applies"
+    assert _status(before, "no-drift-detection-on-480") == "applies"
+
+    patches, plan = build_patches(kb, state, ["agent-platform=4.8.1"])
+    assert plan is not None and plan.verdict == "safe-with-actions"
+    commands = [i for i in patches.items if i.kind == "command"]
+    assert any("-n flux-giantswarm" in c.content for c in commands)
+    assert "strategic-merge" in _apply_to_objects(patches, objects)
+
+    after = planner.current_findings(kb, _state_of_objects(kb, objects, tmp_path, facts))
+    assert _status(after, "harness-missing-on-480") == "does-not-apply"
+    assert _status(after, "no-drift-detection-on-480") == "does-not-apply"
+
+
+def test_s5_bom_pin_edit_clears_the_second_owner(
+    kb: KnowledgeBase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src = GITOPS / "s5-state"
+    if not src.is_dir():
+        pytest.skip(f"GitOps fixture {src} not present")
+    work = tmp_path / "repo"
+    shutil.copytree(src, work)
+    monkeypatch.chdir(work)
+    state = api.gather(kb, api.Inputs(gitops="."))[0].state
+    assert state is not None
+    assert _status(_check(kb, state), "connectivity-pin-behind-479-second-owner") == "applies"
+
+    patches, _plan = build_patches(kb, state, [])
+    assert any(i.migration == "connectivity-pin-to-release" for i in patches.items)
+    for change in patches.file_changes(len(patches.steps) or 1):
+        Path(change.path).write_text(change.result)
+
+    again = api.gather(kb, api.Inputs(gitops="."))[0].state
+    assert again is not None
+    status = _status(_check(kb, again), "connectivity-pin-behind-479-second-owner")
+    assert status == "does-not-apply"
+
+
+def test_s6_arg_rewrite_and_values_edit_clear_the_delegate_hazards(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    objects = _objects("s6")
+    facts = ["kubernetes=1.31.0", "installed.harness-cd=24.12.0"]
+    to = ["harness-delegate=0.31.2"]
+    state = _state_of_objects(kb, objects, tmp_path, facts)
+    before = _check(kb, state, to)
+    assert _status(before, "delegate-metadata-flag-renamed") == "applies"
+    assert _status(before, "delegate-version-value-not-bumped") == "applies"
+
+    patches, plan = build_patches(kb, state, to)
+    assert plan is not None
+    kinds = _apply_to_objects(patches, objects)
+    assert "json6902" in kinds and "strategic-merge" in kinds
+
+    patched = _state_of_objects(kb, objects, tmp_path, facts)
+    args = patched.value("workload.harness-delegate.args")
+    assert "--metadata-endpoint=https://169.254.169.254" in args  # the value is kept
+    after = _check(kb, patched, to)
+    assert _status(after, "delegate-metadata-flag-renamed") == "does-not-apply"
+    assert _status(after, "delegate-version-value-not-bumped") == "does-not-apply"
+
+
+def test_s7_api_key_secret_and_env_clear_the_token_type_hazard(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    objects = _objects("s7")
+    facts = ["kubernetes=1.31.0", "installed.harness-cd=24.12.0"]
+    state = _state_of_objects(kb, objects, tmp_path, facts)
+    assert _status(_check(kb, state), "delegate-token-secret-type") == "applies"
+
+    patches, _plan = build_patches(kb, state, [])
+    manifests = [i for i in patches.items if i.kind == "manifest"]
+    assert manifests, "no Secret manifest generated"
+    secret = yaml.safe_load(manifests[0].content)
+    assert secret["type"] == "Opaque" and "apiKey" in secret["stringData"]
+    assert "c3VwZXI" not in manifests[0].content  # never real data
+    _apply_to_objects(patches, objects)
+
+    after = _check(kb, _state_of_objects(kb, objects, tmp_path, facts))
+    assert _status(after, "delegate-token-secret-type") == "does-not-apply"

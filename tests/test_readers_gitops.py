@@ -12,12 +12,12 @@ import os
 import shutil
 import subprocess
 import textwrap
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from scenario_expectations import CASES, Case, check_mismatches, statuses_of
 
 from upgradeplan.cli import cli
 from upgradeplan.errors import BadInput
@@ -485,12 +485,13 @@ def test_unchanged_selection_and_unknown_selection() -> None:
 
 # --------------------------------------------------------------------------- scenarios via CLI
 #
-# Each reference scenario (/work/notes/scenarios.md) once with stated facts and once with
-# the same installation written as GitOps files (tests/fixtures/gitops/<scenario>). Facts a
-# GitOps repository cannot hold are stated with --fact in both forms, exactly as the
-# scenario lists them: whether the Harness object exists in the cluster and its annotations,
-# the Kubernetes version, the Harness CD platform version, and the version a range-pinned
-# chart actually runs.
+# Each reference case of tests/scenario_expectations.py (shared with the stated, snapshot and
+# cluster tests) answered from the same installation written as GitOps files
+# (tests/fixtures/gitops/<dir>). Facts a GitOps repository cannot hold are stated with --fact,
+# exactly as the scenario lists them: whether the Harness object exists in the cluster and its
+# annotations, the Kubernetes version, the Harness CD platform version, and the version a
+# range-pinned chart actually runs. Everything else (pins, the kagent release's drift
+# detection and namespace, the delegate's args, values, Secrets) comes from the files.
 
 HARNESS_UNPROTECTED = [
     "--fact",
@@ -504,208 +505,28 @@ HARNESS_KEPT = [
     "--fact",
     "object.Harness.kagent.kagent.annotations=helm.sh/resource-policy=keep",
 ]
-KAGENT_NO_DRIFT = ["--fact", "helmrelease.kagent.drift-detection=disabled"]
-S1_STATED = [
-    "--installed",
-    "agent-platform=4.7.18",
-    "--pin",
-    "agent-platform-connectivity=4.7.18",
-    *KAGENT_NO_DRIFT,
-    *HARNESS_UNPROTECTED,
-]
-S6_STATED = [
-    "--installed",
-    "harness-delegate=0.29.0",
-    "--fact",
-    "workload.harness-delegate.namespace=harness-delegate-ng",
-    "--fact",
-    "workload.harness-delegate.name=harness-delegate",
-    "--fact",
-    "workload.harness-delegate.args=--instance-metadata-url=https://169.254.169.254",
-    "--fact",
-    "values.harness-delegate.delegateVersion=0.29.0",
-    "--fact",
-    "workload.harness-delegate.env-secrets=harness-api-key",
-    "--fact",
-    "secret.harness-delegate-ng.harness-api-key.type=Opaque",
-]
-S6_CLUSTER = ["--fact", "kubernetes=1.31.0", "--installed", "harness-cd=24.12.0"]
-S7_STATED = [
-    "--installed",
-    "harness-delegate=0.31.2",
-    "--fact",
-    "workload.harness-delegate.namespace=harness-delegate-ng",
-    "--fact",
-    "workload.harness-delegate.name=harness-delegate",
-    "--fact",
-    "workload.harness-delegate.env-secrets=harness-delegate-token",
-    "--fact",
-    "secret.harness-delegate-ng.harness-delegate-token.type=harness.io/token",
-]
-
-
-@dataclass(frozen=True)
-class Scenario:
-    name: str
-    stated: list[str]
-    gitops: list[str]  # the fixture directory, then the facts git cannot hold
-    args: list[str]  # --to / --hold
-    verdict: str
-    exit_code: int
-    statuses: dict[str, str]
-    path: dict[str, list[str]] | None = None  # the plan's path (with a target)
-    plan_verdict: str | None = None
 
 
 def _fx(name: str) -> list[str]:
     return ["--gitops", str(FIXTURES / name)]
 
 
-SCENARIOS = [
-    Scenario(
-        "s1",
-        S1_STATED,
-        [*_fx("s1"), *HARNESS_UNPROTECTED],
-        ["--to", "agent-platform=4.8.0"],
-        "blocked",
-        3,
-        {
-            "harness-handover-skipped": "applies",
-            "no-drift-detection-on-480": "applies",
-            "harness-missing-on-480": "does-not-apply",
-            "harness-gap-skipping-to-481": "does-not-apply",
-        },
-        {"agent-platform": ["4.7.18", "4.7.19", "4.8.0"]},
-        "safe-with-actions",
-    ),
-    Scenario(
-        "s2",
-        S1_STATED,
-        [*_fx("s2"), *HARNESS_UNPROTECTED],
-        ["--to", "agent-platform=4.8.1"],
-        "safe-with-actions",
-        0,
-        {"harness-gap-skipping-to-481": "applies", "harness-handover-skipped": "does-not-apply"},
-        {"agent-platform": ["4.7.18", "4.7.19", "4.8.1"]},
-        "safe",
-    ),
-    Scenario(
-        "s3-settled",
-        [
-            "--installed",
-            "agent-platform=4.7.18",
-            "--installed",
-            "agent-platform-connectivity=4.7.19",
-            "--pin",
-            "agent-platform-connectivity=>=4.7.0 <5.0.0",
-        ],
-        [*_fx("s3"), "--installed", "agent-platform-connectivity=4.7.19"],
-        ["--to", "agent-platform=4.8.0"],
-        "safe",
-        0,
-        {"harness-handover-skipped": "does-not-apply", "no-drift-detection-on-480": "may-apply"},
-        {"agent-platform": ["4.7.18", "4.8.0"]},
-    ),
-    Scenario(
-        "s3-keep",
-        [
-            "--installed",
-            "agent-platform=4.7.18",
-            "--pin",
-            "agent-platform-connectivity=4.7.18",
-            *KAGENT_NO_DRIFT,
-            *HARNESS_KEPT,
-        ],
-        [*_fx("s1"), *HARNESS_KEPT],
-        ["--to", "agent-platform=4.8.0"],
-        "safe-with-actions",
-        0,
-        {"harness-handover-skipped": "does-not-apply"},
-    ),
-    Scenario(
-        "s3-unsettled",
-        ["--installed", "agent-platform=4.7.18"],
-        _fx("s3-unsettled"),
-        ["--to", "agent-platform=4.8.0"],
-        "undetermined",
-        4,
-        {"harness-handover-skipped": "may-apply"},
-        {"agent-platform": ["4.7.18", "4.7.19", "4.8.0"]},
-    ),
-    Scenario(
-        "s4",
-        [
-            "--installed",
-            "agent-platform=4.8.0",
-            "--pin",
-            "agent-platform-connectivity=4.8.0",
-            *KAGENT_NO_DRIFT,
-            "--fact",
-            "helmrelease.kagent.namespace=flux-giantswarm",
-            "--fact",
-            "object.Harness.kagent.kagent.exists=false",
-        ],
-        [*_fx("s4"), "--fact", "object.Harness.kagent.kagent.exists=false"],
-        [],
-        "blocked",
-        3,
-        {"harness-missing-on-480": "applies", "no-drift-detection-on-480": "applies"},
-    ),
-    Scenario(
-        "s5",
-        S1_STATED,
-        [*_fx("s5"), *HARNESS_UNPROTECTED],
-        ["--to", "agent-platform=4.8.1", "--hold", "agent-platform-connectivity"],
-        "blocked",
-        3,
-        {"connectivity-pin-behind-479-second-owner": "applies"},
-        plan_verdict="blocked",
-    ),
-    Scenario(
-        "s5-state",
-        ["--installed", "agent-platform=4.8.1", "--pin", "agent-platform-connectivity=4.7.18"],
-        _fx("s5-state"),
-        [],
-        "blocked",
-        3,
-        {"connectivity-pin-behind-479-second-owner": "applies"},
-    ),
-    Scenario(
-        "s6",
-        S6_STATED + S6_CLUSTER,
-        [*_fx("s6"), *S6_CLUSTER],
-        ["--to", "harness-delegate=0.31.2"],
-        "blocked",
-        3,
-        {
-            "delegate-metadata-flag-renamed": "applies",
-            "delegate-version-value-not-bumped": "applies",
-            "delegate-needs-kubernetes-128": "does-not-apply",
-            "delegate-token-secret-type": "does-not-apply",
-        },
-        {"harness-delegate": ["0.29.0", "0.31.2"]},
-        "safe-with-actions",
-    ),
-    Scenario(
-        "s7",
-        [*S7_STATED, "--installed", "harness-cd=24.12.0"],
-        [*_fx("s7"), "--installed", "harness-cd=24.12.0"],
-        [],
-        "blocked",
-        3,
-        {"delegate-token-secret-type": "applies"},
-    ),
-    Scenario(
-        "s8",
-        ["--installed", "harness-delegate=0.29.0", "--fact", "kubernetes=1.27.3"],
-        [*_fx("s8"), "--fact", "kubernetes=1.27.3"],
-        ["--to", "harness-delegate=0.31.2"],
-        "blocked",
-        3,
-        {"delegate-needs-kubernetes-128": "applies"},
-        plan_verdict="blocked",
-    ),
-]
+# case id prefix -> the GitOps form: fixture directory and the facts git cannot hold
+GITOPS_FORMS: dict[str, list[str]] = {
+    "S1": [*_fx("s1"), *HARNESS_UNPROTECTED],
+    "S2": [*_fx("s2"), *HARNESS_UNPROTECTED],
+    "S3": [*_fx("s3"), "--installed", "agent-platform-connectivity=4.7.19"],
+    "S4": [*_fx("s4"), "--fact", "object.Harness.kagent.kagent.exists=false"],
+    "S5": [*_fx("s5"), *HARNESS_UNPROTECTED],
+    "S5-state": _fx("s5-state"),
+    "S6": [*_fx("s6"), "--fact", "kubernetes=1.31.0", "--installed", "harness-cd=24.12.0"],
+    "S7": [*_fx("s7"), "--installed", "harness-cd=24.12.0"],
+    "S8": [*_fx("s8"), "--fact", "kubernetes=1.27.3"],
+}
+
+
+def _gitops_form(case: Case) -> list[str]:
+    return GITOPS_FORMS.get(case.id) or GITOPS_FORMS[case.id.split("-")[0]]
 
 
 def _run(args: list[str], cwd: Path | None = None) -> tuple[int, str, str]:
@@ -722,53 +543,38 @@ def _run(args: list[str], cwd: Path | None = None) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def _check(args: list[str]) -> tuple[int, dict[str, Any]]:
-    code, out, err = _run(["check", *args, "-o", "json"])
+def _json(command: str, args: list[str]) -> tuple[int, dict[str, Any]]:
+    code, out, err = _run([command, *args, "-o", "json"])
     assert code in (0, 3, 4), err
-    return code, json.loads(out)["results"][0]
+    return code, json.loads(out)
 
 
-def _judged(result: dict[str, Any]) -> dict[str, str]:
-    return {f["hazard"]: f["status"] for f in result["findings"]}
+def _direct(command: str, doc: dict[str, Any]) -> dict[str, str]:
+    [result] = doc["results"]
+    findings = result["findings"] if command == "check" else result["plan"]["direct"]["findings"]
+    return statuses_of(findings)
 
 
-@pytest.mark.parametrize("sc", SCENARIOS, ids=[s.name for s in SCENARIOS])
-def test_check_gives_the_same_answer_from_gitops_files(sc: Scenario) -> None:
-    stated_code, stated = _check([*sc.stated, *sc.args])
-    gitops_code, from_files = _check([*sc.gitops, *sc.args])
-    for code, result in ((stated_code, stated), (gitops_code, from_files)):
-        assert (result["verdict"], code) == (sc.verdict, sc.exit_code)
-        judged = _judged(result)
-        assert {h: judged.get(h) for h in sc.statuses} == sc.statuses
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_gitops_files_give_the_scenarios_answer(case: Case) -> None:
+    code, doc = _json(case.command, [*_gitops_form(case), *case.args])
+    assert check_mismatches(case, doc, code) == []
     # The files may settle what the stated form leaves open (a pod's annotations are in the
     # Deployment manifest), never contradict what both know.
-    settled = {h: s for h, s in _judged(stated).items() if s != "may-apply"}
-    assert {h: _judged(from_files).get(h) for h in settled} == settled
-    assert (stated["recommended"] or {}).get("path") == (from_files["recommended"] or {}).get(
-        "path"
-    )
+    stated_code, stated = _json(case.command, [*case.stated, *case.args])
+    assert stated_code == code
+    settled = {h: s for h, s in _direct(case.command, stated).items() if s != "may-apply"}
+    from_files = _direct(case.command, doc)
+    assert {h: from_files.get(h) for h in settled} == settled
 
 
-@pytest.mark.parametrize(
-    "sc", [s for s in SCENARIOS if s.path or s.plan_verdict], ids=lambda s: s.name
-)
-def test_plan_gives_the_same_path_from_gitops_files(sc: Scenario) -> None:
-    plans = []
-    for args in (sc.stated, sc.gitops):
-        code, out, err = _run(["plan", *args, *sc.args, "-o", "json"])
-        assert code in (0, 3, 4), err
-        plans.append((code, json.loads(out)["results"][0]["plan"]))
-    (c1, p1), (c2, p2) = plans
-    assert (c1, p1["verdict"], p1["path"], p1["blocked_by"]) == (
-        c2,
-        p2["verdict"],
-        p2["path"],
-        p2["blocked_by"],
+def test_s3_harness_kept_from_files_settles_the_handover() -> None:
+    args = [*_fx("s1"), *HARNESS_KEPT, "--to", "agent-platform=4.8.0"]
+    code, doc = _json("check", args)
+    assert statuses_of(doc["results"][0]["findings"])["harness-handover-skipped"] == (
+        "does-not-apply"
     )
-    if sc.path is not None:
-        assert p2["path"] == sc.path
-    if sc.plan_verdict is not None:
-        assert p2["verdict"] == sc.plan_verdict
+    assert code == 0
 
 
 def test_s3_unsettled_from_files_names_the_facts_git_cannot_hold() -> None:

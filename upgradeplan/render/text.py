@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, Any
 
@@ -82,11 +83,15 @@ def _indent(text: str, prefix: str) -> list[str]:
     return [prefix + line if line else prefix.rstrip() for line in text.rstrip("\n").splitlines()]
 
 
-def _first_line(text: str) -> str:
-    for line in text.strip().splitlines():
-        if line.strip():
-            return line.strip()
-    return ""
+def _first_sentence(text: str) -> str:
+    """The first sentence of the first paragraph, on one line."""
+    paragraph = text.strip().split("\n\n", 1)[0]
+    flat = " ".join(paragraph.split())
+    match = _SENTENCE.match(flat)
+    return match.group(1) if match else flat
+
+
+_SENTENCE = re.compile(r"(.+?[.!?])(?=\s+[A-Z`(]|$)")
 
 
 def evidence_lines(evidence: Sequence[Evidence], prefix: str) -> list[str]:
@@ -118,10 +123,13 @@ def finding_lines(f: Finding, s: Style, prefix: str = "  ") -> list[str]:
     out.extend(evidence_lines(f.evidence, inner))
     for m in f.missing:
         out.append(f"{inner}missing {m.key}: supply it with {m.how}")
+    fixed_by = getattr(f, "fixed_by", ())
+    if fixed_by:
+        out.append(f"{inner}fixed by the actions: {', '.join(fixed_by)}")
     if f.status != "does-not-apply" and f.consequence:
-        out.append(f"{inner}if ignored: {_first_line(f.consequence)}")
+        out.append(f"{inner}if ignored: {_first_sentence(f.consequence)}")
     if f.status != "does-not-apply" and f.avoid:
-        out.append(f"{inner}avoid: {_first_line(f.avoid)}")
+        out.append(f"{inner}avoid: {_first_sentence(f.avoid)}")
     return out
 
 

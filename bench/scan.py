@@ -1,0 +1,158 @@
+"""Benchmark: `upgradeplan scan` against `kubectl get` on the same fake cluster.
+
+A fake API server (tests/fakeapi.py, 127.0.0.1) holds 300 HelmReleases, 300 OCIRepositories
+and 100 Deployments. The two commands run alternately as subprocesses (the installed
+console script, and the real kubectl with a warm --cache-dir, as a user runs it); wall times
+and the requests each sent (from the server's request log) are printed, with the median
+ratio upgradeplan / kubectl.
+
+    /work/venv/bin/python bench/scan.py [--rounds 9]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+
+from fakeapi import FakeAPIServer, write_kubeconfig  # noqa: E402
+
+NS = "flux-giantswarm"
+
+
+def objects(
+    releases: int = 300, repositories: int = 300, deployments: int = 100
+) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for i in range(repositories):
+        out.append(
+            {
+                "apiVersion": "source.toolkit.fluxcd.io/v1",
+                "kind": "OCIRepository",
+                "metadata": {"name": f"component-{i:03d}", "namespace": NS},
+                "spec": {
+                    "url": f"oci://registry.example/charts/component-{i:03d}",
+                    "ref": {"semver": ">=1.0.0 <2.0.0"},
+                },
+                "status": {"artifact": {"revision": f"1.{i}.0@sha256:{'ab' * 32}"}},
+            }
+        )
+    for i in range(releases):
+        out.append(
+            {
+                "apiVersion": "helm.toolkit.fluxcd.io/v2",
+                "kind": "HelmRelease",
+                "metadata": {"name": f"component-{i:03d}", "namespace": NS},
+                "spec": {
+                    "interval": "10m",
+                    "chartRef": {"kind": "OCIRepository", "name": f"component-{i:03d}"},
+                    "values": {"replicas": 2, "image": {"tag": f"1.{i}.0"}},
+                },
+                "status": {
+                    "history": [
+                        {
+                            "chartName": f"component-{i:03d}",
+                            "chartVersion": f"1.{i}.0+0a1b2c3d4e5f",
+                            "status": "deployed",
+                            "version": 3,
+                        }
+                    ]
+                },
+            }
+        )
+    for i in range(deployments):
+        out.append(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {
+                    "name": f"app-{i:03d}",
+                    "namespace": f"team-{i % 10}",
+                    "labels": {"app": f"app-{i:03d}"},
+                },
+                "spec": {
+                    "replicas": 2,
+                    "selector": {"matchLabels": {"app": f"app-{i:03d}"}},
+                    "template": {
+                        "metadata": {"labels": {"app": f"app-{i:03d}"}},
+                        "spec": {
+                            "containers": [
+                                {"name": "app", "image": f"registry.example/app-{i:03d}:1.0.{i}"}
+                            ]
+                        },
+                    },
+                },
+            }
+        )
+    return out
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, check=False)
+    elapsed = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise SystemExit(f"{cmd[0]} failed ({proc.returncode}): {proc.stderr[-500:]}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=9)
+    args = parser.parse_args()
+    kubectl = shutil.which("kubectl")
+    upgradeplan = str(Path(sys.executable).with_name("upgradeplan"))
+    if kubectl is None or not os.path.exists(upgradeplan):
+        raise SystemExit("needs kubectl and the installed upgradeplan console script")
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        FakeAPIServer(objects(), git_version="v1.31.0") as server,
+    ):
+        kubeconfig = str(write_kubeconfig(Path(tmp) / "kubeconfig", {"bench": server.url}))
+        env = {**os.environ, "KUBECONFIG": kubeconfig}
+        ours = [upgradeplan, "scan", "-o", "json", "--kubeconfig", kubeconfig]
+        theirs = [
+            kubectl,
+            "--kubeconfig",
+            kubeconfig,
+            "--cache-dir",
+            str(Path(tmp) / "kube-cache"),
+            "get",
+            "helmreleases,ocirepositories,deployments",
+            "-A",
+            "-o",
+            "json",
+        ]
+        timed(ours, env)  # warm-up: page cache, kubectl discovery cache
+        timed(theirs, env)
+        times: dict[str, list[float]] = {"upgradeplan": [], "kubectl": []}
+        requests: dict[str, list[int]] = {"upgradeplan": [], "kubectl": []}
+        for _ in range(args.rounds):
+            for name, cmd in (("upgradeplan", ours), ("kubectl", theirs)):
+                before = len(server.requests)
+                times[name].append(timed(cmd, env))
+                requests[name].append(len(server.requests) - before)
+        ratios = [u / k for u, k in zip(times["upgradeplan"], times["kubectl"], strict=True)]
+        for name in times:
+            t = times[name]
+            print(
+                f"{name:12s} median {statistics.median(t) * 1000:7.1f} ms  "
+                f"min {min(t) * 1000:7.1f} ms  max {max(t) * 1000:7.1f} ms  "
+                f"requests/run {statistics.median(requests[name]):.0f}"
+            )
+        median = statistics.median(ratios)
+        print(f"ratio upgradeplan/kubectl: median {median:.2f} over {args.rounds} rounds")
+
+
+if __name__ == "__main__":
+    main()

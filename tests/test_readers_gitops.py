@@ -779,3 +779,18 @@ def test_relocate_moves_findings_to_the_new_pin_line() -> None:
     assert change.relocate(finding("may-apply", "")).location == "oci.yaml:9"
     assert change.relocate(finding("does-not-apply", "")).location == ""
     assert change.relocate(finding("applies", "other.yaml:3")).location == "other.yaml:3"
+
+
+def test_only_the_products_own_values_files_are_recognised(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "nginx.yaml": "image: {repository: nginx, tag: 1.25.3}\nargs: [--x]\n",
+            "other.yaml": "image: {tag: 2.0.0}\n",
+            "delegate.yaml": "delegateVersion: 0.31.2\nimage: {tag: 0.31.2}\n",
+        },
+    )
+    facts = _facts(gitops.read(KB, str(tmp_path)))
+    assert facts["pin.harness-delegate"] == ("0.31.2", f"{tmp_path}/delegate.yaml:2")
+    assert facts["values.harness-delegate.delegateVersion"][0] == "0.31.2"
+    assert "workload.harness-delegate.args" not in facts

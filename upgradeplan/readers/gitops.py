@@ -166,9 +166,6 @@ class _Reader:
     def facts(self) -> dict[str, Fact]:
         return {k: self._facts[k][1] for k in sorted(self._facts)}
 
-    def has(self, key: str) -> bool:
-        return key in self._facts
-
     # ---------------------------------------------------------------- dispatch
 
     def object(self, v: View, namespace: str | None) -> None:
@@ -298,13 +295,18 @@ class _Reader:
                 self.product_values(pid, v)
 
     def _is_values_of(self, pid: str, v: View) -> bool:
-        if any(v.get(*key.split(".")) is not None for key in self.values_keys[pid]):
-            repo = v.text("image", "repository")
-            if repo is None:
-                return True
+        """Whether a free-standing values file belongs to ``pid``.
+
+        The image repository decides when there is one. Without it, a key of the product's
+        own (``delegateVersion``) must be there: ``image.tag`` alone is in most charts' values.
+        """
+        repo = v.text("image", "repository")
+        if repo is not None:
             images = self.kb.products[pid].recognise.image
-            return not images or any(_image_matches(repo, img) for img in images)
-        return False
+            if images:
+                return any(_image_matches(repo, img) for img in images)
+        own = [k for k in self.values_keys[pid] if not k.startswith("image.")]
+        return any(v.get(*key.split(".")) is not None for key in own)
 
     def product_values(self, pid: str, v: View) -> None:
         for key in self.values_keys.get(pid, ()):

@@ -1,0 +1,250 @@
+"""`upgradeplan patch`: text, JSON and kustomize folders; --write in place; hostile names."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner, Result
+from conftest import REPO
+
+from upgradeplan.cli import cli
+
+GITOPS = REPO / "tests" / "fixtures" / "gitops"
+
+S4 = [
+    "--installed", "agent-platform=4.8.0",
+    "--pin", "agent-platform-connectivity=4.8.0",
+    "--fact", "helmrelease.kagent.drift-detection=disabled",
+    "--fact", "object.Harness.kagent.kagent.exists=false",
+    "--to", "agent-platform=4.8.1",
+]  # fmt: skip
+HARNESS_FACTS = [
+    "--fact", "object.Harness.kagent.kagent.exists=true",
+    "--fact", "object.Harness.kagent.kagent.annotations=",
+]  # fmt: skip
+
+
+def run(args: list[str]) -> Result:
+    return CliRunner().invoke(cli, args, catch_exceptions=False)
+
+
+def test_s4_text_has_the_reconcile_command_and_the_drift_patch() -> None:
+    result = run(["patch", *S4, "--fact", "helmrelease.kagent.namespace=flux-giantswarm"])
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "# Step 1: agent-platform 4.8.0 → 4.8.1" in out
+    assert "kubectl -n flux-giantswarm annotate helmrelease kagent" in out
+    assert "driftDetection:" in out and "mode: enabled" in out
+
+
+HOSTILE = "a;rm -rf x"
+
+
+def test_hostile_namespace_is_shell_quoted_everywhere() -> None:
+    result = run(["patch", *S4, "--fact", f"helmrelease.kagent.namespace={HOSTILE}", "-o", "json"])
+    assert result.exit_code == 0, result.output
+    items = json.loads(result.stdout)["patches"]
+    commands = [i["content"] for i in items if i["kind"] == "command"]
+    assert commands
+    for content in commands:
+        for line in content.splitlines():
+            if line.startswith("#") or not line.strip():
+                continue
+            tokens = shlex.split(line)
+            assert HOSTILE in tokens  # one word, not a command separator
+            assert "rm" not in tokens
+    # and the YAML patches carry it as a plain string value
+    for item in items:
+        if item["kind"] in ("strategic-merge", "manifest"):
+            doc = yaml.safe_load(item["content"])
+            assert doc["metadata"]["namespace"] == HOSTILE
+
+
+def test_json_output_parses_and_every_yaml_patch_parses() -> None:
+    result = run(
+        ["patch", *S4, "--fact", "helmrelease.kagent.namespace=flux-giantswarm", "-o", "json"]
+    )
+    doc = json.loads(result.stdout)
+    assert doc["schema_version"] == 1
+    for item in doc["patches"]:
+        if item["kind"] in ("strategic-merge", "manifest", "json6902"):
+            assert list(yaml.safe_load_all(item["content"]))
+
+
+def _dir(tmp_path: Path, extra: list[str]) -> Path:
+    out = tmp_path / "patches"
+    result = run(["patch", *S4, *extra, "-o", f"dir={out}"])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_dir_output_is_a_kustomize_folder_per_step(tmp_path: Path) -> None:
+    out = _dir(tmp_path, ["--fact", f"helmrelease.kagent.namespace={HOSTILE}"])
+    step = out / "01-agent-platform-4.8.0-to-4.8.1"
+    kust = yaml.safe_load((step / "kustomization.yaml").read_text())
+    assert kust["kind"] == "Kustomization"
+    (entry,) = kust["patches"]
+    assert entry["target"]["kind"] == "HelmRelease" and entry["target"]["name"] == "kagent"
+    assert entry["target"]["namespace"] == HOSTILE
+    for path in out.rglob("*.yaml"):
+        assert list(yaml.safe_load_all(path.read_text())) is not None
+    script = (step / "commands-before.sh").read_text()
+    assert script.startswith("#!/bin/sh\nset -eu\n")
+    assert shlex.quote(HOSTILE) in script
+    bash = shutil.which("bash")
+    if bash:
+        check = subprocess.run([bash, "-n", str(step / "commands-before.sh")], check=False)
+        assert check.returncode == 0
+    assert (out / "README.md").read_text().startswith("# Patches")
+
+
+def test_refuses_a_non_empty_folder(tmp_path: Path) -> None:
+    (tmp_path / "x").write_text("keep me")
+    result = run(["patch", *S4, "-o", f"dir={tmp_path}"])
+    assert result.exit_code == 2
+    assert "not empty" in result.output
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+def test_kustomize_builds_the_folder_against_the_installation(tmp_path: Path) -> None:
+    out = _dir(tmp_path, ["--fact", "helmrelease.kagent.namespace=flux-giantswarm"])
+    step = out / "01-agent-platform-4.8.0-to-4.8.1"
+    # the user's base: the kagent HelmRelease as the cluster holds it
+    base = {
+        "apiVersion": "helm.toolkit.fluxcd.io/v2",
+        "kind": "HelmRelease",
+        "metadata": {"name": "kagent", "namespace": "flux-giantswarm"},
+        "spec": {"interval": "10m", "chartRef": {"kind": "OCIRepository", "name": "kagent"}},
+    }
+    (step / "base-kagent.yaml").write_text(yaml.safe_dump(base))
+    kust_path = step / "kustomization.yaml"
+    kust = yaml.safe_load(kust_path.read_text())
+    kust["resources"] = [*kust["resources"], "base-kagent.yaml"]
+    kust_path.write_text(yaml.safe_dump(kust))
+    built = subprocess.run(
+        ["kubectl", "kustomize", str(step)], capture_output=True, text=True, check=False
+    )
+    assert built.returncode == 0, built.stderr
+    (hr,) = [d for d in yaml.safe_load_all(built.stdout) if d]
+    assert hr["spec"]["driftDetection"] == {"mode": "enabled"}
+    assert hr["spec"]["interval"] == "10m"
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+def test_kustomize_builds_the_delegate_folder(tmp_path: Path) -> None:
+    snapshot = REPO / "tests" / "fixtures" / "cluster" / "s7" / "objects.yaml"
+    if not snapshot.is_file():
+        pytest.skip("cluster fixture s7 not present")
+    out = tmp_path / "patches"
+    args = ["patch", "--snapshot", str(snapshot), "--installed", "harness-cd=24.12.0",
+            "--fact", "kubernetes=1.31.0", "-o", f"dir={out}"]  # fmt: skip
+    result = run(args)
+    assert result.exit_code == 0, result.output
+    step = out / "00-now"
+    objects = yaml.safe_load(snapshot.read_text())["items"]
+    dep = next(o for o in objects if o["kind"] == "Deployment")
+    (step / "base.yaml").write_text(yaml.safe_dump(dep))
+    kust = yaml.safe_load((step / "kustomization.yaml").read_text())
+    kust["resources"] = [*kust["resources"], "base.yaml"]
+    (step / "kustomization.yaml").write_text(yaml.safe_dump(kust))
+    built = subprocess.run(
+        ["kubectl", "kustomize", str(step)], capture_output=True, text=True, check=False
+    )
+    assert built.returncode == 0, built.stderr
+    docs = {d["kind"]: d for d in yaml.safe_load_all(built.stdout) if d}
+    assert docs["Secret"]["type"] == "Opaque"
+    env = docs["Deployment"]["spec"]["template"]["spec"]["containers"][0]["env"]
+    refs = [e["valueFrom"]["secretKeyRef"]["name"] for e in env if "valueFrom" in e]
+    assert refs == ["harness-api-key"]
+
+
+UNUSUAL_BOM = """\
+# Customer BOM -- comments everywhere, odd quoting
+gitops:
+  namespace: flux-giantswarm   # trailing comment
+  interval: 30m
+components:
+  agent-platform-connectivity: {versionRange: '4.7.18', enabled: true}  # flow, single quotes
+  kagent:
+      versionRange:    "0.11.0-gs.6"      # wide spacing kept
+  kagent-crds:
+    # Must be the same build as kagent.
+    versionRange: 0.11.0-gs.6
+"""
+
+
+def _unusual_repo(tmp_path: Path) -> Path:
+    src = GITOPS / "s1"
+    if not src.is_dir():
+        pytest.skip(f"GitOps fixture {src} not present")
+    repo = tmp_path / "repo"
+    shutil.copytree(src, repo)
+    (repo / "bom.yaml").write_text(UNUSUAL_BOM)
+    return repo
+
+
+def test_write_changes_only_the_pin_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _unusual_repo(tmp_path)
+    monkeypatch.chdir(repo)
+    oci_before = (repo / "agent-platform" / "ocirepository.yaml").read_text()
+    result = run(
+        ["patch", "--gitops", ".", *HARNESS_FACTS, "--to", "agent-platform=4.8.1", "--write"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "step 1 of 2" in result.stderr
+    assert (repo / "bom.yaml").read_text() == UNUSUAL_BOM.replace("'4.7.18'", "'4.7.19'")
+    assert (repo / "agent-platform" / "ocirepository.yaml").read_text() == oci_before.replace(
+        '"4.7.18"', '"4.7.19"'
+    )
+    assert sorted(p.name for p in repo.iterdir() if p.name.startswith(".")) == []
+
+
+def test_write_through_step_two(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _unusual_repo(tmp_path)
+    monkeypatch.chdir(repo)
+    args = ["patch", "--gitops", ".", *HARNESS_FACTS, "--to", "agent-platform=4.8.1", "--write", "--step", "2"]  # fmt: skip
+    assert run(args).exit_code == 0
+    assert (repo / "bom.yaml").read_text() == UNUSUAL_BOM.replace("'4.7.18'", "'4.8.1'")
+
+
+def test_write_refuses_a_file_changed_since_it_was_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from upgradeplan.commands import patch as patch_cmd
+
+    repo = _unusual_repo(tmp_path)
+    monkeypatch.chdir(repo)
+    real = patch_cmd.build_patches
+
+    def build_then_someone_edits(*args: Any, **kwargs: Any) -> Any:
+        out = real(*args, **kwargs)
+        bom = repo / "bom.yaml"
+        bom.write_text(bom.read_text() + "# edited meanwhile\n")
+        return out
+
+    monkeypatch.setattr(patch_cmd, "build_patches", build_then_someone_edits)
+    result = run(
+        ["patch", "--gitops", ".", *HARNESS_FACTS, "--to", "agent-platform=4.8.1", "--write"]
+    )
+    assert result.exit_code == 2
+    assert "bom.yaml: changed since it was read" in result.stderr
+    assert (repo / "bom.yaml").read_text() == UNUSUAL_BOM + "# edited meanwhile\n"
+
+
+def test_bad_output_format_is_a_usage_error() -> None:
+    result = run(["patch", *S4, "-o", "xml"])
+    assert result.exit_code == 2
+    assert "use text, json or dir=PATH" in result.stderr
+
+
+def test_no_installation_is_a_usage_error() -> None:
+    result = run(["patch", "--to", "agent-platform=4.8.1"])
+    assert result.exit_code == 2
+    assert "no installation given" in result.stderr

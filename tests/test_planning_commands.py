@@ -209,3 +209,46 @@ def test_no_context_reachable_is_exit_1(fake_api: FakeAPIFactory) -> None:
     result = CliRunner().invoke(cli, ["check", "--kubeconfig", kubeconfig])
     assert result.exit_code == 1
     assert "down" in result.stderr
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def test_snapshot_from_stdin_merges_under_stated_flags() -> None:
+    snapshot = (
+        "schema_version: 1\nkind: upgradeplan-state\nname: piped\nfacts:\n"
+        "  installed.agent-platform: {value: '4.7.18', source: 'piped'}\n"
+        "  pin.agent-platform-connectivity: {value: '4.7.18', source: 'bom.yaml:9'}\n"
+    )
+    result = CliRunner().invoke(
+        cli,
+        [
+            "check",
+            "--state",
+            "-",
+            "--fact",
+            "kubernetes=1.35.0",
+            "--to",
+            "agent-platform=4.8.1",
+            "-o",
+            "json",
+        ],
+        input=snapshot,
+    )
+    doc = json.loads(result.stdout)
+    res = doc["results"][0]
+    assert res["name"] == "piped + stated"
+    assert res["current"]["agent-platform"] == "4.7.18"
+    assert res["current"]["kubernetes"] == "1.35.0"
+
+
+def test_to_latest_targets_the_newest_release_of_the_installed_product() -> None:
+    from upgradeplan import api
+
+    kb = api.load_kb()
+    newest = api.latest_version(kb, "agent-platform")
+    _, out = invoke(
+        "plan", "--installed", "agent-platform=4.7.18", "--to", "latest", "-o", "json"
+    )
+    targets = json.loads(out)["results"][0]["plan"]["targets"]
+    assert targets == [{"product": "agent-platform", "version": newest}]

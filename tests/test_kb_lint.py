@@ -160,3 +160,22 @@ def test_bundled_knowledge_is_lint_clean() -> None:
     code, out, err = run("kb", "lint")
     assert out == ""
     assert code == 0, err
+
+
+def test_the_contributing_examples_are_lint_clean(tmp_path: Path) -> None:
+    """CONTRIBUTING.md's annotated release, hazard and migration lint clean together."""
+    import re
+
+    text = (Path(__file__).resolve().parents[1] / "CONTRIBUTING.md").read_text()
+    root = tmp_path / "contrib"
+    written = []
+    for block in re.findall(
+        r"Create\s+`knowledge/([^`]+)`:\n\n```yaml\n(.*?)```", text, flags=re.S
+    ):
+        path = root / block[0]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(block[1])
+        written.append(block[0])
+    assert [w.split("/")[0] for w in written] == ["releases", "hazards", "migrations"]
+    code, out, _ = run("kb", "lint", str(root))
+    assert (code, out) == (0, "")

@@ -256,3 +256,14 @@ def test_kb_list_shows_releases_marks_and_counts(
     result = runner.invoke(cli, ["--kb", str(MINI), "kb", "list", "--product", "alpah"])
     assert result.exit_code == 2
     assert "unknown product 'alpah'" in result.stderr and "alpha" in result.stderr
+
+
+def test_the_schema_vocabulary_is_the_one_conditions_evaluates() -> None:
+    from upgradeplan.conditions import PREDICATES
+    from upgradeplan.kb.schema import predicate_specs
+
+    specs = predicate_specs()
+    assert sorted(specs) == sorted(PREDICATES)
+    for name, spec in specs.items():
+        assert set(spec.required) == set(PREDICATES[name].required), name
+        assert set(spec.optional) == set(PREDICATES[name].optional), name

@@ -59,7 +59,7 @@ def read(kb: KnowledgeBase, path: str, *, ref: str | None = None) -> State:
     tree, start, display_root = _open(path, ref)
     plan = walk(tree, start)
     if isinstance(tree, GitTree):
-        tree.prefetch_all()
+        tree.prefetch([rel for rel, _ in plan.files])
     reader = _Reader(kb)
     for rel, namespace in plan.files:
         display = _display(display_root, rel)

@@ -146,6 +146,7 @@ class GitTree:
             raise BadInput(f"git ls-tree failed: {listing.stderr.decode().strip()}")
         self._blobs: dict[str, str] = {}
         self._dirs: set[str] = {""}
+        self._children: dict[str, set[str]] = {"": set()}
         for entry in listing.stdout.decode("utf-8", "surrogateescape").split("\0"):
             if not entry:
                 continue
@@ -157,11 +158,18 @@ class GitTree:
             if rel is None:
                 continue
             self._blobs[rel] = parts[2]
-            parent = posixpath.dirname(rel)
-            while parent not in self._dirs:
-                self._dirs.add(parent)
-                parent = posixpath.dirname(parent)
+            self._add_child(rel)
         self._cache: dict[str, bytes] = {}
+
+    def _add_child(self, rel: str) -> None:
+        """Record ``rel`` under its parent directory, creating the parents as needed."""
+        while rel:
+            parent = posixpath.dirname(rel)
+            self._children.setdefault(parent, set()).add(posixpath.basename(rel))
+            if parent in self._dirs:
+                return
+            self._dirs.add(parent)
+            rel = parent
 
     def _relative(self, path: str) -> str | None:
         if not self.prefix:
@@ -179,12 +187,7 @@ class GitTree:
         return _norm(rel) in self._blobs
 
     def list_dir(self, rel: str) -> list[str]:
-        base = _norm(rel)
-        names = set()
-        for path in list(self._blobs) + list(self._dirs):
-            if path and posixpath.dirname(path) == base:
-                names.add(posixpath.basename(path))
-        return sorted(names)
+        return sorted(self._children.get(_norm(rel), ()))
 
     def read(self, rel: str) -> bytes:
         rel = _norm(rel)
@@ -192,9 +195,9 @@ class GitTree:
             self._prefetch([rel])
         return self._cache[rel]
 
-    def prefetch_all(self) -> None:
-        """Read every YAML blob under the prefix with one ``git cat-file --batch``."""
-        self._prefetch([p for p in self._blobs if p.endswith(YAML_SUFFIXES)])
+    def prefetch(self, rels: list[str]) -> None:
+        """Read these files with one ``git cat-file --batch`` (instead of one call each)."""
+        self._prefetch([_norm(r) for r in rels])
 
     def _prefetch(self, rels: list[str]) -> None:
         wanted = [r for r in rels if r not in self._cache and r in self._blobs]

@@ -255,16 +255,17 @@ def parse_targets(kb: KnowledgeBase, state: State, to: Sequence[str]) -> list[Ta
                     raise errors.BadInput(f"--to {raw!r}: {product} has no released version")
                 targets[product] = Target(product, latest)
                 continue
-            _check_version(version, "--to")
+            check_version(version, "--to")
             targets[product] = Target(product, _release_version(kb, product, version, "--to"))
             continue
-        _check_version(text, "--to")
+        check_version(text, "--to")
         t = _bare_target(kb, state, text)
         targets[t.product] = t
     return [targets[p] for p in sorted(targets)]
 
 
-def _check_version(text: str, flag: str) -> None:
+def check_version(text: str, flag: str) -> None:
+    """Raise errors.InvalidVersion naming ``flag`` when ``text`` is not a chart version."""
     from upgradeplan.versions import Version
 
     if text == NEXT:
@@ -273,6 +274,9 @@ def _check_version(text: str, flag: str) -> None:
         Version.parse(text)
     except errors.InvalidVersion as exc:
         raise errors.InvalidVersion(text, exc.reason, where=flag) from None
+
+
+_check_version = check_version  # kept for callers of the earlier private name
 
 
 def _bare_target(kb: KnowledgeBase, state: State, text: str) -> Target:

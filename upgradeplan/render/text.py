@@ -265,7 +265,7 @@ def render_plan(results: Sequence[PlanResult], color: bool = False) -> str:
         elif not plan.blocked_by:
             out.append("  nothing to do: already at the target")
         blocking = [f for f in plan.direct.findings if f.status != "does-not-apply"]
-        if plan.blocked_by and blocking:
+        if plan.blocked_by and blocking and not plan.steps:
             out.append("Findings on the direct jump:")
             for f in _order(blocking):
                 out.extend(finding_lines(f, s))

@@ -354,14 +354,15 @@ class _Builder:
                     "KB002", (other,), f"`{other}:` goes with scope {other}, not scope {scope}"
                 )
         params = ctx.data.get(scope)
+        reported = False
         if params is None and scope != "state":
             ctx.report("KB002", ("scope",), f"scope {scope} needs `{scope}:` with its parameters")
-            params = {}
+            params, reported = {}, True
         elif params is None:
             params = {}
         elif not isinstance(params, dict):
             ctx.report("KB002", (scope,), f"`{scope}:` must be a mapping")
-            params = {}
+            params, reported = {}, True
         allowed = {
             "skip": ("stop", "to"),
             "landing": ("range",),
@@ -371,7 +372,7 @@ class _Builder:
         for k in params:
             if k not in allowed:
                 ctx.report("KB002", (scope, k), f"`{scope}:` takes {', '.join(allowed)}, not {k!r}")
-        required = () if scope == "state" else allowed
+        required = () if scope == "state" or reported else allowed
         values = {
             k: ctx.text_in(params, k, (scope,), required=k in required) or None for k in allowed
         }

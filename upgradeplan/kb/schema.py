@@ -67,6 +67,10 @@ def validate(data: Any, kind: str) -> Iterator[SchemaError]:
     from jsonschema.exceptions import best_match
 
     for error in _validator(kind).iter_errors(data):
+        if list(error.relative_schema_path)[:1] == ["allOf"] and not error.absolute_path:
+            # the hazard's scope/parameter pairing (top-level allOf of if/then): the loader
+            # reports it at the offending key with a plain message, which always runs
+            continue
         err = error
         if error.context:
             # oneOf/anyOf: report the sub-error that is most telling
@@ -92,10 +96,18 @@ def _message(err: Any) -> str:
     ):
         kind = type(instance).__name__
         return f"{prefix}{instance!r} is not a string; quote it (YAML read it as a {kind})"
+    if validator in ("minProperties", "maxProperties") and isinstance(instance, dict):
+        keys = ", ".join(map(str, instance)) or "none"
+        return (
+            f"{prefix}a condition has exactly one key (all, any, not or a predicate); found: {keys}"
+        )
     if validator == "additionalProperties" and isinstance(instance, dict):
         allowed = set(err.schema.get("properties", {}))
         extra = sorted(str(k) for k in instance if k not in allowed)
         if allowed and extra:
             names = ", ".join(map(repr, extra))
             return f"{prefix}unknown property {names}; allowed: {', '.join(sorted(allowed))}"
-    return f"{prefix}{err.message}"
+    message = str(err.message)
+    if len(message) > 200:  # jsonschema quotes the whole instance; keep the line readable
+        message = message[:160] + " …"
+    return f"{prefix}{message}"

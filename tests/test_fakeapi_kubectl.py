@@ -9,8 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from fakeapi import FakeAPIFactory, fake_api, load_documents
-from scenario_expectations import CLUSTER_FIXTURES
+from scenario_expectations import CASES, CLUSTER_FIXTURES, check_mismatches
+
+from upgradeplan.cli import cli
 
 __all__ = ["fake_api"]
 
@@ -120,3 +123,43 @@ def test_kubectl_sees_flux_missing_and_the_server_version(
     assert "doesn't have a resource type" in missing.stderr or "NotFound" in missing.stderr
     version = kubectl(kubeconfig, cache, "version", "-o", "json")
     assert json.loads(version.stdout)["serverVersion"]["gitVersion"] == "v1.27.3-eks-4f4795d"
+
+
+def test_the_kubectl_commands_of_docs_snapshots_replay_as_a_snapshot(
+    fake_api: FakeAPIFactory, tmp_path: Path
+) -> None:
+    """docs/snapshots.md: a customer's kubectl dump gives support the live cluster's answer."""
+    server = fake_api.start(CLUSTER_FIXTURES / "s1", git_version="v1.33.0")
+    kubeconfig = fake_api.kubeconfig({"s1": server})
+    cache = tmp_path / "cache"
+    commands = {
+        "flux.yaml": [
+            "get",
+            "helmreleases.helm.toolkit.fluxcd.io,ocirepositories.source.toolkit.fluxcd.io,"
+            "helmcharts.source.toolkit.fluxcd.io",
+            "-A",
+            "-o",
+            "yaml",
+        ],
+        "kagent.yaml": [
+            "get",
+            "harnesses.kagent.dev,agenttemplates.kagent.dev",
+            "-A",
+            "-o",
+            "yaml",
+        ],
+        "deployments.json": ["get", "deployments", "-A", "-o", "json"],
+        "cluster.yaml": ["get", "namespaces,nodes,storageclasses", "-o", "yaml"],
+    }
+    snapshots: list[str] = []
+    for name, args in commands.items():
+        proc = kubectl(kubeconfig, cache, *args)
+        assert proc.returncode == 0, proc.stderr
+        (tmp_path / name).write_text(proc.stdout, encoding="utf-8")
+        snapshots += ["--snapshot", str(tmp_path / name)]
+    case = next(c for c in CASES if c.id == "S1-check")
+    # the fixture's API server is 1.35 (agent-platform 4.8 requires it); kubectl's own
+    # dispatcher needs <= 1.33, so the version is stated as docs/snapshots.md says
+    args = ["check", "-o", "json", *snapshots, "--fact", "kubernetes=1.35.0", *case.args]
+    result = CliRunner().invoke(cli, args)
+    assert check_mismatches(case, json.loads(result.stdout), result.exit_code) == [], result.output

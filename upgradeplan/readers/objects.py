@@ -105,14 +105,15 @@ def interests(kb: KnowledgeBase) -> Interests:
 def flatten_documents(documents: Iterable[Any]) -> tuple[list[dict[str, Any]], set[str]]:
     """Objects out of parsed documents (``List``/``<Kind>List`` objects are opened).
 
-    Returns the objects and the kinds whose list was read: a ``<Kind>List`` (as the API
-    answers) says so even when empty; in a plain ``List`` (as kubectl prints) a kind counts
-    as listed when at least one of its objects is there. A bare object listed nothing.
+    Returns the objects and the kinds whose complete list the documents say was read: only a
+    typed ``<Kind>List`` (as the API answers a cluster-wide list) says so, even when empty.
+    What kubectl prints (a plain ``List``) may have been filtered by namespace or label, so
+    an object missing from it stays unknown.
     """
     objects: list[dict[str, Any]] = []
     listed: set[str] = set()
 
-    def visit(doc: Any, in_list: bool) -> None:
+    def visit(doc: Any) -> None:
         if not isinstance(doc, dict):
             return
         kind = str(doc.get("kind", ""))
@@ -121,14 +122,12 @@ def flatten_documents(documents: Iterable[Any]) -> tuple[list[dict[str, Any]], s
             if kind != "List":
                 listed.add(kind[: -len("List")])
             for item in items:
-                visit(item, True)
+                visit(item)
         elif kind:
             objects.append(doc)
-            if in_list:
-                listed.add(kind)
 
     for doc in documents:
-        visit(doc, False)
+        visit(doc)
     return objects, listed
 
 

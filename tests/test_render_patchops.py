@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from upgradeplan.errors import BadInput
 from upgradeplan.render.patches import apply_json6902, apply_merge_patch
 
-DEPLOY = {
+DEPLOY: dict[str, Any] = {
     "kind": "Deployment",
     "metadata": {"name": "harness-delegate", "namespace": "harness-delegate-ng"},
     "spec": {

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from upgradeplan.errors import BadInput
-from upgradeplan.render import yamledit
 from upgradeplan.render.yamledit import ScalarEdit, content_hash, set_scalars, write_atomic
 
 BOM = """\
@@ -94,7 +93,7 @@ def test_a_failing_write_leaves_the_original_and_no_temp_file(
     def boom(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(yamledit.os, fail_in, boom)
+    monkeypatch.setattr(os, fail_in, boom)
     with pytest.raises(OSError):
         write_atomic(f, "components: {}\n", expected_hash=content_hash(BOM))
     assert f.read_text() == BOM

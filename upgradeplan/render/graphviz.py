@@ -65,11 +65,21 @@ def release_view(
     released = [r.version for r in releases if r.version != NEXT]
     hazards = [h for h in kb.hazards_for(product) if h.withdrawn is None]
     stops = {str(h.stop) for h in hazards if h.scope == "skip" and h.stop}
+    # a landing hazard is marked on the first release of its range ("… onwards" when the
+    # range goes on), not repeated on every later one
+    first_landing: dict[str, list[str]] = {}
+    for h in sorted(hazards, key=lambda x: x.id):
+        if h.scope != "landing":
+            continue
+        inside = [v for v in released if _in(h.to_range, v)]
+        if inside:
+            mark = h.id if len(inside) == 1 else f"{h.id} (onwards)"
+            first_landing.setdefault(inside[0], []).append(mark)
     nodes: dict[str, GNode] = {}
     for rel in releases:
         label = rel.version
         classes: list[str] = []
-        landing = [h.id for h in hazards if h.scope == "landing" and _in(h.to_range, rel.version)]
+        landing = first_landing.get(rel.version, [])
         if rel.version in stops:
             classes.append("stop")
             label += " · required stop"
@@ -240,13 +250,12 @@ def to_mermaid(view: GraphView) -> str:
 
 # --------------------------------------------------------------------------- dot
 
-_DOT_NODE = {
-    "stop": 'style="filled,bold" fillcolor="#fff3bf" color="#e67700"',
-    "hazard": 'style=filled fillcolor="#ffe3e3" color="#c92a2a"',
-    "withdrawn": 'style=dashed color="#868e96"',
-    "next": "style=dotted",
-    "path": 'style=filled fillcolor="#d0ebff" color="#1971c2"',
-    "current": 'penwidth=3 color="#1971c2"',
+_DOT_FILL = {
+    "stop": {"style": "filled,bold", "fillcolor": "#fff3bf", "color": "#e67700"},
+    "hazard": {"style": "filled", "fillcolor": "#ffe3e3", "color": "#c92a2a"},
+    "path": {"style": "filled", "fillcolor": "#d0ebff", "color": "#1971c2"},
+    "withdrawn": {"style": "dashed", "color": "#868e96"},
+    "next": {"style": "dotted"},
 }
 _DOT_EDGE = {
     "chain": "",
@@ -270,15 +279,18 @@ def to_dot(view: GraphView) -> str:
         '  edge [fontname="Helvetica" fontsize=10];',
     ]
     for n in view.nodes:
-        attrs = [f"label={_dot_quote(n.label)}"]
-        # the most telling class wins the fill; "current" adds a border
+        node: dict[str, str] = {"label": n.label}
+        # the most telling class gives the fill; the path and "now" give a blue border
         for c in ("stop", "hazard", "path", "withdrawn", "next"):
             if c in n.classes:
-                attrs.append(_DOT_NODE[c])
+                node.update(_DOT_FILL[c])
                 break
         if "current" in n.classes:
-            attrs.append(_DOT_NODE["current"])
-        lines.append(f"  {n.id} [{' '.join(attrs)}];")
+            node.update({"color": "#1971c2", "penwidth": "3"})
+        elif "path" in n.classes:
+            node.update({"color": "#1971c2", "penwidth": "2"})
+        text = " ".join(f"{k}={_dot_quote(v)}" for k, v in node.items())
+        lines.append(f"  {n.id} [{text}];")
     for e in view.edges:
         attrs = [
             a for a in (f"label={_dot_quote(e.label)}" if e.label else "", _DOT_EDGE[e.style]) if a

@@ -1,0 +1,48 @@
+"""`upgradeplan docs upgrade-md`: whole document, chosen sections, --write and --check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from upgradeplan.cli import cli
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(cli, ["docs", "upgrade-md", *args])
+
+
+def test_whole_document_by_default() -> None:
+    result = run()
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("# Upgrading agent-platform\n")
+
+
+def test_next_only_and_a_range() -> None:
+    nxt = run("--next")
+    assert nxt.stdout.startswith(r"## \<current\> → \<next\>")
+    assert nxt.stdout.count("\n## ") == 0
+    part = run("--from", "4.7.19", "--to", "4.8.1")
+    headings = [ln for ln in part.stdout.splitlines() if ln.startswith("## ")]
+    assert [h.split(" (")[0] for h in headings] == ["## 4.8.0 → 4.8.1", "## 4.7.x → 4.8.0"]
+
+
+def test_write_and_check(tmp_path: Path) -> None:
+    target = tmp_path / "UPGRADE.md"
+    assert run("--write", str(target)).exit_code == 0
+    assert run("--check", str(target)).exit_code == 0
+    target.write_text(target.read_text() + "hand edit\n")
+    stale = run("--check", str(target))
+    assert stale.exit_code == 3
+    assert "differs from the knowledge base" in stale.stderr
+
+
+def test_bad_input() -> None:
+    assert run("--product", "nope").exit_code == 2
+    bad = run("--from", "4.x.y")
+    assert bad.exit_code == 2 and "--from" in bad.stderr
+    both = run("--next", "--from", "4.7.18")
+    assert both.exit_code == 2 and "--next cannot be combined" in both.stderr
+    empty = run("--from", "4.11.0", "--to", "4.11.0")
+    assert empty.exit_code == 2 and "no agent-platform release lies in" in empty.stderr

@@ -1,0 +1,120 @@
+"""The library facade: everything the CLI does is callable from Python and returns objects."""
+
+from __future__ import annotations
+
+import pytest
+
+from upgradeplan import api, errors
+from upgradeplan.model import Finding, Target
+
+KB = api.load_kb()
+
+S1 = api.Inputs(
+    installed=("agent-platform=4.7.18",),
+    pins=("agent-platform-connectivity=4.7.18",),
+    facts=(
+        "helmrelease.kagent.drift-detection=disabled",
+        "object.Harness.kagent.kagent.exists=true",
+        "object.Harness.kagent.kagent.annotations=",
+    ),
+)
+
+
+def _finding(status: str, severity: str) -> Finding:
+    return Finding(
+        hazard=f"h-{status}-{severity}",
+        title="t",
+        severity=severity,  # type: ignore[arg-type]
+        scope="landing",
+        status=status,  # type: ignore[arg-type]
+        product="p",
+        from_version=None,
+        to_version="1.0.0",
+    )
+
+
+@pytest.mark.parametrize(
+    ("findings", "fail_on", "verdict"),
+    [
+        ([], "blocking", "safe"),
+        ([("applies", "blocking")], "blocking", "blocked"),
+        ([("may-apply", "blocking")], "blocking", "undetermined"),
+        ([("applies", "blocking"), ("may-apply", "blocking")], "blocking", "blocked"),
+        ([("applies", "warning")], "blocking", "safe-with-actions"),
+        ([("applies", "warning")], "warning", "blocked"),
+        ([("may-apply", "warning")], "blocking", "safe"),
+        ([("may-apply", "notice")], "notice", "undetermined"),
+        ([("applies", "blocking")], "never", "safe-with-actions"),
+        ([("does-not-apply", "blocking")], "blocking", "safe"),
+    ],
+)
+def test_judge_follows_the_verdict_rules(
+    findings: list[tuple[str, str]], fail_on: str, verdict: str
+) -> None:
+    assert api.judge([_finding(s, sev) for s, sev in findings], fail_on) == verdict
+
+
+def test_worst_exit_prefers_hazard_over_undetermined_over_safe() -> None:
+    assert api.worst_exit([0, 4, 3]) == 3
+    assert api.worst_exit([0, 4]) == 4
+    assert api.worst_exit([]) == 0
+
+
+def test_gather_merges_offline_inputs_into_one_state_with_derived_facts() -> None:
+    gathered = api.gather(KB, S1)
+    assert len(gathered) == 1
+    state = gathered[0].state
+    assert state is not None
+    fact = state.get("installed.agent-platform-connectivity")
+    assert fact is not None and fact.source.startswith("derived: exact pin")
+
+
+def test_check_and_plan_return_objects() -> None:
+    state = api.gather(KB, S1)[0].state
+    assert state is not None
+    result = api.check(KB, state, ["agent-platform=4.8.0"])
+    assert result.verdict == "blocked" and result.exit_code == 3
+    assert result.recommended is not None
+    assert result.recommended.path["agent-platform"] == ["4.7.18", "4.7.19", "4.8.0"]
+    planned = api.plan(KB, state, ["agent-platform=4.8.0"])
+    assert planned.plan is not None and planned.exit_code == 0
+
+
+def test_parse_targets_forms() -> None:
+    state = api.gather(KB, S1)[0].state
+    assert state is not None
+    assert api.parse_targets(KB, state, ["agent-platform=4.8.1"]) == [
+        Target("agent-platform", "4.8.1")
+    ]
+    assert api.parse_targets(KB, state, ["v4.8.1"]) == [Target("agent-platform", "4.8.1")]
+    latest = api.latest_version(KB, "agent-platform")
+    assert latest is not None
+    assert api.parse_targets(KB, state, ["latest"]) == [Target("agent-platform", latest)]
+
+
+def test_unknown_target_version_suggests_neighbours_in_version_order() -> None:
+    state = api.gather(KB, S1)[0].state
+    assert state is not None
+    with pytest.raises(errors.UnknownName) as info:
+        api.parse_targets(KB, state, ["agent-platform=4.7.17"])
+    assert set(info.value.suggestions) >= {"4.7.15", "4.7.18"}
+
+
+def test_plan_without_target_is_bad_input() -> None:
+    state = api.gather(KB, S1)[0].state
+    assert state is not None
+    with pytest.raises(errors.BadInput, match="target"):
+        api.plan(KB, state, [])
+
+
+def test_base_without_gitops_is_bad_input() -> None:
+    with pytest.raises(errors.BadInput, match="--base"):
+        api.gather(KB, api.Inputs(installed=("agent-platform=4.7.18",), base="main"))
+
+
+def test_explain_and_diagnose_return_objects() -> None:
+    explained = api.explain(KB, "agent-platform@4.8.1")
+    assert explained.kind == "release" and explained.release is not None
+    found = api.diagnose(KB, "metadata service unreachable")
+    assert found and found[0].hazard.id == "delegate-metadata-flag-renamed"
+    assert found[0].matches[0].line_number == 1

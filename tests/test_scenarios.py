@@ -277,6 +277,8 @@ def test_s6_delegate_jump_to_0312_is_blocked_until_the_flag_is_rewritten() -> No
     assert found["delegate-version-value-not-bumped"] == "applies"
     assert found["delegate-needs-kubernetes-128"] == "does-not-apply"
     assert found["delegate-token-secret-type"] == "does-not-apply"
+    assert res["recommended"]["path"]["harness-delegate"] == ["0.29.0", "0.31.2"]
+    assert res["recommended"]["verdict"] == "safe-with-actions"
 
 
 def test_s6_plan_rewrites_the_argument_and_bumps_delegate_version() -> None:
@@ -317,6 +319,7 @@ def test_s8_kubernetes_below_128_leaves_no_safe_path() -> None:
     code, res = check(*S8, "--to", "harness-delegate=0.31.2")
     assert (code, res["verdict"]) == (3, "blocked")
     assert statuses(res["findings"])["delegate-needs-kubernetes-128"] == "applies"
+    assert res["recommended"]["verdict"] == "blocked"
     code, p = plan(*S8, "--to", "harness-delegate=0.31.2")
     assert (code, p["verdict"]) == (3, "blocked")
     assert "delegate-needs-kubernetes-128" in p["blocked_by"]

@@ -794,3 +794,14 @@ def test_only_the_products_own_values_files_are_recognised(tmp_path: Path) -> No
     assert facts["pin.harness-delegate"] == ("0.31.2", f"{tmp_path}/delegate.yaml:2")
     assert facts["values.harness-delegate.delegateVersion"][0] == "0.31.2"
     assert "workload.harness-delegate.args" not in facts
+
+
+def test_a_pin_on_an_unknown_release_is_bad_input_at_its_line() -> None:
+    with pytest.raises(BadInput) as err:
+        pin_changes(
+            KB,
+            _state(agent_platform=("4.7.18", "oci.yaml:9")),
+            _state(agent_platform=("9.9.9", "oci.yaml:9")),
+        )
+    assert err.value.location == "oci.yaml:9"
+    assert "9.9.9" in str(err.value)

@@ -147,7 +147,7 @@ def _pins(state: State) -> dict[str, Fact]:
 
 
 def _selects(kb: KnowledgeBase, product: str, pin: Fact) -> str | None:
-    """The version a pin selects: an exact pin is its version; a range, the highest known."""
+    """The known release a pin selects (Flux: exact match first, else the highest)."""
     text = pin.value
     if not isinstance(text, str):
         return None
@@ -155,12 +155,6 @@ def _selects(kb: KnowledgeBase, product: str, pin: Fact) -> str | None:
         r.version for r in kb.releases.get(product, ()) if r.version != NEXT and r.withdrawn is None
     ]
     try:
-        chosen = versions.select(text, known, flavour="flux")
-        if chosen is not None:
-            return chosen
-        constraint = versions.parse_constraint(text)
+        return versions.select(text, known, flavour="flux")
     except UpgradeplanError as exc:
         raise BadInput(str(exc), location=pin.source) from None
-    if constraint.is_exact and constraint.exact_version is not None:
-        return str(constraint.exact_version)
-    return None

@@ -267,3 +267,16 @@ def test_the_schema_vocabulary_is_the_one_conditions_evaluates() -> None:
     for name, spec in specs.items():
         assert set(spec.required) == set(PREDICATES[name].required), name
         assert set(spec.optional) == set(PREDICATES[name].optional), name
+
+
+def test_an_unquoted_predicate_version_stops_the_load(tmp_path: Path) -> None:
+    root = tmp_path / "kb"
+    shutil.copytree(MINI, root)
+    hazard = root / "hazards" / "old-kubernetes.yaml"
+    hazard.write_text(hazard.read_text().replace('version: "1.28.0"', "version: 1.28"))
+    with pytest.raises(KnowledgeError) as info:
+        load([root], bundled=False)
+    assert [str(p) for p in info.value.problems] == [
+        "kb/hazards/old-kubernetes.yaml:10 KB002 fact_version_below.version: 1.28 is not of "
+        "type string; quote it"
+    ]

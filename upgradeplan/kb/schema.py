@@ -36,16 +36,55 @@ class PredicateSpec:
     required: tuple[str, ...]
     optional: tuple[str, ...]
     description: str
+    # argument -> the JSON types it may have ("string", "array", …); absent = any
+    types: dict[str, tuple[str, ...]]
+
+
+_PY_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "array": (list,),
+    "object": (dict,),
+    "boolean": (bool,),
+    "integer": (int,),
+    "number": (int, float),
+    "null": (type(None),),
+}
+
+
+def json_type_ok(value: object, types: tuple[str, ...]) -> bool:
+    """Whether ``value`` has one of the JSON ``types`` (bool is not an integer)."""
+    for t in types:
+        if isinstance(value, _PY_TYPES[t]) and not (
+            isinstance(value, bool) and t in ("integer", "number")
+        ):
+            return True
+    return False
+
+
+def _types_of(prop: dict[str, Any], defs: dict[str, Any]) -> tuple[str, ...]:
+    while "$ref" in prop and "type" not in prop:
+        prop = defs[prop["$ref"].rsplit("/", 1)[1]]
+    t = prop.get("type")
+    if isinstance(t, str):
+        return (t,)
+    if isinstance(t, list):
+        return tuple(t)
+    if "enum" in prop:
+        return ("string",)
+    return ()
 
 
 @cache
 def predicate_specs() -> dict[str, PredicateSpec]:
     """The fixed predicate vocabulary of `when`, read from the hazard schema."""
+    schema = load_schema("hazard")
+    defs = schema["$defs"]
     out: dict[str, PredicateSpec] = {}
-    for name, spec in load_schema("hazard")["$defs"]["predicates"].items():
+    for name, spec in defs["predicates"].items():
         required = tuple(spec.get("required", ()))
         optional = tuple(p for p in spec["properties"] if p not in required)
-        out[name] = PredicateSpec(name, required, optional, spec.get("description", ""))
+        types = {arg: t for arg, prop in spec["properties"].items() if (t := _types_of(prop, defs))}
+        out[name] = PredicateSpec(name, required, optional, spec.get("description", ""), types)
     return out
 
 

@@ -11,7 +11,7 @@ import difflib
 from collections.abc import Callable
 from typing import Any
 
-from upgradeplan.kb.schema import predicate_specs
+from upgradeplan.kb.schema import json_type_ok, predicate_specs
 from upgradeplan.kb.yamlio import LineDict, LineList, line_of
 from upgradeplan.model import Condition, Location
 
@@ -79,6 +79,16 @@ def parse_condition(
             f"({_shape(spec.required, spec.optional)})",
         )
         ok = False
+    for arg, types in spec.types.items():
+        if arg in value and not json_type_ok(value[arg], types):
+            got = value[arg]
+            hint = "; quote it" if "string" in types and isinstance(got, (int, float, bool)) else ""
+            report(
+                "KB002",
+                (*sub, arg),
+                f"{key}.{arg}: {got!r} is not of type {' or '.join(types)}{hint}",
+            )
+            ok = False
     if not ok:
         return None
     return Condition("pred", predicate=key, args=_plain(value), location=location)

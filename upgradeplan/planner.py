@@ -26,6 +26,7 @@ from upgradeplan import conditions, errors
 from upgradeplan.model import (
     NEXT,
     SEVERITY_RANK,
+    STATUS_OF_TRUTH,
     Action,
     Evidence,
     Fact,
@@ -56,6 +57,7 @@ FIXED_COST = {"blocking": 3.0, "warning": 2.0, "notice": 0.5}
 # where some hazard range or upgrade_from constraint starts or stops matching
 EXHAUSTIVE_WINDOW = 40
 
+_UNSET = object()
 _FILE_LINE = re.compile(r"^[^\s:][^:]*:\d+$")
 
 
@@ -146,9 +148,14 @@ class _Index:
                 idx.transition.append((h, con(h.from_range), con(h.to_range)))
             elif h.scope == "state":
                 idx.state.append((h, con(h.from_range) if h.from_range else None))
-        self.uses_from: dict[str, bool] = {
-            h.id: "$from" in conditions.hop_refs(h.when) for h in kb.hazards.values()
+        self.refs: dict[str, frozenset[str]] = {
+            h.id: frozenset(conditions.hop_refs(h.when)) for h in kb.hazards.values()
         }
+        # the fact keys a condition reads, when they do not depend on other facts
+        self.keys: dict[str, tuple[str, ...] | None] = {}
+        for h in kb.hazards.values():
+            keys = conditions.facts_read(h.when)
+            self.keys[h.id] = None if any("<" in k for k in keys) else tuple(keys)
 
     def product(self, product: str) -> _ProductIndex:
         return self.products.get(product) or _ProductIndex()
@@ -545,13 +552,18 @@ class _Node:
 
 @dataclass
 class _Hop:
-    findings: list[Finding]
+    statuses: Sequence[tuple[str, str, str, bool]]  # (hazard id, severity, status, fixable)
     forbidden: tuple[str, ...]
     cost: float
 
 
 class _Search:
-    """Hop evaluation and the path search for one product from one state."""
+    """Hop evaluation and the path search for one product from one state.
+
+    During the search only the status of each in-scope hazard is computed (cached by the
+    identity of the facts its condition reads); findings with evidence are built afterwards
+    for the hops of the chosen path only.
+    """
 
     def __init__(
         self,
@@ -573,17 +585,10 @@ class _Search:
         self.start_state = start_state
         cur_v = parse_version(current)
         tgt_v = parse_version(target)
-        rels = [
-            (v, r)
-            for v, r in zip(self.pidx.versions, self.pidx.releases, strict=True)
-            if cur_v < v <= tgt_v
-        ]
-        start_rel = next(
-            (r for v, r in zip(self.pidx.versions, self.pidx.releases, strict=True) if v == cur_v),
-            None,
-        )
+        pairs = list(zip(self.pidx.versions, self.pidx.releases, strict=True))
+        start_rel = next((r for v, r in pairs if v == cur_v), None)
         self.nodes: list[_Node] = [_Node(current, cur_v, start_rel, start_state)]
-        self.nodes += [_Node(r.version, v, r) for v, r in rels]
+        self.nodes += [_Node(r.version, v, r) for v, r in pairs if cur_v < v <= tgt_v]
         self.target = len(self.nodes) - 1
         self._pins = {
             k[len("pin.") :]
@@ -591,8 +596,10 @@ class _Search:
             if k.startswith("pin.") and isinstance(f.value, str) and _is_exact(f.value)
         }
         self._hop_cache: dict[tuple[int, int], _Hop] = {}
-        self._land_cache: dict[tuple[str, int, int], Finding] = {}
-        self._candidates = self._candidate_lists()
+        self._truth_cache: dict[tuple[Any, ...], Truth] = {}
+        self._req_cache: dict[tuple[int, int], Finding | None] = {}
+        self._fix_cache: dict[str, bool] = {}
+        self.allowed: list[int] | None = self._interesting()
 
     # ---- states along the window
 
@@ -616,63 +623,190 @@ class _Search:
 
     # ---- candidate hops
 
-    def _candidate_lists(self) -> list[list[int]] | None:
+    def _interesting(self) -> list[int] | None:
+        """For a large window: the releases worth stopping at (None: every release).
+
+        The target; the next release; the first release at or above each skip hazard's stop;
+        releases where a transition range starts or stops matching; releases whose effects
+        change a fact; where the target's ``upgrade_from`` starts or stops matching.
+        """
         n = len(self.nodes)
         if n <= EXHAUSTIVE_WINDOW:
             return None
-        marks: set[int] = {n - 1}
-        cons: list[Any] = []
-        for _, stop, to in self.pidx.skip:
-            cons.append(to)
+        from upgradeplan.versions import parse_constraint
+
+        marks: set[int] = {0, n - 1}
+        if n > 1:
+            marks.add(1)
+        for _, stop, _to in self.pidx.skip:
             first = next((i for i in range(1, n) if self.nodes[i].parsed >= stop), None)
             if first is not None:
                 marks.add(first)
-        cons += [c for _, c in self.pidx.landing]
+        # a transition is avoided by a stop outside its `from` range (and outside its `to`)
         for _, a, b in self.pidx.transition:
-            cons += [a, b]
-        cons += [c for _, c in self.pidx.state if c is not None]
-        from upgradeplan.versions import parse_constraint
-
-        for node in self.nodes[1:]:
-            if node.release is not None and node.release.upgrade_from:
-                cons.append(parse_constraint(node.release.upgrade_from))
-        for con in cons:
+            inside = a.check(self.nodes[0].parsed)
+            for i in range(1, n):
+                if inside and not a.check(self.nodes[i].parsed):
+                    if not b.check(self.nodes[i].parsed):
+                        marks.add(i)
+                    break
+        target_rel = self.nodes[-1].release
+        if target_rel is not None and target_rel.upgrade_from:
+            con = parse_constraint(target_rel.upgrade_from)
             before = con.check(self.nodes[0].parsed)
             for i in range(1, n):
                 now = con.check(self.nodes[i].parsed)
                 if now != before:
-                    marks.add(i)
-                    if i + 1 < n:
-                        marks.add(i + 1)
+                    marks.update((i - 1, i))
                 before = now
-        ordered = sorted(marks)
-        return [[j for j in ordered if j > i] for i in range(n)]
+        effects: dict[str, Any] = {}
+        for i in range(1, n):
+            rel = self.nodes[i].release
+            if rel is not None and any(effects.get(k, _UNSET) != v for k, v in rel.effects.items()):
+                marks.add(i)
+                effects.update(rel.effects)
+        return sorted(marks)
 
     def successors(self, i: int) -> list[int]:
+        from upgradeplan.graph import may_hop
+
         n = len(self.nodes)
-        if self._candidates is None:
-            cands = list(range(i + 1, n))
-        else:
-            cands = self._candidates[i]
-            if i + 1 < n and (not cands or cands[0] != i + 1):
-                cands = [i + 1, *cands]
+        cands = range(i + 1, n) if self.allowed is None else [j for j in self.allowed if j > i]
         out = []
         for j in cands:
             rel = self.nodes[j].release
-            if rel is not None and self.nodes[j].parsed > self.nodes[i].parsed:
-                from upgradeplan.graph import may_hop
-
-                if may_hop(rel, self.nodes[i].version):
-                    out.append(j)
+            if (
+                rel is not None
+                and self.nodes[j].parsed > self.nodes[i].parsed
+                and may_hop(rel, self.nodes[i].version)
+            ):
+                out.append(j)
         return out
 
-    # ---- hop evaluation
+    # ---- hop evaluation (search: statuses only)
 
-    def hop(self, i: int, j: int, *, out_of_scope: bool = False) -> _Hop:
-        if not out_of_scope:
-            hit = self._hop_cache.get((i, j))
-            if hit is not None:
-                return hit
+    def _truth(self, h: Hazard, state: State, f: str, t: str) -> Truth:
+        if h.when is None:
+            return Truth.TRUE
+        refs = self.idx.refs.get(h.id, frozenset())
+        bound = (f if "$from" in refs else None, t if "$to" in refs else None)
+        keys = self.idx.keys.get(h.id)
+        if keys is None:
+            ck: tuple[Any, ...] = (h.id, bound, id(state))
+        else:
+            facts = state.facts
+            ck = (h.id, bound, *(id(facts.get(k)) for k in keys))
+        hit = self._truth_cache.get(ck)
+        if hit is None:
+            hit = conditions.evaluate_full(h.when, state, self.kb, hop=(f, t)).truth
+            self._truth_cache[ck] = hit
+        return hit
+
+    def _scan(
+        self, product: str, f: str, t: str, fv: Any, tv: Any, pre: State, post: State
+    ) -> list[tuple[Hazard, Truth]]:
+        pidx = self.idx.product(product)
+        out: list[tuple[Hazard, Truth]] = []
+        for h, stop, to in pidx.skip:
+            if fv < stop and to.check(tv):
+                out.append((h, self._truth(h, pre, f, t)))
+        for h, a, b in pidx.transition:
+            if a.check(fv) and b.check(tv):
+                out.append((h, self._truth(h, pre, f, t)))
+        for h, rng in pidx.landing:
+            if rng.check(tv):
+                out.append((h, self._truth(h, post, f, t)))
+        for h, rng_ in pidx.state:
+            if rng_ is None or rng_.check(tv):
+                out.append((h, self._truth(h, post, f, t)))
+        return out
+
+    def _moved(self, pre: State, post: State) -> list[tuple[str, str, str]]:
+        out = []
+        for comp in sorted(self._pins):
+            a, b = pre.installed(comp), post.installed(comp)
+            if a is not None and b is not None and a != b and comp != self.product:
+                out.append((comp, a, b))
+        return out
+
+    def _requires(self, i: int, j: int) -> Finding | None:
+        rel = self.nodes[j].release
+        if rel is None or not rel.requires:
+            return None
+        before = self.nodes[i].release
+        already = before.requires if before else {}
+        ck = (j, id(already))
+        if ck not in self._req_cache:
+            self._req_cache[ck] = _requires_finding(
+                self.kb, rel, self.state_at(j), self.nodes[i].version, already
+            )
+        found = self._req_cache[ck]
+        if found is not None and found.from_version != self.nodes[i].version:
+            found = replace(found, from_version=self.nodes[i].version)
+        return found
+
+    def fixable_id(self, hazard_id: str) -> bool:
+        hit = self._fix_cache.get(hazard_id)
+        if hit is None:
+            h = self.kb.hazards.get(hazard_id)
+            hit = (
+                h is not None
+                and h.scope != "skip"
+                and bool(h.migrations)
+                and all(
+                    _migration_available(self.kb.migrations.get(m), self.holds)
+                    for m in h.migrations
+                )
+            )
+            self._fix_cache[hazard_id] = hit
+        return hit
+
+    def hop(self, i: int, j: int) -> _Hop:
+        """The weight of the hop i -> j (cached)."""
+        from upgradeplan.versions import parse_version
+
+        hit = self._hop_cache.get((i, j))
+        if hit is not None:
+            return hit
+        pre, post = self.state_at(i), self.state_at(j)
+        f, t = self.nodes[i].version, self.nodes[j].version
+        found = self._scan(
+            self.product, f, t, self.nodes[i].parsed, self.nodes[j].parsed, pre, post
+        )
+        for comp, a, b in self._moved(pre, post):
+            found += self._scan(comp, a, b, parse_version(a), parse_version(b), pre, post)
+        statuses = [
+            (h.id, h.severity, STATUS_OF_TRUTH[truth], self.fixable_id(h.id)) for h, truth in found
+        ]
+        req = self._requires(i, j)
+        if req is not None:
+            statuses.append((req.hazard, req.severity, req.status, False))
+        result = self._weigh(statuses)
+        self._hop_cache[(i, j)] = result
+        return result
+
+    def _weigh(self, statuses: Sequence[tuple[str, str, str, bool]]) -> _Hop:
+        cost = HOP_COST
+        forbidden: list[str] = []
+        for hazard, severity, status, can_fix in statuses:
+            if status == "does-not-apply":
+                continue
+            if status == "may-apply":
+                cost += MAY_APPLY_COST[severity]
+            elif can_fix:
+                cost += FIXED_COST[severity]
+            else:
+                cost += APPLIES_COST[severity]
+                if SEVERITY_RANK[severity] >= self.limit:
+                    forbidden.append(hazard)
+                    cost += FORBIDDEN_COST
+        return _Hop(statuses, tuple(forbidden), cost)
+
+    # ---- hop findings (the chosen path and the direct jump: full evidence)
+
+    def hop_findings(self, i: int, j: int, *, out_of_scope: bool = False) -> list[Finding]:
+        from upgradeplan.versions import parse_version
+
         pre, post = self.state_at(i), self.state_at(j)
         f, t = self.nodes[i].version, self.nodes[j].version
         findings = self.product_findings(
@@ -684,28 +818,15 @@ class _Search:
             pre,
             post,
             out_of_scope=out_of_scope,
-            cache_key=(i, j),
         )
-        # components moved in lockstep meet their own hazards
-        for comp in sorted(self._pins):
-            a, b = pre.installed(comp), post.installed(comp)
-            if a is None or b is None or a == b or comp == self.product:
-                continue
-            from upgradeplan.versions import parse_version
-
+        for comp, a, b in self._moved(pre, post):
             findings += self.product_findings(
                 comp, a, b, parse_version(a), parse_version(b), pre, post
             )
-        rel = self.nodes[j].release
-        if rel is not None:
-            before = self.nodes[i].release
-            req = _requires_finding(self.kb, rel, post, f, before.requires if before else {})
-            if req is not None:
-                findings.append(req)
-        result = self._weigh(findings)
-        if not out_of_scope:
-            self._hop_cache[(i, j)] = result
-        return result
+        req = self._requires(i, j)
+        if req is not None:
+            findings.append(req)
+        return findings
 
     def product_findings(
         self,
@@ -718,7 +839,6 @@ class _Search:
         post: State,
         *,
         out_of_scope: bool = False,
-        cache_key: tuple[int, int] | None = None,
     ) -> list[Finding]:
         pidx = self.idx.product(product)
         kb = self.kb
@@ -736,47 +856,17 @@ class _Search:
                 skipped.append(h)
         for h, rng in pidx.landing:
             if rng.check(tv):
-                out.append(self._landing(h, post, f, t, cache_key))
+                out.append(_judge(h, post, kb, f, t))
             else:
                 skipped.append(h)
         for h, rng_ in pidx.state:
             if rng_ is None or rng_.check(tv):
-                out.append(self._landing(h, post, f, t, cache_key))
+                out.append(_judge(h, post, kb, f, t))
             else:
                 skipped.append(h)
         if out_of_scope:
             out += [_out_of_scope(h, f, t) for h in skipped]
         return out
-
-    def _landing(
-        self, h: Hazard, post: State, f: str, t: str, key: tuple[int, int] | None
-    ) -> Finding:
-        if key is None or self.idx.uses_from.get(h.id, True):
-            return _judge(h, post, self.kb, f, t)
-        ck = (h.id, key[1], 0)
-        hit = self._land_cache.get(ck)
-        if hit is None:
-            hit = _judge(h, post, self.kb, f, t)
-            self._land_cache[ck] = hit
-        return hit if hit.from_version == f else replace(hit, from_version=f)
-
-    def _weigh(self, findings: list[Finding]) -> _Hop:
-        cost = HOP_COST
-        forbidden: list[str] = []
-        for fd in findings:
-            if fd.status == "does-not-apply":
-                continue
-            if fd.status == "may-apply":
-                cost += MAY_APPLY_COST[fd.severity]
-                continue
-            if fixable(self.kb, fd, self.holds):
-                cost += FIXED_COST[fd.severity]
-                continue
-            cost += APPLIES_COST[fd.severity]
-            if SEVERITY_RANK[fd.severity] >= self.limit:
-                forbidden.append(fd.hazard)
-                cost += FORBIDDEN_COST
-        return _Hop(findings, tuple(forbidden), cost)
 
     # ---- search
 
@@ -802,6 +892,9 @@ class _Search:
                     prev[j] = i
                     heapq.heappush(heap, (nd, j))
         if self.target not in done:
+            if self.allowed is not None:
+                self.allowed = None  # the pruned releases gave no path: try them all
+                return self.search()
             return []
         path = [self.target]
         while path[-1] != 0:
@@ -943,16 +1036,25 @@ def _order_targets(kb: KnowledgeBase, targets: Sequence[Target]) -> list[Target]
 
 
 def current_findings(
-    kb: KnowledgeBase, state: State, fail_on: str = "blocking"
+    kb: KnowledgeBase,
+    state: State,
+    fail_on: str = "blocking",
+    *,
+    products: Iterable[str] | None = None,
 ) -> tuple[Finding, ...]:
-    """Landing hazards on the installed versions, state hazards and unmet requirements."""
+    """Landing hazards on the installed versions, state hazards and unmet requirements.
+
+    ``products`` limits the products looked at (default: every installed one). A requirement
+    is reported only when the required product's version is known.
+    """
     from upgradeplan.versions import parse_version
 
     threshold(fail_on)
     state = conditions.derive(state, kb)
     idx = _index(kb)
     out: list[Finding] = []
-    for product in sorted(kb.products):
+    wanted = set(kb.products) if products is None else set(products) & set(kb.products)
+    for product in sorted(wanted):
         installed = state.installed(product)
         if installed is None:
             continue
@@ -971,6 +1073,24 @@ def current_findings(
             if req is not None:
                 out.append(req)
     return tuple(out)
+
+
+def _involved(
+    kb: KnowledgeBase, targets: Sequence[Target], currents: Mapping[str, str]
+) -> set[str]:
+    """The targets, the components their releases publish and the products they require."""
+    from upgradeplan.versions import parse_version
+
+    out: set[str] = set()
+    for t in targets:
+        out.add(t.product)
+        low, high = parse_version(currents[t.product]), parse_version(t.version)
+        pidx = _index(kb).product(t.product)
+        for rel, v in zip(pidx.releases, pidx.versions, strict=True):
+            if low <= v <= high:
+                out.update(rel.bom)
+                out.update(rel.requires)
+    return out
 
 
 def _current_version(state: State, product: str) -> str:
@@ -1013,7 +1133,8 @@ def plan(
                 hint="upgradeplan plans upgrades only",
             )
     ordered = _order_targets(kb, resolved)
-    state_findings = current_findings(kb, state)
+    involved = _involved(kb, resolved, currents) if resolved else None
+    state_findings = current_findings(kb, state, products=involved)
 
     direct = _direct(kb, idx, state, ordered, currents, holds, limit, fail_on)
 
@@ -1047,6 +1168,7 @@ def plan(
     for _t, search, path in searches:
         for a, b in itertools.pairwise(path):
             hop = search.hop(a, b)
+            hop_findings = search.hop_findings(a, b)
             for hz in hop.forbidden:
                 if hz not in acc.blocked_by:
                     acc.blocked_by.append(hz)
@@ -1062,7 +1184,7 @@ def plan(
                     search.nodes[b].version,
                     search.state_at(a),
                     search.state_at(b),
-                    hop.findings,
+                    hop_findings,
                     mine,
                     acc,
                     holds,
@@ -1118,7 +1240,6 @@ def _direct(
         if _parse(currents[t.product], t.product) == _parse(t.version, t.product):
             continue
         s = _Search(kb, idx, t.product, state, currents[t.product], t.version, holds, limit)
-        s._candidates = None
         searches.append(s)
         end = s.state_at(s.target)
         changed = [f for k, f in end.facts.items() if state.facts.get(k) is not f]
@@ -1127,7 +1248,7 @@ def _direct(
     for s in searches:
         # the jump's post state holds every target's moves
         s.nodes[s.target].state = post
-        findings += s.hop(0, s.target, out_of_scope=True).findings
+        findings += s.hop_findings(0, s.target, out_of_scope=True)
     return Jump(findings=tuple(findings), verdict=verdict_of(findings, fail_on))
 
 

@@ -1,0 +1,148 @@
+"""Plan latency: median of repeated in-process ``planner.plan`` runs.
+
+Cases: reference scenarios 1 and 6 on the bundled knowledge, and a generated knowledge base
+(bench/genkb.py: 50 products x 100 releases, 1,000 hazards) planned from its first release to
+its last for a few products. The knowledge is loaded once per case (loading is not timed);
+"first" is the first plan on a freshly loaded knowledge base (it builds the planner's
+per-knowledge index), "median" the median of the following runs.
+
+Run: ``/work/venv/bin/python bench/plan.py [--runs N]``. Target: < 100 ms per plan on the
+generated base.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from upgradeplan import planner  # noqa: E402
+from upgradeplan.kb.loader import load  # noqa: E402
+from upgradeplan.model import Fact, KnowledgeBase, Plan, State, Target  # noqa: E402
+
+
+def _state(installed: dict[str, str], pins: dict[str, str], facts: dict[str, object]) -> State:
+    out: dict[str, Fact] = {}
+    for p, v in installed.items():
+        out[f"installed.{p}"] = Fact(f"installed.{p}", v, "flag --installed")
+    for p, v in pins.items():
+        out[f"pin.{p}"] = Fact(f"pin.{p}", v, "clusters/prod/bom.yaml:12")
+    for k, v in facts.items():
+        out[k] = Fact(k, v, "flag --fact")  # type: ignore[arg-type]
+    return State(facts=out)
+
+
+def scenario1() -> tuple[State, list[Target]]:
+    return (
+        _state(
+            {"agent-platform": "4.7.18"},
+            {"agent-platform-connectivity": "4.7.18"},
+            {
+                "helmrelease.kagent.drift-detection": "disabled",
+                "object.Harness.kagent.kagent.exists": True,
+                "object.Harness.kagent.kagent.annotations": {},
+            },
+        ),
+        [Target("agent-platform", "4.8.0")],
+    )
+
+
+def scenario6() -> tuple[State, list[Target]]:
+    return (
+        _state(
+            {"harness-delegate": "0.29.0", "harness-cd": "24.12.0", "kubernetes": "1.31.0"},
+            {},
+            {
+                "workload.harness-delegate.namespace": "harness-delegate-ng",
+                "workload.harness-delegate.name": "harness-delegate",
+                "workload.harness-delegate.args": ["--instance-metadata-url=https://169.254.169.254"],
+                "values.harness-delegate.delegateVersion": "0.29.0",
+                "workload.harness-delegate.env-secrets": ["harness-api-key"],
+                "secret.harness-delegate-ng.harness-api-key.type": "Opaque",
+            },
+        ),
+        [Target("harness-delegate", "0.31.2")],
+    )
+
+
+def generated_case(kb: KnowledgeBase, product: str) -> tuple[State, list[Target]]:
+    rels = [r.version for r in kb.releases[product]]
+    others = {p: kb.releases[p][0].version for p in sorted(kb.products) if p != product}
+    installed = {product: rels[0], **others}
+    pins = dict(list(others.items())[:10])  # some exact pins move in lockstep
+    facts: dict[str, object] = {f"helmrelease.{product}.drift-detection": "disabled"}
+    return _state(installed, pins, facts), [Target(product, rels[-1])]
+
+
+def measure(
+    kb: KnowledgeBase, state: State, targets: list[Target], runs: int
+) -> tuple[float, float, Plan]:
+    def once() -> tuple[float, Plan]:
+        t0 = time.perf_counter()
+        p = planner.plan(kb, state, targets)
+        return (time.perf_counter() - t0) * 1000, p
+
+    first, plan = once()
+    times = [once()[0] for _ in range(runs)]
+    return first, statistics.median(times), plan
+
+
+def report(name: str, first: float, median: float, plan: Plan) -> None:
+    path = " -> ".join(
+        " -> ".join(v if i == 0 else v for i, v in enumerate(vs)) for vs in plan.path.values()
+    )
+    print(
+        f"{name:<44} first {first:8.1f} ms  median {median:8.1f} ms  "
+        f"steps {len(plan.steps):3d}  verdict {plan.verdict}  path {path[:60]}"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--products", type=int, default=50)
+    ap.add_argument("--releases", type=int, default=100)
+    ap.add_argument("--hazards", type=int, default=1000)
+    args = ap.parse_args()
+
+    bundled = load()
+    cases: list[tuple[str, Callable[[], tuple[State, list[Target]]]]] = [
+        ("bundled: scenario 1 (4.7.18 -> 4.8.0)", scenario1),
+        ("bundled: scenario 6 (0.29.0 -> 0.31.2)", scenario6),
+    ]
+    for name, make in cases:
+        state, targets = make()
+        report(name, *measure(bundled, state, targets, args.runs))
+
+    from genkb import generate
+
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        generate(tmp, args.products, args.releases, args.hazards)
+        t1 = time.perf_counter()
+        kb = load([tmp], bundled=False)
+        t2 = time.perf_counter()
+        n_rel = sum(len(r) for r in kb.releases.values())
+        print(
+            f"generated: {len(kb.products)} products, {n_rel} releases, {len(kb.hazards)} "
+            f"hazards (write {1000 * (t1 - t0):.0f} ms, load {1000 * (t2 - t1):.0f} ms)"
+        )
+        medians: list[float] = []
+        for product in sorted(kb.products)[:5]:
+            state, targets = generated_case(kb, product)
+            first, median, plan = measure(kb, state, targets, args.runs)
+            medians.append(median)
+            report(f"generated: {product} first -> last release", first, median, plan)
+        worst = max(medians)
+        verdict = "OK" if worst < 100 else "OVER TARGET"
+        print(f"generated: worst median {worst:.1f} ms per plan (target < 100 ms): {verdict}")
+
+
+if __name__ == "__main__":
+    main()

@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 FailOn = Literal["blocking", "warning", "notice", "never"]
 FAIL_ON_CHOICES: tuple[FailOn, ...] = ("blocking", "warning", "notice", "never")
 
-SUPPLY_HINT = "state it with --fact KEY=VALUE, or read it with --kubeconfig, --snapshot or --gitops"
 
 # --------------------------------------------------------------------------- inputs
 
@@ -559,11 +558,6 @@ def _missing(keys: Sequence[str]) -> tuple[MissingFact, ...]:
     return tuple(MissingFact(k, missing_fact_hint(k)) for k in keys)
 
 
-def how_to_supply(key: str) -> str:
-    """The generic way to supply a missing fact."""
-    return f"--fact {key}=VALUE, or read it with --kubeconfig, --snapshot or --gitops"
-
-
 def _value_text(value: object) -> str:
     import json
 
@@ -731,14 +725,18 @@ __all__ = [
     "Inputs",
     "PlanResult",
     "SymptomMatch",
-    "Truth",
     "check",
+    "check_version",
     "diagnose",
     "explain",
     "gather",
     "judge",
+    "latest_version",
     "load_kb",
     "parse_targets",
     "plan",
+    "relocate",
+    "require_product",
+    "specificity",
     "worst_exit",
 ]

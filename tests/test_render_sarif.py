@@ -109,7 +109,20 @@ def test_check_on_gitops_files_points_at_the_pin_line(monkeypatch: pytest.Monkey
         pytest.skip("GitOps fixture s1 not present")
     result = CliRunner().invoke(
         cli,
-        ["check", "--gitops", str(fixture), "--to", "agent-platform=4.8.0", "-o", "sarif"],
+        [
+            "check",
+            "--gitops",
+            str(fixture),
+            # GitOps files cannot show the Harness; without it the handover hazard only may apply
+            "--fact",
+            "object.Harness.kagent.kagent.exists=true",
+            "--fact",
+            "object.Harness.kagent.kagent.annotations=",
+            "--to",
+            "agent-platform=4.8.0",
+            "-o",
+            "sarif",
+        ],
     )
     assert result.exit_code == 3, result.output
     doc = json.loads(result.stdout)

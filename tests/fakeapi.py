@@ -26,6 +26,9 @@ import base64
 import copy
 import json
 import socket
+import ssl
+import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -178,6 +181,7 @@ class Request:
     accept: str
     auth: bool
     status: int = 0
+    authorization: str = ""  # the header's value (tests of exec plugins check the token)
 
 
 class FakeAPIServer:
@@ -189,8 +193,10 @@ class FakeAPIServer:
         *,
         git_version: str = DEFAULT_GIT_VERSION,
         faults: Faults | None = None,
+        tls: tuple[str, str] | None = None,
     ) -> None:
         self.git_version = git_version
+        self.tls = tls  # (certificate file, key file): serve HTTPS
         self.faults = faults or Faults()
         self.requests: list[Request] = []
         self._lock = threading.Lock()
@@ -282,7 +288,7 @@ class FakeAPIServer:
     def url(self) -> str:
         assert self._httpd is not None, "server not started"
         host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return f"{'https' if self.tls else 'http'}://{host!s}:{port}"
 
     def start(self) -> FakeAPIServer:
         server = self
@@ -292,6 +298,10 @@ class FakeAPIServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
+        if self.tls is not None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*self.tls)
+            self._httpd.socket = context.wrap_socket(self._httpd.socket, server_side=True)
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
@@ -374,6 +384,7 @@ class _Handler(BaseHTTPRequestHandler):
             query,
             self.headers.get("Accept", ""),
             bool(self.headers.get("Authorization")),
+            authorization=self.headers.get("Authorization", ""),
         )
         with self.fake._lock:
             self.fake.requests.append(entry)
@@ -679,16 +690,65 @@ def closed_port() -> int:
     return port
 
 
+def make_certificate(directory: Path) -> tuple[str, str]:
+    """A self-signed certificate for 127.0.0.1 (openssl CLI): (certificate file, key file)."""
+    cert, key = directory / "server.crt", directory / "server.key"
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    return str(cert), str(key)
+
+
 def write_kubeconfig(
-    path: str | Path, contexts: dict[str, str], *, current: str | None = None
+    path: str | Path,
+    contexts: dict[str, str],
+    *,
+    current: str | None = None,
+    users: dict[str, dict[str, Any]] | None = None,
+    ca_files: dict[str, str] | None = None,
 ) -> Path:
-    """A kubeconfig with one cluster, user (a bearer token) and context per ``name -> url``."""
+    """A kubeconfig with one cluster, user and context per ``name -> url``.
+
+    Users default to a bearer token ``token-of-<name>``; ``users`` replaces one (e.g. an
+    ``exec`` plugin); ``ca_files`` gives a cluster its certificate authority (inline data).
+    """
     names = list(contexts)
+    clusters = []
+    for n in names:
+        entry: dict[str, Any] = {"server": contexts[n]}
+        if ca_files and n in ca_files:
+            entry["certificate-authority-data"] = base64.b64encode(
+                Path(ca_files[n]).read_bytes()
+            ).decode()
+        clusters.append({"name": n, "cluster": entry})
     doc = {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": n, "cluster": {"server": contexts[n]}} for n in names],
-        "users": [{"name": f"{n}-reader", "user": {"token": f"token-of-{n}"}} for n in names],
+        "clusters": clusters,
+        "users": [
+            {"name": f"{n}-reader", "user": (users or {}).get(n, {"token": f"token-of-{n}"})}
+            for n in names
+        ],
         "contexts": [{"name": n, "context": {"cluster": n, "user": f"{n}-reader"}} for n in names],
         "current-context": current or (names[0] if names else ""),
         "preferences": {},
@@ -714,6 +774,7 @@ class FakeAPIFactory:
         *,
         faults: Faults | None = None,
         git_version: str | None = None,
+        tls: bool = False,
     ) -> FakeAPIServer:
         if isinstance(source, (str, Path)):
             server = FakeAPIServer.from_dir(source, faults=faults)
@@ -721,18 +782,30 @@ class FakeAPIFactory:
             server = FakeAPIServer(source, faults=faults)
         if git_version:
             server.git_version = git_version
+        if tls:
+            server.tls = make_certificate(Path(tempfile.mkdtemp(dir=self.tmp_path)))
         self.servers.append(server.start())
         return server
 
     def kubeconfig(
-        self, contexts: dict[str, FakeAPIServer | None], *, name: str = "kubeconfig"
+        self,
+        contexts: dict[str, FakeAPIServer | None],
+        *,
+        name: str = "kubeconfig",
+        users: dict[str, dict[str, Any]] | None = None,
+        ca_files: dict[str, str] | None = None,
     ) -> str:
-        """A kubeconfig for these servers; ``None`` is an unreachable context (a closed port)."""
+        """A kubeconfig for these servers; ``None`` is an unreachable context (a closed port).
+
+        HTTPS servers get their own certificate as the CA unless ``ca_files`` says otherwise.
+        """
         urls = {
             n: (s.url if s is not None else f"http://127.0.0.1:{closed_port()}")
             for n, s in contexts.items()
         }
-        return str(write_kubeconfig(self.tmp_path / name, urls))
+        cas = {n: s.tls[0] for n, s in contexts.items() if s is not None and s.tls}
+        cas.update(ca_files or {})
+        return str(write_kubeconfig(self.tmp_path / name, urls, users=users, ca_files=cas))
 
     def stop_all(self) -> None:
         for server in self.servers:

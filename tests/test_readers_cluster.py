@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -362,3 +363,52 @@ def test_scan_text_shows_provenance(fake_api: FakeAPIFactory) -> None:
     assert "from cluster s6: Deployment harness-delegate-ng/harness-delegate" in result.stdout
     as_yaml = invoke(["scan", "-o", "yaml", "--kubeconfig", kubeconfig])
     assert yaml.safe_load(as_yaml.stdout)["results"][0]["state"]["name"] == "s6"
+
+
+# --------------------------------------------------------------------- TLS and credentials
+
+
+def test_https_with_the_cluster_ca(kb: KnowledgeBase, fake_api: FakeAPIFactory) -> None:
+    server = fake_api.start(CLUSTER_FIXTURES / "s8", tls=True)
+    assert server.url.startswith("https://")
+    res = read(kb, fake_api.kubeconfig({"tls": server}))
+    assert res.error is None and res.state is not None
+    assert res.state.value("installed.kubernetes") == "1.27.3"
+
+
+def test_https_with_a_wrong_ca_is_a_named_context_error(
+    kb: KnowledgeBase, fake_api: FakeAPIFactory, tmp_path: Path
+) -> None:
+    server = fake_api.start(CLUSTER_FIXTURES / "s8", tls=True)
+    other = fake_api.start(CLUSTER_FIXTURES / "s8", tls=True)
+    assert other.tls is not None
+    kubeconfig = fake_api.kubeconfig({"tls": server}, ca_files={"tls": other.tls[0]})
+    res = read(kb, kubeconfig)
+    assert res.state is None and res.error is not None
+    assert "tls" in res.error and "CERTIFICATE_VERIFY_FAILED" in res.error.upper().replace(" ", "_")
+    result = invoke(["scan", "--kubeconfig", kubeconfig])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+
+
+def test_exec_credential_plugin(
+    kb: KnowledgeBase, fake_api: FakeAPIFactory, tmp_path: Path
+) -> None:
+    plugin = tmp_path / "credential.py"
+    plugin.write_text(
+        "import json\n"
+        "print(json.dumps({'apiVersion': 'client.authentication.k8s.io/v1',"
+        " 'kind': 'ExecCredential', 'status': {'token': 'from-the-plugin'}}))\n",
+        encoding="utf-8",
+    )
+    server = fake_api.start(CLUSTER_FIXTURES / "s7")
+    user = {
+        "exec": {
+            "apiVersion": "client.authentication.k8s.io/v1",
+            "command": sys.executable,
+            "args": [str(plugin)],
+            "interactiveMode": "Never",
+        }
+    }
+    res = read(kb, fake_api.kubeconfig({"exec": server}, users={"exec": user}))
+    assert res.state is not None and res.state.value("installed.harness-delegate") == "0.31.2"
+    assert {r.authorization for r in server.requests} == {"Bearer from-the-plugin"}

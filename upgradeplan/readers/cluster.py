@@ -139,15 +139,16 @@ class _Session:
         for attempt in range(self.retries + 1):
             if attempt:
                 time.sleep(min(0.1 * (3 ** (attempt - 1)), 1.0))
-            method, url, headers, _, _ = self.client.param_serialize(
-                "GET",
-                url_path,
-                header_params={"Accept": "application/json"},
-                auth_settings=["BearerToken"],
-            )
             with self.lock:
                 self.requests += 1
             try:
+                # auth (tokens, exec plugins) is resolved here, per request
+                method, url, headers, _, _ = self.client.param_serialize(
+                    "GET",
+                    url_path,
+                    header_params={"Accept": "application/json"},
+                    auth_settings=["BearerToken"],
+                )
                 resp = self.client.call_api(
                     method, url, header_params=headers, _request_timeout=self.timeout
                 )
@@ -172,6 +173,8 @@ class _Session:
                     else f"no answer ({_reason(exc)})"
                 )
                 continue
+            except Exception as exc:  # the client's own: TLS failures, exec plugin errors
+                raise _Unreachable(f"{type(exc).__name__}: {_reason(exc)}") from None
             status = int(resp.status)
             try:
                 body = json.loads(data) if data else None
@@ -486,6 +489,8 @@ def read_contexts(
             return ContextResult(ctx, None, f"context {ctx!r}: {type(exc).__name__}: {exc}")
         try:
             return read_context(kb, client, ctx, timeout=per_request, retries=retries)
+        except Exception as exc:  # one broken context must not stop the others
+            return ContextResult(ctx, None, f"context {ctx!r}: {type(exc).__name__}: {exc}")
         finally:
             close = getattr(client, "close", None)
             if callable(close):

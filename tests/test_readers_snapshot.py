@@ -175,3 +175,17 @@ def test_multi_document_states_merge_later_wins(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert snapshot.read(str(path)).value("installed.agent-platform") == "4.7.19"
+
+
+@pytest.mark.skipif(not HAS_OBJECTS, reason="upgradeplan.readers.objects (H-cluster) not present")
+def test_an_empty_kubectl_list_is_an_empty_state_not_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "empty.yaml"
+    path.write_text("apiVersion: v1\nkind: List\nitems: []\n", encoding="utf-8")
+    assert list(snapshot.read(str(path))) == []
+
+
+def test_an_empty_file_is_bad_input(tmp_path: Path) -> None:
+    path = tmp_path / "empty.yaml"
+    path.write_text("", encoding="utf-8")
+    with pytest.raises(errors.BadInput, match="no state"):
+        snapshot.read(str(path))

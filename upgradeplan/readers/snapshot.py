@@ -32,6 +32,7 @@ def read(path: str, kb: KnowledgeBase | None = None) -> State:
     docs = _parse(text, label)
     states: list[State] = []
     objects: list[dict[str, Any]] = []
+    listed = False  # a kubectl list was read, even an empty one
     for doc in docs:
         if doc is None:
             continue
@@ -50,6 +51,7 @@ def read(path: str, kb: KnowledgeBase | None = None) -> State:
                     f"{doc.get('kind')}.items must be a list", location=_where(text, label, "items")
                 )
             objects.extend(i for i in items if isinstance(i, dict))
+            listed = True
         elif isinstance(doc.get("kind"), str) and "apiVersion" in doc:
             objects.append(doc)
         else:
@@ -60,7 +62,7 @@ def read(path: str, kb: KnowledgeBase | None = None) -> State:
                 location=_where(text, label, "kind"),
                 hint=f"expected 'kind: {KIND}' or Kubernetes objects (kubectl get -o yaml|json)",
             )
-    if objects:
+    if objects or listed:
         states.append(_from_objects(kb, objects, label))
     if not states:
         raise errors.BadInput("the file holds no state and no objects", location=label)

@@ -173,3 +173,38 @@ def test_s7_api_key_secret_and_env_clear_the_token_type_hazard(
 
     after = _check(kb, _state_of_objects(kb, objects, tmp_path, facts))
     assert _status(after, "delegate-token-secret-type") == "does-not-apply"
+
+
+def test_s6_from_gitops_files_the_values_file_edits_clear_the_hazards(
+    kb: KnowledgeBase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same scenario read from GitOps files: the fixes become edits of the values file."""
+    from upgradeplan.render.yamledit import set_scalars
+
+    src = GITOPS / "s6"
+    if not src.is_dir():
+        pytest.skip(f"GitOps fixture {src} not present")
+    work = tmp_path / "repo"
+    shutil.copytree(src, work)
+    monkeypatch.chdir(work)
+    inputs = api.Inputs(gitops=".", facts=("kubernetes=1.31.0",), installed=("harness-cd=24.12.0",))
+    to = ["harness-delegate=0.31.2"]
+    state = api.gather(kb, inputs)[0].state
+    assert state is not None
+    assert _status(_check(kb, state, to), "delegate-metadata-flag-renamed") == "applies"
+
+    patches, _plan = build_patches(kb, state, to)
+    fixes = [i for i in patches.items if i.kind == "file-edit" and i.migration != "pin-move"]
+    assert {i.migration for i in fixes} == {
+        "delegate-metadata-endpoint-arg",
+        "delegate-version-value",
+    }
+    for item in fixes:  # the fixes only, not the version move itself
+        path = Path(item.file)
+        path.write_text(set_scalars(path.read_text(), item.edits, where=item.file))
+
+    again = api.gather(kb, inputs)[0].state
+    assert again is not None
+    after = _check(kb, again, to)
+    assert _status(after, "delegate-metadata-flag-renamed") == "does-not-apply"
+    assert _status(after, "delegate-version-value-not-bumped") == "does-not-apply"

@@ -121,7 +121,7 @@ def build_patches(
         steps=(),
         verdict="safe",
     )
-    return patches.build(plan or empty, state, files=files, current_actions=fixes), plan
+    return patches.build(plan or empty, state, files=files, current_actions=fixes, kb=kb), plan
 
 
 def _empty_jump() -> Any:

@@ -80,6 +80,16 @@ def _render(value: str, style: str | None) -> str:
     return value
 
 
+def scalar_lines(text: str, value: str, *, where: str = "") -> list[int]:
+    """The 1-based lines of every plain or quoted scalar whose value is ``value``."""
+    return [
+        s.start_mark.line + 1
+        for doc in _compose_all(text, where)
+        for s in _scalars(doc)
+        if s.value == value and s.style not in ("|", ">")
+    ]
+
+
 def set_scalars(text: str, edits: Sequence[ScalarEdit], *, where: str = "") -> str:
     """Return ``text`` with each edit's scalar replaced, in its original quote style.
 

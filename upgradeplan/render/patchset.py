@@ -1,0 +1,477 @@
+"""Collect a plan's patches: step by step, each migration in the form that fits where its
+facts were read.
+
+- A pin or version move, a ``bom-pin`` or ``values-edit`` migration, and a JSON 6902
+  ``replace`` of a value that was read from a file (``--gitops``) become **file edits**
+  (unified diffs; ``--write`` applies them), chained across steps: step 2's diff is against
+  the file as step 1 left it.
+- A ``values-edit`` of a key read from a HelmRelease's ``spec.values`` (a cluster, a
+  snapshot) becomes a **strategic-merge patch** of that HelmRelease.
+- ``helmrelease-patch`` / ``json6902`` / ``manifest`` / ``command`` migrations stay what they
+  are, with kustomize targets naming the observed objects.
+
+Pure: files come in as text (``files``: path -> content).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from upgradeplan.model import Action, Fact, KnowledgeBase, Move, Plan, State, Step
+from upgradeplan.render.yamledit import ScalarEdit, content_hash, scalar_lines, set_scalars
+
+ItemKind = Literal["file-edit", "strategic-merge", "json6902", "manifest", "command", "snippet"]
+
+KIND_OF_MIGRATION: dict[str, ItemKind] = {
+    "helmrelease-patch": "strategic-merge",
+    "json6902": "json6902",
+    "manifest": "manifest",
+    "command": "command",
+    "bom-pin": "snippet",
+    "values-edit": "snippet",
+}
+
+_LOC = re.compile(r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+)$")
+_HR_VALUES = re.compile(r"HelmRelease (?P<ns>[^/\s]+)/(?P<name>\S+) spec\.values\.(?P<key>\S+)")
+_WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
+
+
+def source_location(source: str) -> tuple[str, int] | None:
+    """``(file, line)`` when a fact source or move source names a file line, else None."""
+    text = source.strip()
+    if text.startswith(("flag ", "derived:", "cluster ", "snapshot ")):
+        return None
+    m = _LOC.match(text)
+    if m is None:
+        return None
+    return m.group("file"), int(m.group("line"))
+
+
+@dataclass(frozen=True)
+class PatchItem:
+    step: int  # 1-based index of the plan step; 0 = a fix for the installation as it is
+    kind: ItemKind
+    migration: str  # migration id, or "pin-move" for the version/pin moves of a step
+    title: str
+    when: Literal["before", "after", "during"]
+    content: str  # unified diff, YAML patch/manifest, or shell commands
+    target: Mapping[str, Any] = field(default_factory=dict)
+    file: str = ""  # file-edit: the file it changes
+    edits: tuple[ScalarEdit, ...] = ()  # file-edit: the scalar changes behind the diff
+    placeholders: tuple[str, ...] = ()
+    fixes: tuple[str, ...] = ()
+    note: str = ""  # e.g. why no diff could be made
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """All edits to one file through a given step: what ``--write`` writes."""
+
+    path: str
+    original: str
+    original_hash: str
+    edits: tuple[ScalarEdit, ...]
+    result: str
+
+
+@dataclass(frozen=True)
+class PatchSet:
+    items: tuple[PatchItem, ...]
+    steps: tuple[Step, ...]
+    changes_by_step: tuple[tuple[FileChange, ...], ...]  # [k] = cumulative through step k+1
+
+    def file_changes(self, through_step: int) -> tuple[FileChange, ...]:
+        """The cumulative file changes of steps 1..through_step (empty when there are none)."""
+        if through_step < 1 or not self.changes_by_step:
+            return ()
+        return self.changes_by_step[min(through_step, len(self.changes_by_step)) - 1]
+
+
+# --------------------------------------------------------------------------- small helpers
+
+
+def _is_exact(text: str) -> bool:
+    from upgradeplan.versions import is_exact
+
+    return is_exact(text)
+
+
+def _yaml_docs(text: str) -> list[Any]:
+    import yaml
+
+    try:
+        return [d for d in yaml.load_all(text, Loader=yaml.CSafeLoader) if d is not None]
+    except yaml.YAMLError:
+        return []
+
+
+def _leaf(content: str) -> tuple[str, str] | None:
+    """The single (dotted key, string value) leaf of a small YAML snippet, if it has one."""
+    docs = _yaml_docs(content)
+    if len(docs) != 1:
+        return None
+    doc = docs[0]
+    path: list[str] = []
+    while isinstance(doc, dict) and len(doc) == 1:
+        key, doc = next(iter(doc.items()))
+        path.append(str(key))
+    if path and isinstance(doc, str | int | float) and not isinstance(doc, bool):
+        return ".".join(path), str(doc)
+    return None
+
+
+def dump_yaml(doc: Any) -> str:
+    import yaml
+
+    return str(yaml.safe_dump(doc, sort_keys=False, default_flow_style=False))
+
+
+def _diff(path: str, before: str, after: str) -> str:
+    import difflib
+
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=f"a/{path}",
+        tofile=f"b/{path}",
+    )
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
+
+
+def _fact_edit(fact: Fact | None, after: str) -> tuple[str, ScalarEdit] | None:
+    if fact is None or not isinstance(fact.value, str):
+        return None
+    loc = source_location(fact.source)
+    if loc is None:
+        return None
+    return loc[0], ScalarEdit(loc[1], fact.value, after, what=fact.key)
+
+
+def _json6902_replacements(content: str) -> list[tuple[str, str]]:
+    """(old, new) string values of each ``replace`` op guarded by a ``test`` of its path."""
+    docs = _yaml_docs(content)
+    ops = docs[0] if docs and isinstance(docs[0], list) else []
+    tested: dict[str, Any] = {}
+    out: list[tuple[str, str]] = []
+    for op in ops:
+        if not isinstance(op, dict):
+            continue
+        if op.get("op") == "test":
+            tested[str(op.get("path"))] = op.get("value")
+        elif op.get("op") == "replace":
+            old, new = tested.get(str(op.get("path"))), op.get("value")
+            if isinstance(old, str) and isinstance(new, str) and old != new:
+                out.append((old, new))
+    return out
+
+
+# --------------------------------------------------------------------------- the builder
+
+
+class _Builder:
+    def __init__(self, state: State, files: Mapping[str, str], kb: KnowledgeBase | None) -> None:
+        self.state = state
+        self.files = dict(files)
+        self.kb = kb
+        self.live = dict(files)
+        self.edits: dict[str, list[ScalarEdit]] = {}
+        self.items: list[PatchItem] = []
+
+    # ------------------------------------------------------------------ file edits
+
+    def file_edit(
+        self, step_no: int, path: str, edit: ScalarEdit, title: str, migration: str
+    ) -> PatchItem | None:
+        """A diff of ``path`` (as earlier edits left it); None when it would change nothing."""
+        prior = [e for e in self.edits.get(path, []) if e.line == edit.line]
+        if prior:  # the line holds what the last edit wrote
+            edit = ScalarEdit(edit.line, prior[-1].after, edit.after, edit.what)
+        if edit.before == edit.after:
+            return None
+        if path not in self.live:
+            return PatchItem(
+                step=step_no,
+                kind="snippet",
+                migration=migration,
+                title=title,
+                when="during",
+                content=f"{path}:{edit.line}: {edit.before} -> {edit.after}\n",
+                file=path,
+                note="file not available; edit it by hand",
+            )
+        before = self.live[path]
+        after = set_scalars(before, [edit], where=path)
+        self.live[path] = after
+        self.edits.setdefault(path, []).append(edit)
+        return PatchItem(
+            step=step_no,
+            kind="file-edit",
+            migration=migration,
+            title=title,
+            when="during",
+            content=_diff(path, before, after),
+            file=path,
+            edits=(edit,),
+        )
+
+    def changes(self) -> tuple[FileChange, ...]:
+        out: list[FileChange] = []
+        for path in sorted(self.edits):
+            original = self.files[path]
+            by_line: dict[int, ScalarEdit] = {}
+            for e in self.edits[path]:  # chained edits of a line: first value -> last value
+                first = by_line.get(e.line)
+                by_line[e.line] = e if first is None else replace(first, after=e.after)
+            merged = tuple(by_line[line] for line in sorted(by_line))
+            out.append(
+                FileChange(
+                    path=path,
+                    original=original,
+                    original_hash=content_hash(original),
+                    edits=merged,
+                    result=set_scalars(original, merged, where=path),
+                )
+            )
+        return tuple(out)
+
+    # ------------------------------------------------------------------ where facts live
+
+    def _product_of(self, action: Action, step: Step | None) -> str:
+        if self.kb is not None and action.migration in self.kb.migrations:
+            return self.kb.migrations[action.migration].product
+        return step.product if step is not None else ""
+
+    def _snippet_edit(self, action: Action, step: Step | None) -> tuple[str, ScalarEdit] | None:
+        """A bom-pin or values-edit action as an edit of the file its fact was read from."""
+        leaf = _leaf(action.content)
+        if leaf is None:
+            return None
+        dotted, value = leaf
+        keys: list[str] = []
+        if action.kind == "bom-pin":
+            component = str(action.target.get("component") or "")
+            if not component and dotted.startswith("components."):
+                component = dotted.split(".")[1]
+            if component:
+                keys.append(f"pin.{component}")
+        else:
+            key = str(action.target.get("key") or dotted)
+            product = self._product_of(action, step)
+            if product:
+                keys.append(f"values.{product}.{key}")
+            keys += sorted(
+                k for k in self.state.facts if k.startswith("values.") and k.endswith(f".{key}")
+            )
+        for key in keys:
+            found = _fact_edit(self.state.get(key), value)
+            if found is not None:
+                return found
+        return None
+
+    def _helmrelease_values(self, action: Action) -> PatchItem | None:
+        """A values-edit of a key read from a HelmRelease's spec.values, as a patch of it."""
+        leaf = _leaf(action.content)
+        if leaf is None or action.kind != "values-edit":
+            return None
+        dotted, value = leaf
+        key = str(action.target.get("key") or dotted)
+        for fact in self.state:
+            m = _HR_VALUES.search(fact.source) if fact.key.startswith("values.") else None
+            if m is None or m.group("key") != key:
+                continue
+            values: Any = value
+            for part in reversed(key.split(".")):
+                values = {part: values}
+            doc = {
+                "apiVersion": "helm.toolkit.fluxcd.io/v2",
+                "kind": "HelmRelease",
+                "metadata": {"name": m.group("name"), "namespace": m.group("ns")},
+                "spec": {"values": values},
+            }
+            return PatchItem(
+                step=0,
+                kind="strategic-merge",
+                migration=action.migration,
+                title=action.title,
+                when=action.when,
+                content=dump_yaml(doc),
+                target={
+                    "group": "helm.toolkit.fluxcd.io",
+                    "version": "v2",
+                    "kind": "HelmRelease",
+                    "name": m.group("name"),
+                    "namespace": m.group("ns"),
+                },
+                placeholders=action.placeholders,
+                fixes=action.fixes,
+            )
+        return None
+
+    def _replacement_edits(self, action: Action) -> list[tuple[str, ScalarEdit]]:
+        """JSON 6902 replacements of values that were read from files (e.g. the delegate's
+        args in a values file) as edits of those files."""
+        out: list[tuple[str, ScalarEdit]] = []
+        for old, new in _json6902_replacements(action.content):
+            for fact in self.state:
+                value = fact.value
+                holds = old == value or (isinstance(value, list) and old in value)
+                loc = source_location(fact.source) if holds else None
+                if loc is None or loc[0] not in self.live:
+                    continue
+                lines = scalar_lines(self.live[loc[0]], old, where=loc[0])
+                if len(lines) == 1:
+                    out.append((loc[0], ScalarEdit(lines[0], old, new, what=fact.key)))
+                    break
+        return out
+
+    def _kube_target(self, action: Action, kind: ItemKind, step: Step | None) -> dict[str, Any]:
+        target = {k: v for k, v in action.target.items() if k in ("kind", "name", "namespace")}
+        if kind in ("strategic-merge", "manifest"):
+            docs = _yaml_docs(action.content)
+            if docs and isinstance(docs[0], dict):
+                meta = docs[0].get("metadata") or {}
+                if docs[0].get("kind"):
+                    target["kind"] = docs[0]["kind"]
+                if isinstance(meta, dict):
+                    for k in ("name", "namespace"):
+                        if meta.get(k):
+                            target[k] = meta[k]
+                api = str(docs[0].get("apiVersion") or "")
+                if "/" in api:
+                    target["group"], target["version"] = api.split("/", 1)
+                elif api:
+                    target["version"] = api
+        elif kind == "json6902" and target.get("kind") in _WORKLOAD_KINDS:
+            # the observed workload, not the migration's default name
+            product = self._product_of(action, step)
+            for k in ("name", "namespace"):
+                observed = self.state.value(f"workload.{product}.{k}")
+                if isinstance(observed, str) and observed:
+                    target[k] = observed
+            api = str(action.target.get("apiVersion") or "apps/v1")
+            if "/" in api:
+                target["group"], target["version"] = api.split("/", 1)
+        return {k: v for k, v in target.items() if v}
+
+    # ------------------------------------------------------------------ items
+
+    def action(self, step_no: int, step: Step | None, action: Action) -> None:
+        kind = KIND_OF_MIGRATION.get(action.kind, "snippet")
+        if kind == "snippet":
+            found = self._snippet_edit(action, step)
+            if found is not None and found[0] in self.live:
+                item = self.file_edit(step_no, found[0], found[1], action.title, action.migration)
+                if item is not None:
+                    self.items.append(
+                        replace(
+                            item,
+                            when=action.when,
+                            fixes=action.fixes,
+                            placeholders=action.placeholders,
+                        )
+                    )
+                return
+            hr = self._helmrelease_values(action)
+            if hr is not None:
+                self.items.append(replace(hr, step=step_no))
+                return
+        if kind == "json6902":
+            for path, edit in self._replacement_edits(action):
+                item = self.file_edit(step_no, path, edit, action.title, action.migration)
+                if item is not None:
+                    self.items.append(
+                        replace(
+                            item,
+                            when=action.when,
+                            fixes=action.fixes,
+                            placeholders=action.placeholders,
+                        )
+                    )
+        content = action.content if action.content.endswith("\n") else action.content + "\n"
+        self.items.append(
+            PatchItem(
+                step=step_no,
+                kind=kind,
+                migration=action.migration,
+                title=action.title,
+                when=action.when,
+                content=content,
+                target=self._kube_target(action, kind, step),
+                placeholders=action.placeholders,
+                fixes=action.fixes,
+            )
+        )
+
+    def _move_edits(self, move: Move) -> list[tuple[str, ScalarEdit]]:
+        if move.after is None or move.before is None:
+            return []
+        loc = source_location(move.source) if move.source else None
+        if loc is not None:
+            what = f"{move.kind}.{move.product}"
+            return [(loc[0], ScalarEdit(loc[1], move.before, move.after, what=what))]
+        out: list[tuple[str, ScalarEdit]] = []
+        pin = self.state.get(f"pin.{move.product}")
+        # a pin moves; so does the exact pin of a product whose version moves (the meta
+        # chart's OCIRepository spec.ref.semver, a HelmRelease spec.chart.spec.version)
+        if move.kind == "pin" or (
+            pin is not None and isinstance(pin.value, str) and _is_exact(pin.value)
+        ):
+            found = _fact_edit(pin, move.after)
+            if found is not None:
+                out.append(found)
+        if move.kind == "installed" and self.kb is not None and move.product in self.kb.products:
+            # values keys that carry the version (image.tag: v0.29.0) move with it
+            for key in self.kb.products[move.product].recognise.values_keys:
+                fact = self.state.get(f"values.{move.product}.{key}")
+                if fact is not None and str(fact.value).removeprefix("v") == move.before:
+                    found = _fact_edit(fact, move.after)
+                    if found is not None:
+                        out.append(found)
+        return out
+
+    def moves(self, step_no: int, step: Step) -> None:
+        seen: set[tuple[str, int]] = set()
+        for move in step.moves:
+            for path, edit in self._move_edits(move):
+                if (path, edit.line) in seen:
+                    continue
+                seen.add((path, edit.line))
+                title = f"{move.product}: {move.before} → {move.after}"
+                item = self.file_edit(step_no, path, edit, title, "pin-move")
+                if item is not None:
+                    self.items.append(item)
+
+
+def build(
+    plan: Plan,
+    state: State,
+    *,
+    files: Mapping[str, str] | None = None,
+    current_actions: Sequence[Action] = (),
+    kb: KnowledgeBase | None = None,
+) -> PatchSet:
+    """Collect the patches of ``plan`` step by step (see the module doc).
+
+    ``current_actions`` are fixes for the installation as it is (step 0), e.g. from a plan
+    without a target. ``kb`` (optional) names each migration's product and the values keys
+    that carry a product's version.
+    """
+    b = _Builder(state, files or {}, kb)
+    for action in current_actions:
+        b.action(0, None, action)
+    cumulative: list[tuple[FileChange, ...]] = []
+    for n, step in enumerate(plan.steps, 1):
+        for action in step.actions:
+            if action.when == "before":
+                b.action(n, step, action)
+        b.moves(n, step)
+        for action in step.actions:
+            if action.when != "before":
+                b.action(n, step, action)
+        cumulative.append(b.changes())
+    return PatchSet(items=tuple(b.items), steps=plan.steps, changes_by_step=tuple(cumulative))

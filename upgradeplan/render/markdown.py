@@ -320,7 +320,10 @@ def runbook(plan: Plan, kb: KnowledgeBase, state: State | None = None) -> str:
         f"{t.product} {plan.current.get(t.product) or '?'} → {t.version}" for t in plan.targets
     )
     name = (state.name if state is not None else "") or plan.state_name
-    who = f"the installation `{name}`" if name else "this installation"
+    if name and name != "stated":
+        who = f"the installation `{name}`"
+    else:
+        who = "this installation (as stated on the command line)"
     n = len(plan.steps)
     intro = (
         f"For {who}: {n} step{'s' if n != 1 else ''}, in order. Every command and patch below "

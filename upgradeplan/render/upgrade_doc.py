@@ -275,7 +275,9 @@ def section(kb: KnowledgeBase, release: Release) -> Section:
             Bullet(
                 WORKED,
                 "",
-                "the commands read back what the release changed.",
+                "the command reads back what the release changed."
+                if len(release.verify) == 1
+                else "the commands read back what the release changed.",
                 tuple(release.verify),
             )
         )

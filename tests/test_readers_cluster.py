@@ -326,7 +326,7 @@ def test_three_contexts_one_unreachable(fake_api: FakeAPIFactory) -> None:
     assert "cannot reach" in by_name["lost"]["error"]
     assert "'lost' could not be read" in result.stderr
     check = invoke(["check", "--kubeconfig", kubeconfig, "--context", "prod", "--context", "lost"])
-    assert check.exit_code in (3, 4) and "lost" in check.output
+    assert check.exit_code == 4 and "lost" in check.output and "connection refused" in check.output
 
 
 def test_kubeconfig_list_as_kubectl_and_unknown_context(

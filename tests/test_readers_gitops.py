@@ -805,3 +805,125 @@ def test_a_pin_on_an_unknown_release_is_bad_input_at_its_line() -> None:
         )
     assert err.value.location == "oci.yaml:9"
     assert "9.9.9" in str(err.value)
+
+
+OVERLAY = {
+    "base/kustomization.yaml": "resources: [platform.yaml, delegate.yaml]\n",
+    "base/platform.yaml": """
+        apiVersion: source.toolkit.fluxcd.io/v1
+        kind: OCIRepository
+        metadata: {name: agent-platform, namespace: flux-giantswarm}
+        spec:
+          ref:
+            semver: "4.7.18"
+        ---
+        apiVersion: helm.toolkit.fluxcd.io/v2
+        kind: HelmRelease
+        metadata: {name: kagent, namespace: flux-giantswarm}
+        spec:
+          driftDetection:
+            mode: enabled
+          chart:
+            spec: {chart: kagent, version: "0.11.0-gs.6"}
+    """,
+    "base/delegate.yaml": """
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: harness-delegate, namespace: harness-delegate-ng}
+        spec:
+          template:
+            metadata:
+              labels: {harness.io/name: harness-delegate}
+              annotations: {a: "1"}
+            spec:
+              containers:
+                - name: delegate
+                  image: harness/delegate:0.29.0
+                  args: [--instance-metadata-url=https://169.254.169.254]
+    """,
+    "clusters/prod/kustomization.yaml": """
+        resources:
+          - ../../base
+        patches:
+          - path: platform-version.yaml
+          - target: {kind: HelmRelease, name: kagent}
+            patch: |-
+              - op: replace
+                path: /spec/chart/spec/version
+                value: 0.11.0-gs.16
+        patchesStrategicMerge:
+          - |-
+            apiVersion: apps/v1
+            kind: Deployment
+            metadata: {name: harness-delegate}
+            spec:
+              template:
+                metadata:
+                  annotations: {sidecar.istio.io/inject: "false"}
+                spec:
+                  containers:
+                    - name: delegate
+                      args: [--metadata-endpoint=https://169.254.169.254]
+    """,
+    "clusters/prod/platform-version.yaml": """
+        apiVersion: source.toolkit.fluxcd.io/v1
+        kind: OCIRepository
+        metadata: {name: agent-platform, namespace: flux-giantswarm}
+        spec:
+          ref:
+            semver: "4.7.19"
+    """,
+}
+
+
+def _overlay_facts(state: State) -> dict[str, tuple[object, str]]:
+    facts = _facts(state)
+    return {
+        k: facts[k]
+        for k in (
+            "pin.agent-platform",
+            "pin.kagent",
+            "helmrelease.kagent.drift-detection",
+            "workload.harness-delegate.args",
+            "workload.harness-delegate.pod-annotations",
+            "pin.harness-delegate",
+        )
+    }
+
+
+def test_an_overlay_reads_its_base_and_applies_its_patches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    _write(tmp_path, OVERLAY)
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-q", "-m", "overlay")
+    monkeypatch.chdir(tmp_path)
+    state = gitops.read(KB, "clusters/prod")
+    facts = _overlay_facts(state)
+    assert facts == {
+        "pin.agent-platform": ("4.7.19", "clusters/prod/platform-version.yaml:6"),
+        "pin.kagent": ("0.11.0-gs.16", "clusters/prod/kustomization.yaml:9"),
+        # the patches leave drift detection alone: the base's value stands
+        "helmrelease.kagent.drift-detection": ("enabled", "base/platform.yaml:13"),
+        "workload.harness-delegate.args": (
+            ["--metadata-endpoint=https://169.254.169.254"],
+            "clusters/prod/kustomization.yaml:22",
+        ),
+        "workload.harness-delegate.pod-annotations": (
+            {"a": "1", "sidecar.istio.io/inject": "false"},
+            "clusters/prod/kustomization.yaml:18",
+        ),
+        "pin.harness-delegate": ("0.29.0", "base/delegate.yaml:12"),
+    }
+    # the same files at a git ref give the same facts
+    assert _overlay_facts(gitops.read(KB, "clusters/prod", ref="HEAD")) == facts
+
+
+def test_outside_a_repository_an_overlay_base_is_not_read(tmp_path: Path) -> None:
+    _write(tmp_path / "plain", OVERLAY)
+    state = gitops.read(KB, str(tmp_path / "plain" / "clusters" / "prod"))
+    assert "outside the --gitops PATH" in state.unreadable["file ../../base"]
+    assert state.value("pin.agent-platform") == "4.7.19"

@@ -30,18 +30,10 @@ from typing import Any
 from upgradeplan import versions
 from upgradeplan.errors import BadInput, UpgradeplanError
 from upgradeplan.model import NEXT, Fact, FactValue, KnowledgeBase, State
-from upgradeplan.readers.gitops_files import (
-    YAML_SUFFIXES,
-    GitTree,
-    Tree,
-    View,
-    WorkTree,
-    documents,
-    git_tree,
-    iter_objects,
-    walk,
-)
 from upgradeplan.readers.gitops_gate import gitops_targets, pin_changes
+from upgradeplan.readers.gitops_trees import GitTree, Tree, git_tree, work_tree
+from upgradeplan.readers.gitops_walk import YAML_SUFFIXES, Source, walk
+from upgradeplan.readers.gitops_yaml import Doc, View, documents, iter_objects, json6902_object
 
 __all__ = ["gitops_targets", "pin_changes", "read"]
 
@@ -57,21 +49,42 @@ WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 def read(kb: KnowledgeBase, path: str, *, ref: str | None = None) -> State:
     """The facts the GitOps files under ``path`` state (at git ``ref`` when given)."""
     tree, start, display_root = _open(path, ref)
-    plan = walk(tree, start)
+
+    def display(rel: str) -> str:
+        return posixpath.normpath(posixpath.join(display_root, rel)) if display_root else rel
+
+    plan = walk(tree, start, display)
     if isinstance(tree, GitTree):
-        tree.prefetch([rel for rel, _ in plan.files])
+        tree.prefetch([src.rel for src in plan.sources])
     reader = _Reader(kb)
-    for rel, namespace in plan.files:
-        display = _display(display_root, rel)
-        for doc in documents(tree.read(rel), display):
+    for src in plan.sources:
+        for doc in _documents(tree, src, display(src.rel)):
             for view in iter_objects(doc):
-                reader.object(view, namespace)
+                reader.object(view, src.namespace, patch=src.patch)
     reader.finish()
     unreadable = dict(reader.unreadable)
     for entry, why in plan.skipped.items():
         unreadable[f"file {entry}"] = why
     name = path if ref is None else f"{path}@{ref}"
     return State(facts=reader.facts(), name=name, unreadable=unreadable)
+
+
+def _documents(tree: Tree, src: Source, shown: str) -> list[Doc]:
+    """The documents of a source; a JSON 6902 patch becomes the partial object it writes."""
+    docs = documents(tree.read(src.rel), shown)
+    if src.inline is not None:
+        docs = [d for doc in docs for d in View(doc).embedded(*src.inline)]
+    if src.target is None:
+        return docs
+    out: list[Doc] = []
+    for doc in docs:
+        if isinstance(doc.data, list):
+            obj = json6902_object(doc, dict(src.target))
+            if obj is not None:
+                out.append(obj)
+        else:
+            out.append(doc)
+    return out
 
 
 # --------------------------------------------------------------------------- opening
@@ -83,9 +96,9 @@ def _open(path: str, ref: str | None) -> tuple[Tree, str, str]:
     if ref is None:
         p = Path(given)
         if p.is_dir():
-            return WorkTree(p), "", _clean(given)
+            return work_tree(p), "", _clean(given)
         if p.is_file():
-            return WorkTree(p.parent), p.name, _clean(posixpath.dirname(given))
+            return work_tree(p.parent), p.name, _clean(posixpath.dirname(given))
         raise BadInput(
             f"--gitops {path}: no such file or directory",
             hint="pass the directory of your cluster's GitOps files (e.g. clusters/prod)",
@@ -99,10 +112,6 @@ def _clean(prefix: str) -> str:
     prefix = prefix.replace(os.sep, "/")
     norm = posixpath.normpath(prefix) if prefix else ""
     return "" if norm == "." else norm
-
-
-def _display(root: str, rel: str) -> str:
-    return posixpath.normpath(posixpath.join(root, rel)) if root else rel
 
 
 # --------------------------------------------------------------------------- recognition
@@ -137,6 +146,8 @@ class _Reader:
     _release_ns: dict[str, tuple[str, str]] = field(default_factory=dict)  # product -> ns, where
 
     def __post_init__(self) -> None:
+        self.patching = False
+        self.workloads: dict[tuple[str, str], str] = {}  # (kind, name) -> product
         self.by_release: dict[str, str] = {}
         self.by_chart: dict[str, str] = {}
         self.by_bom: dict[str, str] = {}
@@ -168,11 +179,14 @@ class _Reader:
 
     # ---------------------------------------------------------------- dispatch
 
-    def object(self, v: View, namespace: str | None) -> None:
+    def object(self, v: View, namespace: str | None, *, patch: bool = False) -> None:
+        """Read one object. A ``patch`` states only what it writes: nothing is defaulted."""
+        self.patching = patch
         kind = v.get("kind")
         api = v.get("apiVersion")
         if not isinstance(kind, str) or not isinstance(api, str):
-            self.values_file(v)
+            if not patch:
+                self.values_file(v)
             return
         group = api.split("/", 1)[0] if "/" in api else ""
         if kind == "HelmRelease" and group == "helm.toolkit.fluxcd.io":
@@ -209,7 +223,9 @@ class _Reader:
         if not name:
             return
         ns = v.text("metadata", "namespace") or default_ns
-        if v.text("metadata", "namespace"):
+        if self.patching:
+            pass  # a patch's metadata selects the object; it does not move it
+        elif v.text("metadata", "namespace"):
             self.add(f"helmrelease.{name}.namespace", ns, v.where("metadata", "namespace"))
         elif ns:
             self.add(f"helmrelease.{name}.namespace", ns, v.where("metadata", "name"), LOW)
@@ -220,7 +236,7 @@ class _Reader:
                 mode,
                 v.where("spec", "driftDetection", "mode"),
             )
-        else:
+        elif not self.patching:
             self.add(f"helmrelease.{name}.drift-detection", "disabled", v.where("metadata", "name"))
         chart = v.text("spec", "chart", "spec", "chart")
         product = self.by_release.get(name) or (self.by_chart.get(chart) if chart else None)
@@ -230,7 +246,7 @@ class _Reader:
             product = self.by_release.get(ref_name) or self.by_chart.get(ref_name)
         if product is not None:
             release_ns = v.text("spec", "targetNamespace") or ns
-            if release_ns:
+            if release_ns and not self.patching:
                 where = (
                     v.where("spec", "targetNamespace")
                     if v.text("spec", "targetNamespace")
@@ -245,7 +261,7 @@ class _Reader:
             elif ref_kind == "OCIRepository" and ref_name:
                 ref_ns = v.text("spec", "chartRef", "namespace") or ns
                 self._pending.append(_Pending(product, ref_ns, ref_name))
-            elif chart:
+            elif chart and not self.patching:
                 # Flux reads an empty chart version as "*": the newest chart, no pin.
                 self.add(f"pin.{product}", None, v.where("spec", "chart", "spec", "chart"))
         values = v.sub("spec", "values")
@@ -368,6 +384,7 @@ class _Reader:
         ):
             labels.update(v.mapping(*path))
         containers = v.sequence("spec", "template", "spec", "containers")
+        name = v.text("metadata", "name")
         pid = next((p for k, val, p in self.labels if str(labels.get(k)) == val), None)
         if pid is None:
             for c in containers:
@@ -375,18 +392,24 @@ class _Reader:
                 pid = next((p for img, p in self.images if _image_matches(_repo(image), img)), None)
                 if pid is not None:
                     break
+        if pid is None and name:
+            pid = self.workloads.get((kind, name))  # a patch of a workload read before
         if pid is None:
             return
-        name = v.text("metadata", "name")
+        if name:
+            self.workloads[(kind, name)] = pid
         ns = v.text("metadata", "namespace")
         w = f"workload.{pid}"
+        cpath = ("spec", "template", "spec", "containers")
+        if self.patching:
+            self._workload_patch(pid, v, containers)
+            return
         if name:
             self.add(f"{w}.name", name, v.where("metadata", "name"))
         if ns:
             self.add(f"{w}.namespace", ns, v.where("metadata", "namespace"))
         elif default_ns:
             self.add(f"{w}.namespace", default_ns, v.where("metadata", "name"), LOW)
-        cpath = ("spec", "template", "spec", "containers")
         if containers:
             self.add(f"{w}.image", str(containers[0].get("image", "")), v.where(*cpath, 0, "image"))
         args: list[str] = []
@@ -438,11 +461,34 @@ class _Reader:
             ]
             self.add(f"{w}.storage-classes", classes, v.where("spec", "volumeClaimTemplates"))
 
+    def _workload_patch(self, pid: str, v: View, containers: list[Any]) -> None:
+        """What a patch of a workload writes: args, the image, annotations, tolerations."""
+        w = f"workload.{pid}"
+        cpath = ("spec", "template", "spec", "containers")
+        for i, c in enumerate(containers):
+            if not isinstance(c, dict):
+                continue
+            if isinstance(c.get("args"), list):
+                args = [str(a) for a in c["args"]]
+                self.add(f"{w}.args", args, v.where(*cpath, i, "args"), LOW)
+            tag = _tag(c.get("image"))
+            own = self.kb.products[pid].recognise.image
+            if tag and any(_image_matches(_repo(c.get("image")), img) for img in own):
+                self._pin_from_tag(pid, tag, v.where(*cpath, i, "image"), LOW)
+        ann = v.get("spec", "template", "metadata", "annotations")
+        if isinstance(ann, dict):
+            current = self._facts.get(f"{w}.pod-annotations")
+            merged = (
+                dict(current[1].value) if current and isinstance(current[1].value, dict) else {}
+            )
+            merged.update({str(k): _str(x) for k, x in ann.items()})
+            self.add(f"{w}.pod-annotations", merged, v.where("spec", "template", "metadata"))
+
     def secret(self, v: View, default_ns: str | None) -> None:
         # Only metadata and type are looked at: data / stringData are never read.
         name = v.text("metadata", "name")
         ns = v.text("metadata", "namespace") or default_ns
-        if not name or not ns:
+        if not name or not ns or (self.patching and v.text("type") is None):
             return
         kind = v.text("type")
         where = v.where("type") if kind is not None else v.where("metadata", "name")
@@ -453,6 +499,12 @@ class _Reader:
         if not name:
             return
         labels = v.mapping("metadata", "labels")
+        if self.patching:
+            current = self._facts.get(f"namespace.{name}.labels")
+            if not labels:
+                return
+            if current is not None and isinstance(current[1].value, dict):
+                labels = {**current[1].value, **labels}
         where = v.where("metadata", "labels") if labels else v.where("metadata", "name")
         self.add(f"namespace.{name}.labels", {str(k): _str(x) for k, x in labels.items()}, where)
 

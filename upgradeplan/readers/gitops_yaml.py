@@ -1,0 +1,300 @@
+"""YAML documents that remember the line of every value (for ``file:line`` sources).
+
+PyYAML's C loader composes the node tree; the data is constructed from it with the safe
+constructor, and a walk over the nodes records, per path of keys and indexes, the line of the
+value, the line of its key, the scalar as written (``4.10`` stays ``"4.10"``) and its style.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from upgradeplan.errors import BadInput
+
+PathKey = tuple[Any, ...]
+
+
+@dataclass
+class Doc:
+    """One YAML document: the data, and per path (tuple of keys/indexes) its value's line."""
+
+    data: Any
+    file: str
+    index: int  # 0-based document index in the file
+    lines: dict[PathKey, int] = field(default_factory=dict)
+    key_lines: dict[PathKey, int] = field(default_factory=dict)  # line of a mapping key
+    raw: dict[PathKey, str] = field(default_factory=dict)  # scalar text as written
+    styles: dict[PathKey, str] = field(default_factory=dict)  # scalar style ("|", ">", '"'…)
+
+    def line(self, *path: Any) -> int:
+        """The line of the value at ``path``, or of its deepest existing ancestor (≥ 1)."""
+        key: PathKey = tuple(path)
+        while key:
+            if key in self.lines:
+                return self.lines[key]
+            key = key[:-1]
+        return self.lines.get((), 1)
+
+    def get(self, *path: Any) -> Any:
+        node = self.data
+        for step in path:
+            if isinstance(node, dict):
+                if step not in node:
+                    return None
+                node = node[step]
+            elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
+                node = node[step]
+            else:
+                return None
+        return node
+
+    def text(self, *path: Any) -> str | None:
+        """The scalar at ``path`` as written in the file (``4.10`` stays ``"4.10"``)."""
+        value = self.get(*path)
+        if value is None or isinstance(value, dict | list):
+            return None
+        raw = self.raw.get(tuple(path))
+        return raw if raw is not None else str(value)
+
+
+def _index(node: yaml.Node, path: PathKey, doc: Doc, seen: set[int]) -> None:
+    doc.lines[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.ScalarNode):
+        doc.raw[path] = str(node.value)
+        if node.style:
+            doc.styles[path] = node.style
+        return
+    if id(node) in seen:  # an alias: its lines are those of the anchor
+        return
+    seen.add(id(node))
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            if isinstance(key_node, yaml.ScalarNode):
+                key = _key_of(key_node)
+                doc.key_lines[(*path, key)] = key_node.start_mark.line + 1
+                _index(value_node, (*path, key), doc, seen)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, child in enumerate(node.value):
+            _index(child, (*path, i), doc, seen)
+
+
+def _key_of(node: yaml.ScalarNode) -> Any:
+    if node.tag == "tag:yaml.org,2002:int":
+        try:
+            return int(node.value)
+        except ValueError:
+            return node.value
+    if node.tag == "tag:yaml.org,2002:bool":
+        return node.value.lower() in ("true", "yes", "on")
+    return node.value
+
+
+def documents(content: bytes, display: str) -> list[Doc]:
+    """Parse every document of a YAML file; errors become :class:`BadInput` at ``file:line``."""
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise BadInput(
+            f"not UTF-8 text (byte {exc.start})",
+            location=display,
+            hint="save the file as UTF-8 or remove it from the --gitops PATH",
+        ) from None
+    return parse(text, display)
+
+
+def parse(text: str, display: str, offset: int = 0) -> list[Doc]:
+    """Parse YAML text whose first line is line ``offset + 1`` of ``display``."""
+    loader = yaml.CSafeLoader(text)
+    out: list[Doc] = []
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            if node is None:
+                continue
+            data = loader.construct_document(node)
+            doc = Doc(data=data, file=display, index=len(out))
+            _index(node, (), doc, set())
+            if offset:
+                doc.lines = {k: v + offset for k, v in doc.lines.items()}
+                doc.key_lines = {k: v + offset for k, v in doc.key_lines.items()}
+            out.append(doc)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 + offset if mark is not None else 0
+        what = exc.problem or exc.context or "invalid YAML"
+        raise BadInput(
+            f"YAML syntax error: {what}",
+            location=f"{display}:{line}" if line else display,
+            hint="fix the YAML (or remove the file from the --gitops PATH)",
+        ) from None
+    except yaml.YAMLError as exc:
+        raise BadInput(f"YAML error: {exc}", location=display, hint="fix the YAML") from None
+    finally:
+        loader.dispose()
+    return out
+
+
+@dataclass(frozen=True)
+class View:
+    """A mapping inside a document (the document itself, a List item, ``spec.values``…)."""
+
+    doc: Doc
+    prefix: PathKey = ()
+
+    def get(self, *path: Any) -> Any:
+        return self.doc.get(*self.prefix, *path)
+
+    def line(self, *path: Any) -> int:
+        return self.doc.line(*self.prefix, *path)
+
+    def text(self, *path: Any) -> str | None:
+        return self.doc.text(*self.prefix, *path)
+
+    def where(self, *path: Any) -> str:
+        """``file:line`` of the value at ``path``."""
+        return f"{self.doc.file}:{self.line(*path)}"
+
+    def key_where(self, *path: Any) -> str:
+        """``file:line`` of the key of ``path`` (where a mapping entry starts)."""
+        line = self.doc.key_lines.get((*self.prefix, *path)) or self.line(*path)
+        return f"{self.doc.file}:{line}"
+
+    def embedded(self, *path: Any) -> list[Doc]:
+        """The YAML documents held in the string at ``path`` (a ConfigMap's ``values.yaml``).
+
+        Lines stay true to the file for a literal block (``|``); otherwise every value is
+        placed on the key's line.
+        """
+        text = self.get(*path)
+        if not isinstance(text, str):
+            return []
+        full = (*self.prefix, *path)
+        key_line = self.doc.key_lines.get(full) or self.line(*path)
+        if self.doc.styles.get(full) == "|":
+            return parse(text, self.doc.file, offset=key_line)
+        docs = parse(text, self.doc.file)
+        for d in docs:
+            d.lines = dict.fromkeys(d.lines, key_line)
+            d.key_lines = dict.fromkeys(d.key_lines, key_line)
+        return docs
+
+    def sub(self, *path: Any) -> View:
+        return View(self.doc, (*self.prefix, *path))
+
+    def mapping(self, *path: Any) -> dict[Any, Any]:
+        value = self.get(*path)
+        return value if isinstance(value, dict) else {}
+
+    def sequence(self, *path: Any) -> list[Any]:
+        value = self.get(*path)
+        return value if isinstance(value, list) else []
+
+
+def iter_objects(doc: Doc) -> Iterator[View]:
+    """The mappings a document holds: itself, or the items of a ``kind: List``."""
+    data = doc.data
+    if not isinstance(data, dict):
+        return
+    items = data.get("items")
+    if data.get("kind") == "List" and isinstance(items, list):
+        for i, item in enumerate(items):
+            if isinstance(item, dict):
+                yield View(doc, ("items", i))
+        return
+    yield View(doc)
+
+
+# Flux and Kubernetes API groups of the kinds a patch target may name without a group.
+DEFAULT_API = {
+    "HelmRelease": "helm.toolkit.fluxcd.io/v2",
+    "OCIRepository": "source.toolkit.fluxcd.io/v1",
+    "Deployment": "apps/v1",
+    "StatefulSet": "apps/v1",
+    "DaemonSet": "apps/v1",
+}
+
+
+def json6902_object(ops: Doc, target: dict[str, str]) -> Doc | None:
+    """A JSON 6902 patch (a list of ops) as the partial object it writes.
+
+    ``add`` and ``replace`` ops become the fields they set, each at the line of its
+    ``value``; other ops (remove, move, copy, test) write no value we could read. The object
+    gets the target's kind, name and namespace, so it is recognised like a manifest.
+    """
+    if not isinstance(ops.data, list) or not target.get("kind"):
+        return None
+    kind = target["kind"]
+    group, version = target.get("group", ""), target.get("version", "")
+    api = f"{group}/{version or 'v1'}" if group else DEFAULT_API.get(kind, version or "v1")
+    data: dict[Any, Any] = {"apiVersion": api, "kind": kind, "metadata": {}}
+    for key in ("name", "namespace"):
+        if target.get(key):
+            data["metadata"][key] = target[key]
+    out = Doc(data=data, file=ops.file, index=ops.index)
+    for i, op in enumerate(ops.data):
+        if not isinstance(op, dict) or op.get("op") not in ("add", "replace"):
+            continue
+        pointer = op.get("path")
+        if not isinstance(pointer, str) or not pointer.startswith("/") or "value" not in op:
+            continue
+        steps: list[Any] = [
+            int(p) if p.isdigit() else p.replace("~1", "/").replace("~0", "~")
+            for p in pointer[1:].split("/")
+        ]
+        if not _assign(data, steps, op["value"]):
+            continue
+        _rebase(ops, (i, "value"), out, tuple(steps))
+    return out
+
+
+def _assign(data: dict[Any, Any], steps: list[Any], value: Any) -> bool:
+    node: Any = data
+    for j, step in enumerate(steps[:-1]):
+        nxt = steps[j + 1]
+        if isinstance(node, dict):
+            node = node.setdefault(step, [] if isinstance(nxt, int) else {})
+        elif isinstance(node, list) and isinstance(step, int):
+            while len(node) <= step:
+                node.append([] if isinstance(nxt, int) else {})
+            node = node[step]
+        else:
+            return False
+    last = steps[-1]
+    if isinstance(node, dict):
+        node[last] = value
+    elif isinstance(node, list) and isinstance(last, int):
+        while len(node) <= last:
+            node.append(None)
+        node[last] = value
+    elif isinstance(node, list) and last == "-":
+        node.append(value)
+    else:
+        return False
+    return True
+
+
+def _rebase(src: Doc, old: PathKey, dst: Doc, new: PathKey) -> None:
+    """Copy the line/raw/style records under ``old`` in ``src`` to ``new`` in ``dst``."""
+    n = len(old)
+
+    def moved(path: PathKey) -> PathKey | None:
+        return (*new, *path[n:]) if path[:n] == old else None
+
+    for path, line in src.lines.items():
+        if (to := moved(path)) is not None:
+            dst.lines[to] = line
+    for path, line in src.key_lines.items():
+        if (to := moved(path)) is not None:
+            dst.key_lines[to] = line
+    for path, text in src.raw.items():
+        if (to := moved(path)) is not None:
+            dst.raw[to] = text
+    for path, style in src.styles.items():
+        if (to := moved(path)) is not None:
+            dst.styles[to] = style
+    for j in range(1, len(new)):
+        dst.lines.setdefault(new[:j], src.lines.get(old, 1))

@@ -286,5 +286,8 @@ def test_yaml_anchors_merge_keys_and_several_documents() -> None:
     doc = load_text("base: &b {x: 1, y: 2}\nuse:\n  <<: *b\n  y: 3\n")
     assert doc["use"] == {"x": 1, "y": 3}
     assert load_text("a: yes\nb: 2\nc: ~\nd: 1.5\n") == {"a": True, "b": 2, "c": None, "d": 1.5}
-    with pytest.raises(YamlSyntaxError, match="another document"):
+    with pytest.raises(
+        YamlSyntaxError,
+        match="expected a single document in the stream: but found another document",
+    ):
         load_text("a: 1\n---\nb: 2\n")

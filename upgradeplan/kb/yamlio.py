@@ -165,7 +165,10 @@ def load_text_with_duplicates(text: str) -> tuple[Any, list[tuple[Any, int]]]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 0
-        what = exc.problem or exc.context or "invalid YAML"
+        what = ": ".join(p for p in (exc.context, exc.problem) if p) or "invalid YAML"
+        start = exc.context_mark
+        if start is not None and mark is not None and start.line != mark.line:
+            what += f" (it started on line {start.line + 1})"
         raise YamlSyntaxError(f"YAML syntax error: {what}", line) from None
     except yaml.YAMLError as exc:
         raise YamlSyntaxError(f"YAML syntax error: {exc}", 0) from None

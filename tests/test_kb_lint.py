@@ -92,6 +92,10 @@ def test_the_broken_fixture_covers_at_least_fifteen_codes() -> None:
         ("undefined-var.yaml:7 KB014", "'namespace' is undefined"),
         ("1.7.0.yaml:8 KB022", "'title' is written twice"),
         ("no-advice.yaml:1 KB019", "warning: "),
+        (
+            "2.0.0.yaml:6 KB001",
+            "flow sequence: did not find expected ',' or ']' (it started on line 5)",
+        ),
     ],
 )
 def test_messages_name_the_input(fragment: str, message: str) -> None:

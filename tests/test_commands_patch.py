@@ -209,7 +209,8 @@ def test_write_changes_only_the_pin_values(tmp_path: Path, monkeypatch: pytest.M
 def test_write_through_step_two(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = _unusual_repo(tmp_path)
     monkeypatch.chdir(repo)
-    args = ["patch", "--gitops", ".", *HARNESS_FACTS, "--to", "agent-platform=4.8.1", "--write", "--step", "2"]  # fmt: skip
+    args = ["patch", "--gitops", ".", *HARNESS_FACTS, "--to", "agent-platform=4.8.1"]
+    args += ["--write", "--step", "2"]
     assert run(args).exit_code == 0
     assert (repo / "bom.yaml").read_text() == UNUSUAL_BOM.replace("'4.7.18'", "'4.8.1'")
 

@@ -64,6 +64,29 @@ def test_installed_version_drops_the_digest_flux_appends_for_oci_charts(kb: Know
     )
 
 
+def test_a_failed_upgrade_is_not_what_runs(kb: KnowledgeBase) -> None:
+    release = hr("agent-platform")
+    release["status"] = {
+        "history": [
+            {
+                "chartName": "agent-platform",
+                "chartVersion": "4.8.0+0a1b2c3d4e5f",
+                "status": "failed",
+            },
+            {
+                "chartName": "agent-platform",
+                "chartVersion": "4.7.19+0a1b2c3d4e5f",
+                "status": "deployed",
+            },
+        ]
+    }
+    fact = read(kb, release).get("installed.agent-platform")
+    assert fact is not None and fact.value == "4.7.19"
+    assert fact.source.endswith(
+        "status.history[1].chartVersion (history[0] 4.8.0+0a1b2c3d4e5f is failed)"
+    )
+
+
 def test_v2beta1_release_reads_last_applied_revision(kb: KnowledgeBase) -> None:
     old = hr("agent-platform", api="v2beta1")
     old["status"] = {"lastAppliedRevision": "4.7.15"}

@@ -417,15 +417,12 @@ def _helmrelease(
     product = rec.helmrelease(hr)
     if product is None:
         return
-    history = _get(hr, "status", "history")
-    if (
-        isinstance(history, list)
-        and history
-        and isinstance(history[0], Mapping)
-        and history[0].get("chartVersion")
-    ):
-        version = _OCI_DIGEST_SUFFIX.sub("", str(history[0]["chartVersion"]))
-        b.add(f"installed.{product.id}", version, ref + " status.history[0].chartVersion")
+    snapshot = _running_snapshot(_get(hr, "status", "history"))
+    if snapshot is not None:
+        index, entry, note = snapshot
+        version = _OCI_DIGEST_SUFFIX.sub("", str(entry["chartVersion"]))
+        where = f"{ref} status.history[{index}].chartVersion{note}"
+        b.add(f"installed.{product.id}", version, where)
     elif _get(hr, "status", "lastAppliedRevision"):
         version = _OCI_DIGEST_SUFFIX.sub("", str(_get(hr, "status", "lastAppliedRevision")))
         b.add(f"installed.{product.id}", version, ref + " status.lastAppliedRevision")
@@ -461,6 +458,29 @@ def _helmrelease(
             ref + " spec.chart.spec.version",
         )
         pinned.add(product.id)
+
+
+def _running_snapshot(history: Any) -> tuple[int, Mapping[str, Any], str] | None:
+    """The history entry that runs: the newest ``deployed`` one, else the newest at all.
+
+    After a failed upgrade the newest entry is the failed one while the release before it
+    still runs.
+    """
+    if not isinstance(history, list):
+        return None
+    entries = [
+        (i, e) for i, e in enumerate(history) if isinstance(e, Mapping) and e.get("chartVersion")
+    ]
+    if not entries:
+        return None
+    newest = entries[0][1]
+    for i, entry in entries:
+        if entry.get("status") == "deployed":
+            if i == 0:
+                return i, entry, ""
+            state = newest.get("status", "not deployed")
+            return i, entry, f" (history[0] {newest.get('chartVersion')} is {state})"
+    return entries[0][0], newest, f" (status {newest.get('status', 'unknown')})"
 
 
 def _version_pin(b: _Builder, product: str, version: Any, where: str) -> None:

@@ -57,8 +57,10 @@ class WorkTree:
         return self.root if not rel else Path(os.path.normpath(self.root / rel))
 
     def contains(self, rel: str) -> bool:
-        path = self._path(rel)
-        return path == self.boundary or self.boundary in path.parents
+        # compare real paths: git reports its top level with symlinks resolved
+        path = Path(os.path.realpath(self._path(rel)))
+        bound = Path(os.path.realpath(self.boundary))
+        return path == bound or bound in path.parents
 
     def is_dir(self, rel: str) -> bool:
         return self._path(rel).is_dir()

@@ -189,3 +189,15 @@ def test_templates_are_strict(kb: KnowledgeBase) -> None:
 
 def test_golden_folder_exists() -> None:
     assert Path(GOLDEN).parent.is_dir()
+
+
+def test_later_releases_in_a_skip_window_point_back(kb: KnowledgeBase) -> None:
+    rel = kb.release("agent-platform", "4.11.0")
+    if rel is None:
+        pytest.skip("the knowledge base has no 4.11.0")
+    sec = upgrade_doc.section(kb, rel)
+    skipping = [b for b in sec.bullets if b.condition == "Skipping 4.7.19"]
+    assert len(skipping) == 1
+    assert skipping[0].aside == "(from 4.7.18 or earlier straight to 4.11.0)"
+    assert "the same as under 4.8.1" in skipping[0].text
+    assert not any(b.condition == "In order, via 4.7.19" for b in sec.bullets)

@@ -108,20 +108,19 @@ def heading(kb: KnowledgeBase, release: Release) -> str:
     return f"{start} → {release.version} ({release.title})"
 
 
-def _skip_hazards(kb: KnowledgeBase, release: Release) -> list[Hazard]:
-    """Skip hazards whose window opens at ``release``: it is the first release in ``to``.
-
-    (Later releases in the same window are reached by the same skip; their sections do not
-    repeat the bullets.)"""
+def _skip_hazards(kb: KnowledgeBase, release: Release) -> list[tuple[Hazard, str]]:
+    """Skip hazards whose ``to`` range contains ``release``, each with the first release of
+    that range (where the window opens and the full bullets go)."""
     released = _released(kb, release.product)
     out = []
     for h in kb.hazards_for(release.product):
         if h.scope != "skip" or h.withdrawn is not None or not h.stop:
             continue
-        first = next((r.version for r in released if _version_in(h.to_range, r.version)), None)
-        if first == release.version:
-            out.append(h)
-    return sorted(out, key=lambda h: (h.stop or "", h.id))
+        if not _version_in(h.to_range, release.version):
+            continue
+        first = next((r.version for r in released if _version_in(h.to_range, r.version)), "")
+        out.append((h, first))
+    return sorted(out, key=lambda pair: (pair[0].stop or "", pair[0].id))
 
 
 def _sentence(text: str) -> str:
@@ -130,42 +129,59 @@ def _sentence(text: str) -> str:
 
 
 def _path_bullets(kb: KnowledgeBase, release: Release) -> list[Bullet]:
+    """ "In order, via S" and "Skipping S" for each required stop S of the skip hazards whose
+    ``to`` range contains the release. The release where a window opens gets the whole
+    story (consequence, how to avoid it, the recovery commands); later releases in the same
+    window get a short "Skipping S" bullet pointing back to it."""
     out: list[Bullet] = []
-    by_stop: dict[str, list[Hazard]] = {}
-    for hazard in _skip_hazards(kb, release):
-        by_stop.setdefault(str(hazard.stop), []).append(hazard)
-    for stop, hazards in by_stop.items():
-        out.append(
-            Bullet(
-                condition=f"In order, via {stop}",
-                aside="(the default path)",
-                text=f"nothing to do; going through {stop} (meta chart and pins together) "
-                "avoids " + ", ".join(f"`{h.id}`" for h in hazards) + ".",
-            )
-        )
+    by_stop: dict[str, list[tuple[Hazard, str]]] = {}
+    for hazard, first in _skip_hazards(kb, release):
+        by_stop.setdefault(str(hazard.stop), []).append((hazard, first))
+    for stop, pairs in by_stop.items():
+        opening = [h for h, first in pairs if first == release.version]
+        later = [(h, first) for h, first in pairs if first != release.version]
         earlier = _before(kb, release.product, stop)
         aside = (
             f"(from {earlier} or earlier straight to {release.version})"
             if earlier
             else f"(straight to {release.version})"
         )
-        text: list[str] = []
-        commands: list[str] = []
-        for h in hazards:
-            text.append(_sentence(h.consequence))
-            if h.avoid:
-                text.append(_sentence(h.avoid))
-            if h.recover:
-                text.append("Recovery: " + _sentence(h.recover))
-            commands.extend(c for c in h.recover_commands if c not in commands)
-        out.append(
-            Bullet(
-                condition=f"Skipping {stop}",
-                aside=aside,
-                text=" ".join(text),
-                commands=tuple(commands),
+        if opening:
+            out.append(
+                Bullet(
+                    condition=f"In order, via {stop}",
+                    aside="(the default path)",
+                    text=f"nothing to do; going through {stop} (meta chart and pins together) "
+                    "avoids " + ", ".join(f"`{h.id}`" for h in opening) + ".",
+                )
             )
-        )
+            text: list[str] = []
+            commands: list[str] = []
+            for h in opening:
+                text.append(_sentence(h.consequence))
+                if h.avoid:
+                    text.append(_sentence(h.avoid))
+                if h.recover:
+                    text.append("Recovery: " + _sentence(h.recover))
+                commands.extend(c for c in h.recover_commands if c not in commands)
+            out.append(
+                Bullet(
+                    condition=f"Skipping {stop}",
+                    aside=aside,
+                    text=" ".join(text),
+                    commands=tuple(commands),
+                )
+            )
+        elif later:
+            first = later[0][1]
+            refs = "; ".join(f"{_lower_first(h.title.rstrip('.'))} (`{h.id}`)" for h, _ in later)
+            out.append(
+                Bullet(
+                    condition=f"Skipping {stop}",
+                    aside=aside,
+                    text=f"the same as under {first}: {refs}. Stop at {stop} first.",
+                )
+            )
     return out
 
 

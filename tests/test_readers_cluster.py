@@ -412,3 +412,17 @@ def test_exec_credential_plugin(
     res = read(kb, fake_api.kubeconfig({"exec": server}, users={"exec": user}))
     assert res.state is not None and res.state.value("installed.harness-delegate") == "0.31.2"
     assert {r.authorization for r in server.requests} == {"Bearer from-the-plugin"}
+
+
+def test_snapshot_of_several_contexts_writes_the_readable_ones(fake_api: FakeAPIFactory) -> None:
+    one = fake_api.start(CLUSTER_FIXTURES / "s7")
+    two = fake_api.start(CLUSTER_FIXTURES / "s8")
+    kubeconfig = fake_api.kubeconfig({"a": one, "b": two, "down": None})
+    result = invoke(["snapshot", "--kubeconfig", kubeconfig, "--all-contexts"])
+    assert result.exit_code == 4
+    assert [d["name"] for d in yaml.safe_load_all(result.stdout)] == ["a", "b"]
+    assert "'down' could not be read" in result.stderr
+    as_json = invoke(["snapshot", "--kubeconfig", kubeconfig, "--context", "b", "-o", "json"])
+    assert as_json.exit_code == 0 and json.loads(as_json.stdout)["name"] == "b"
+    nothing = invoke(["snapshot", "--kubeconfig", kubeconfig, "--context", "down"])
+    assert nothing.exit_code == 1 and "no context could be read" in nothing.output

@@ -927,3 +927,30 @@ def test_outside_a_repository_an_overlay_base_is_not_read(tmp_path: Path) -> Non
     state = gitops.read(KB, str(tmp_path / "plain" / "clusters" / "prod"))
     assert "outside the --gitops PATH" in state.unreadable["file ../../base"]
     assert state.value("pin.agent-platform") == "4.7.19"
+
+
+def test_substituted_and_invalid_pins(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "bom.yaml": """
+                components:
+                  agent-platform-connectivity:
+                    versionRange: "${connectivity_version}"
+            """,
+            "oci.yaml": """
+                apiVersion: source.toolkit.fluxcd.io/v1
+                kind: OCIRepository
+                metadata: {name: agent-platform}
+                spec: {ref: {tag: latest}}
+            """,
+        },
+    )
+    state = gitops.read(KB, str(tmp_path))
+    assert "pin.agent-platform-connectivity" not in state
+    assert "post-build substitution" in state.unreadable["pin.agent-platform-connectivity"]
+    assert "not a version" in state.unreadable["pin.agent-platform"]
+    (tmp_path / "bom.yaml").write_text("components:\n  kagent:\n    versionRange: '>=0.11 <<1'\n")
+    with pytest.raises(BadInput) as err:
+        gitops.read(KB, str(tmp_path))
+    assert err.value.location == f"{tmp_path}/bom.yaml:3"

@@ -62,11 +62,12 @@ def read(kb: KnowledgeBase, path: str, *, ref: str | None = None) -> State:
             for view in iter_objects(doc):
                 reader.object(view, src.namespace, patch=src.patch)
     reader.finish()
-    unreadable = dict(reader.unreadable)
+    facts = reader.facts()
+    unreadable = {k: why for k, why in reader.unreadable.items() if k not in facts}
     for entry, why in plan.skipped.items():
         unreadable[f"file {entry}"] = why
     name = path if ref is None else f"{path}@{ref}"
-    return State(facts=reader.facts(), name=name, unreadable=unreadable)
+    return State(facts=facts, name=name, unreadable=unreadable)
 
 
 def _documents(tree: Tree, src: Source, shown: str) -> list[Doc]:
@@ -171,8 +172,18 @@ class _Reader:
 
     def add(self, key: str, value: FactValue, source: str, prio: int = NORMAL) -> None:
         current = self._facts.get(key)
-        if current is None or prio >= current[0]:
-            self._facts[key] = (prio, Fact(key, value, source))
+        if current is not None and prio < current[0]:
+            return
+        if isinstance(value, str) and "${" in value:
+            # Flux post-build substitution fills it in at apply time: not in the files.
+            self.unreadable[key] = (
+                f"{source}: {value!r} is filled in by Flux post-build substitution; "
+                f"state the value with --fact {key}=VALUE"
+            )
+            return
+        if key.startswith("pin.") and isinstance(value, str):
+            _check_constraint(value, source, key[len("pin.") :])
+        self._facts[key] = (prio, Fact(key, value, source))
 
     def facts(self) -> dict[str, Fact]:
         return {k: self._facts[k][1] for k in sorted(self._facts)}
@@ -292,6 +303,11 @@ class _Reader:
                 pin, where = text, v.where("spec", "ref", key)
                 break
         if pin is None:
+            return
+        if key == "tag" and "${" not in pin and not _is_version(pin):
+            product = self.by_release.get(name) or self.by_chart.get(name)
+            if product is not None:
+                self.unreadable[f"pin.{product}"] = f"{where}: the tag {pin!r} is not a version"
             return
         self._oci[(ns, name)] = (pin, where)
         product = self.by_release.get(name) or self.by_chart.get(name)
@@ -570,6 +586,27 @@ class _Reader:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _is_version(text: str) -> bool:
+    try:
+        versions.parse_version(text)
+    except UpgradeplanError:
+        return False
+    return True
+
+
+def _check_constraint(text: str, where: str, product: str) -> None:
+    """A pin Flux would refuse is bad input at its line."""
+    try:
+        versions.parse_constraint(text)
+    except UpgradeplanError as exc:
+        reason = getattr(exc, "reason", str(exc))
+        raise BadInput(
+            f"the pin {text!r} of {product} is not a version constraint: {reason}",
+            location=where,
+            hint='write an exact version ("4.7.18") or a range (">=4.7.0 <5.0.0")',
+        ) from None
 
 
 def _exact(pin: str) -> versions.Version | None:

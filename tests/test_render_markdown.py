@@ -201,3 +201,31 @@ def test_later_releases_in_a_skip_window_point_back(kb: KnowledgeBase) -> None:
     assert skipping[0].aside == "(from 4.7.18 or earlier straight to 4.11.0)"
     assert "the same as under 4.8.1" in skipping[0].text
     assert not any(b.condition == "In order, via 4.7.19" for b in sec.bullets)
+
+
+def test_runbook_without_a_target_gives_the_fixes_for_the_installation(
+    kb: KnowledgeBase,
+) -> None:
+    """Scenario 7: what runs now is in trouble; the runbook carries the fixes, named."""
+    state = stated.from_flags(
+        kb,
+        ["harness-delegate=0.31.2", "harness-cd=24.12.0"],
+        [],
+        [
+            "kubernetes=1.31.0",
+            "workload.harness-delegate.namespace=team-delegates",
+            "workload.harness-delegate.name=harness-delegate",
+            "workload.harness-delegate.env-secrets=harness-delegate-token",
+            "secret.team-delegates.harness-delegate-token.type=harness.io/token",
+        ],
+    )
+    result = api.check(kb, state, [])
+    assert result.plan is not None
+    text = markdown.runbook(result.plan, kb, state)
+    assert text.startswith("# Runbook: the installation as it is\n")
+    assert "## The path" not in text
+    assert "## Fix the installation as it is" in text
+    fix = text.split("## Fix the installation as it is", 1)[1]
+    assert "kind: Secret" in fix and "type: Opaque" in fix
+    assert "team-delegates" in fix
+    assert "HARNESS_API_KEY" in fix

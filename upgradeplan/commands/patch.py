@@ -10,7 +10,8 @@ import click
 
 from upgradeplan import api, errors
 from upgradeplan.commands.options import inputs_from, kb_dirs, state_options, target_options
-from upgradeplan.model import Action, Finding, KnowledgeBase, Plan, State
+from upgradeplan.fixes import current_actions
+from upgradeplan.model import KnowledgeBase, Plan, State
 
 
 def _output(value: str) -> tuple[str, str | None]:
@@ -24,44 +25,6 @@ def _output(value: str) -> tuple[str, str | None]:
     raise errors.BadInput(
         f"-o {value!r} is not a format of patch", hint="use text, json or dir=PATH"
     )
-
-
-def current_actions(
-    kb: KnowledgeBase, state: State, findings: Sequence[Finding], *, holds: Sequence[str] = ()
-) -> tuple[Action, ...]:
-    """The migrations that fix findings on the installation as it is, rendered from ``state``."""
-    from upgradeplan import planner
-
-    out: list[Action] = []
-    seen: set[str] = set()
-    for f in findings:
-        if f.status != "applies" or not planner.fixable(kb, f, holds):
-            continue
-        hazard = kb.hazards[f.hazard]
-        installed = state.installed(f.product) or f.to_version or ""
-        rel = kb.release(f.product, installed)
-        for mid in hazard.migrations:
-            if mid in seen:
-                continue
-            seen.add(mid)
-            fixes = tuple(
-                h.id
-                for h in kb.hazards.values()
-                if mid in h.migrations
-                and any(x.hazard == h.id and x.status == "applies" for x in findings)
-            )
-            out.append(
-                planner.render_action(
-                    kb.migrations[mid],
-                    state,
-                    product=f.product,
-                    from_version=installed,
-                    to_version=installed,
-                    bom=rel.bom if rel is not None else {},
-                    fixes=fixes,
-                )
-            )
-    return tuple(out)
 
 
 def _files_named(plan: Plan | None, state: State) -> dict[str, str]:
@@ -107,10 +70,8 @@ def build_patches(
         checked = api.check(kb, state, (), holds=holds)
         plan = checked.recommended
         now = planner.current_findings(kb, state)
-    fixes = current_actions(kb, state, now, holds=holds)
-    if plan is not None:
-        planned = {a.migration for s in plan.steps[:1] for a in s.actions}
-        fixes = tuple(a for a in fixes if a.migration not in planned)
+    planned = {a.migration for s in plan.steps[:1] for a in s.actions} if plan else set()
+    fixes = current_actions(kb, state, now, holds=holds, skip=sorted(planned))
     if files is None:
         files = _files_named(plan, state)
     empty = Plan(

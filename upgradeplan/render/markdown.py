@@ -104,6 +104,17 @@ def finding_md(f: FindingView) -> str:
     return "\n".join(lines)
 
 
+def action_md(a: ActionView) -> str:
+    """An action as a bullet (what, which migration, what it fixes) and its code block."""
+    lines = [wrap_md(a.head, indent="  ", first="- ")]
+    if a.placeholders:
+        lines.append(wrap_md(f"Fill in: {a.placeholders}.", indent="  ", first="  "))
+    lines += ["", f"  ```{a.lang}"]
+    lines += [f"  {line}" if line else "" for line in a.lines]
+    lines.append("  ```")
+    return "\n".join(lines)
+
+
 def make_env() -> Any:
     from upgradeplan.kb.templating import make_env as kb_env
 
@@ -111,6 +122,7 @@ def make_env() -> Any:
     env.filters["wrap_md"] = wrap_md
     env.filters["bullet_md"] = bullet_md
     env.filters["finding_md"] = finding_md
+    env.filters["action_md"] = action_md
     return env
 
 
@@ -204,6 +216,7 @@ class RunbookView:
     mermaid: str
     direct_findings: tuple[FindingView, ...]
     state_findings: tuple[FindingView, ...]
+    now_actions: tuple[ActionView, ...]
     steps: tuple[StepView, ...]
 
 
@@ -273,8 +286,8 @@ _LANG = {
 }
 
 
-def _action_view(a: Action) -> ActionView:
-    label = "Before the step" if a.when == "before" else "After the step"
+def _action_view(a: Action, *, now: bool = False) -> ActionView:
+    label = "Now" if now else ("Before the step" if a.when == "before" else "After the step")
     head = f"**{label}**: {a.title} (`{a.migration}`"
     if a.fixes:
         head += "; fixes " + ", ".join(f"`{h}`" for h in a.fixes)
@@ -312,8 +325,22 @@ def _step_view(
     )
 
 
+_NOW_WORDS = {
+    "safe": "safe — nothing applies to what runs now.",
+    "safe-with-actions": "safe with actions — apply the fixes below.",
+    "blocked": "blocked — a blocking hazard applies to what runs now; apply the fixes below.",
+    "undetermined": "undetermined — a fact needed to rule out a blocking hazard is missing.",
+}
+
+
 def runbook(plan: Plan, kb: KnowledgeBase, state: State | None = None) -> str:
-    """An UPGRADE-style runbook for this installation: one section per step of ``plan``."""
+    """An UPGRADE-style runbook for this installation: one section per step of ``plan``.
+
+    With ``state``, the migrations that fix what applies to the installation as it is (state
+    and landing hazards on what runs now) are rendered too, with this installation's names.
+    Without targets the runbook is about the installation as it is.
+    """
+    from upgradeplan.fixes import current_actions
     from upgradeplan.render.graphviz import path_view, to_mermaid
 
     targets = "; ".join(
@@ -325,11 +352,14 @@ def runbook(plan: Plan, kb: KnowledgeBase, state: State | None = None) -> str:
     else:
         who = "this installation (as stated on the command line)"
     n = len(plan.steps)
-    intro = (
-        f"For {who}: {n} step{'s' if n != 1 else ''}, in order. Every command and patch below "
-        "uses this installation's names; a value in <angle brackets> was not known and must "
-        "be filled in."
+    names = (
+        "Every command and patch below uses this installation's names; a value in "
+        "<angle brackets> was not known and must be filled in."
     )
+    if plan.targets:
+        intro = f"For {who}: {n} step{'s' if n != 1 else ''}, in order. {names}"
+    else:
+        intro = f"For {who}, as it is: no upgrade was asked. {names}"
     if plan.held:
         intro += " Held pins (not moved): " + ", ".join(f"`{p}`" for p in plan.held) + "."
     direct_hazards = [f.hazard for f in plan.direct.findings if f.status == "applies"]
@@ -339,17 +369,22 @@ def runbook(plan: Plan, kb: KnowledgeBase, state: State | None = None) -> str:
         if direct_hazards:
             direct_line += " (" + ", ".join(f"`{h}` applies" for h in direct_hazards) + ")"
         direct_line += "."
+    fixes: tuple[Action, ...] = ()
+    if state is not None:
+        planned = sorted({a.migration for st in plan.steps[:1] for a in st.actions})
+        fixes = current_actions(kb, state, plan.state_findings, holds=plan.held, skip=planned)
     # a state hazard is about the installation whatever the path: listed once, up front
     shown = {_key(f) for f in plan.state_findings if f.scope == "state"}
     view = RunbookView(
-        title=f"Runbook: {targets}" if targets else "Runbook",
+        title=f"Runbook: {targets}" if targets else "Runbook: the installation as it is",
         intro=intro,
-        verdict_line=_VERDICT_WORDS[plan.verdict],
+        verdict_line=(_VERDICT_WORDS if plan.targets else _NOW_WORDS)[plan.verdict],
         direct_line=direct_line,
         blocked_by=", ".join(f"`{h}`" for h in plan.blocked_by),
-        mermaid=to_mermaid(path_view(plan)).rstrip("\n"),
+        mermaid=to_mermaid(path_view(plan)).rstrip("\n") if plan.steps else "",
         direct_findings=_relevant(plan.direct.findings, shown) if plan.targets else (),
         state_findings=_relevant(plan.state_findings),
+        now_actions=tuple(_action_view(a, now=True) for a in fixes),
         steps=tuple(_step_view(kb, i, n, s, shown) for i, s in enumerate(plan.steps, 1)),
     )
     return _finish(template("runbook.j2").render(rb=view))

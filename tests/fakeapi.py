@@ -567,7 +567,7 @@ class _Handler(BaseHTTPRequestHandler):
             "kind": f"{rt.kind}List",
             "apiVersion": gv,
             "metadata": meta,
-            "items": [_as_version(o, gv) for o in page],
+            "items": [_list_item(o, gv, rt.builtin) for o in page],
         }
         return 200, body, truncate
 
@@ -636,6 +636,13 @@ def _as_version(obj: dict[str, Any], gv: str) -> dict[str, Any]:
     out = dict(obj)
     out["apiVersion"] = gv
     return out
+
+
+def _list_item(obj: dict[str, Any], gv: str, builtin: bool) -> dict[str, Any]:
+    """As the API server lists: built-in types' items carry no kind/apiVersion, CRs' do."""
+    if not builtin:
+        return _as_version(obj, gv)
+    return {k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}
 
 
 def _select(items: list[dict[str, Any]], query: dict[str, list[str]]) -> list[dict[str, Any]]:

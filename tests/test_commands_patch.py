@@ -249,3 +249,14 @@ def test_no_installation_is_a_usage_error() -> None:
     result = run(["patch", "--to", "agent-platform=4.8.1"])
     assert result.exit_code == 2
     assert "no installation given" in result.stderr
+
+
+def test_write_refuses_a_blocked_plan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _unusual_repo(tmp_path)
+    monkeypatch.chdir(repo)
+    before = (repo / "bom.yaml").read_text()
+    args = ["patch", "--gitops", ".", *HARNESS_FACTS, "--to", "agent-platform=4.8.1"]
+    result = run([*args, "--hold", "agent-platform-connectivity", "--write"])
+    assert result.exit_code == 3
+    assert "not writing: the plan is blocked" in result.stderr
+    assert (repo / "bom.yaml").read_text() == before

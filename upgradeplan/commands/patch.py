@@ -184,6 +184,9 @@ def patch(
             + "); these patches do not make the move safe",
             err=True,
         )
+    if write and plan is not None and plan.verdict == "blocked":
+        click.echo("upgradeplan: not writing: the plan is blocked", err=True)
+        ctx.exit(int(errors.ExitCode.HAZARD))
     if write:
         n = through_step or 1
         changes = patchset.file_changes(n)
@@ -199,8 +202,6 @@ def patch(
                 "patch again once it has rolled out",
                 err=True,
             )
-        if plan is not None and plan.verdict == "blocked":
-            ctx.exit(int(errors.ExitCode.HAZARD))
         return
     if fmt == "dir":
         assert folder is not None

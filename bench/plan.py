@@ -22,19 +22,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from upgradeplan import planner  # noqa: E402
-from upgradeplan.kb.loader import load  # noqa: E402
-from upgradeplan.model import Fact, KnowledgeBase, Plan, State, Target  # noqa: E402
+from upgradeplan import planner
+from upgradeplan.kb.loader import load
+from upgradeplan.model import Fact, FactValue, KnowledgeBase, Plan, State, Target
 
 
-def _state(installed: dict[str, str], pins: dict[str, str], facts: dict[str, object]) -> State:
+def _state(installed: dict[str, str], pins: dict[str, str], facts: dict[str, FactValue]) -> State:
     out: dict[str, Fact] = {}
     for p, v in installed.items():
         out[f"installed.{p}"] = Fact(f"installed.{p}", v, "flag --installed")
     for p, v in pins.items():
         out[f"pin.{p}"] = Fact(f"pin.{p}", v, "clusters/prod/bom.yaml:12")
-    for k, v in facts.items():
-        out[k] = Fact(k, v, "flag --fact")  # type: ignore[arg-type]
+    for k, value in facts.items():
+        out[k] = Fact(k, value, "flag --fact")
     return State(facts=out)
 
 
@@ -61,7 +61,9 @@ def scenario6() -> tuple[State, list[Target]]:
             {
                 "workload.harness-delegate.namespace": "harness-delegate-ng",
                 "workload.harness-delegate.name": "harness-delegate",
-                "workload.harness-delegate.args": ["--instance-metadata-url=https://169.254.169.254"],
+                "workload.harness-delegate.args": [
+                    "--instance-metadata-url=https://169.254.169.254"
+                ],
                 "values.harness-delegate.delegateVersion": "0.29.0",
                 "workload.harness-delegate.env-secrets": ["harness-api-key"],
                 "secret.harness-delegate-ng.harness-api-key.type": "Opaque",
@@ -76,7 +78,7 @@ def generated_case(kb: KnowledgeBase, product: str) -> tuple[State, list[Target]
     others = {p: kb.releases[p][0].version for p in sorted(kb.products) if p != product}
     installed = {product: rels[0], **others}
     pins = dict(list(others.items())[:10])  # some exact pins move in lockstep
-    facts: dict[str, object] = {f"helmrelease.{product}.drift-detection": "disabled"}
+    facts: dict[str, FactValue] = {f"helmrelease.{product}.drift-detection": "disabled"}
     return _state(installed, pins, facts), [Target(product, rels[-1])]
 
 
@@ -94,9 +96,7 @@ def measure(
 
 
 def report(name: str, first: float, median: float, plan: Plan) -> None:
-    path = " -> ".join(
-        " -> ".join(v if i == 0 else v for i, v in enumerate(vs)) for vs in plan.path.values()
-    )
+    path = "; ".join(" -> ".join(vs) for vs in plan.path.values())
     print(
         f"{name:<44} first {first:8.1f} ms  median {median:8.1f} ms  "
         f"steps {len(plan.steps):3d}  verdict {plan.verdict}  path {path[:60]}"

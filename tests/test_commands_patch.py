@@ -260,3 +260,14 @@ def test_write_refuses_a_blocked_plan(tmp_path: Path, monkeypatch: pytest.Monkey
     assert result.exit_code == 3
     assert "not writing: the plan is blocked" in result.stderr
     assert (repo / "bom.yaml").read_text() == before
+
+
+def test_names_with_quotes_and_newlines_keep_the_yaml_intact() -> None:
+    nasty = 'a"b: c\nkind: Secret'
+    result = run(["patch", *S4, "--fact", f"helmrelease.kagent.namespace={nasty}", "-o", "json"])
+    assert result.exit_code == 0, result.output
+    for item in json.loads(result.stdout)["patches"]:
+        if item["kind"] == "strategic-merge":
+            (doc,) = list(yaml.safe_load_all(item["content"]))
+            assert doc["kind"] == "HelmRelease"
+            assert doc["metadata"]["namespace"] == nasty

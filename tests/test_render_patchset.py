@@ -128,3 +128,12 @@ def test_dir_layout_scripts_and_diffs() -> None:
     assert layout[f"{folder}/commands-before.sh"].endswith("echo hi\n")
     assert layout[f"{folder}/bom.yaml.diff"].startswith("--- a/bom.yaml")
     assert f"{folder}/kustomization.yaml" not in layout  # nothing for kustomize here
+
+
+def test_a_patch_that_does_not_parse_is_bad_input() -> None:
+    from upgradeplan.errors import BadInput
+
+    broken = _action("helmrelease-patch", 'metadata:\n  namespace: "a"b: c"\n')
+    step = Step("meta", "1.0.0", "1.1.0", actions=(broken,))
+    with pytest.raises(BadInput, match="m-helmrelease-patch rendered invalid YAML"):
+        build(_plan(step), _state())

@@ -1,8 +1,8 @@
 """The jinja2 environment for migration templates (shared by lint and the renderers).
 
 Sandboxed, ``StrictUndefined`` (a missing variable is an error, never a blank), no HTML
-escaping, no globals (only the variables passed in), and the ``shq`` filter
-(``shlex.quote``) for values substituted into shell commands.
+escaping, no globals (only the variables passed in), the ``shq`` filter (``shlex.quote``) for
+values substituted into shell commands and the ``yq`` filter for values substituted into YAML.
 jinja2 is imported only when a template is rendered.
 """
 
@@ -24,6 +24,14 @@ def shq(value: Any) -> str:
     return shlex.quote("" if value is None else str(value))
 
 
+def yq(value: Any) -> str:
+    """Quote a value as a YAML scalar (a JSON string, which YAML reads as a double-quoted
+    scalar), so a substituted name can never break or extend the document."""
+    import json
+
+    return json.dumps("" if value is None else str(value))
+
+
 def make_env() -> SandboxedEnvironment:
     """A fresh sandboxed environment with StrictUndefined and the ``shq`` filter."""
     from jinja2 import StrictUndefined
@@ -37,6 +45,7 @@ def make_env() -> SandboxedEnvironment:
         lstrip_blocks=True,
     )
     env.filters["shq"] = shq
+    env.filters["yq"] = yq
     # no globals: jinja's `namespace`, `range`, `dict`… would silently stand in for a missing
     # param of the same name (a migration param called `namespace` is common)
     env.globals.clear()

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from upgradeplan.errors import BadInput
 from upgradeplan.model import Action, Fact, KnowledgeBase, Move, Plan, State, Step
 from upgradeplan.render.yamledit import ScalarEdit, content_hash, scalar_lines, set_scalars
 
@@ -168,6 +169,21 @@ def _json6902_replacements(content: str) -> list[tuple[str, str]]:
             if isinstance(old, str) and isinstance(new, str) and old != new:
                 out.append((old, new))
     return out
+
+
+def _require_yaml(content: str, action: Action) -> None:
+    """A rendered patch or manifest must be YAML; a value that breaks it is bad input."""
+    import yaml
+
+    try:
+        list(yaml.load_all(content, Loader=yaml.CSafeLoader))
+    except yaml.YAMLError as exc:
+        first = str(exc).splitlines()[0]
+        raise BadInput(
+            f"migration {action.migration} rendered invalid YAML for this installation: {first}",
+            hint="a substituted value needs the yq filter in the template; see "
+            "docs/knowledge-format.md",
+        ) from None
 
 
 # --------------------------------------------------------------------------- the builder
@@ -393,6 +409,8 @@ class _Builder:
                         )
                     )
         content = action.content if action.content.endswith("\n") else action.content + "\n"
+        if kind in ("strategic-merge", "manifest", "json6902"):
+            _require_yaml(content, action)
         self.items.append(
             PatchItem(
                 step=step_no,

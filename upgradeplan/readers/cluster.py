@@ -305,6 +305,59 @@ def _get_one(session: _Session, path: str, kind: str, ref: str, key: str, out: _
         out.unreadable[key] = _problem(answer, f"reading {kind} {ref}")
 
 
+def _secret_refs(state: State) -> list[tuple[str, str]]:
+    """(namespace, name) of every Secret a recognised workload references."""
+    refs: list[tuple[str, str]] = []
+    for fact in state:
+        if fact.key.startswith("workload.") and fact.key.endswith(".env-secrets"):
+            ns = state.value(fact.key[: -len(".env-secrets")] + ".namespace")
+            if isinstance(ns, str) and isinstance(fact.value, list):
+                refs.extend((ns, str(name)) for name in fact.value)
+    return refs
+
+
+def _read_all(kb: KnowledgeBase, session: _Session, prefix: str) -> _Read:
+    """Every request of one context; raises _Unreachable when the server cannot be reached."""
+    out = _Read()
+    version = session.get("/version")
+    if version.status == 200 and version.body is not None:
+        out.objects.append(server_version_object(version.body))
+    else:
+        out.unreadable["installed.kubernetes"] = _problem(version, "reading /version")
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        # one list per resource type, and the CRDs the knowledge names, all at once
+        jobs = []
+        for res in RESOURCES:
+            part = _Read()
+            jobs.append((part, pool.submit(_list, session, res, part)))
+        for crd in sorted(interests(kb).crds):
+            part = _Read()
+            path, key = f"{CRD_PATH}/{quote(crd)}", f"crd.{crd}"
+            jobs.append(
+                (
+                    part,
+                    pool.submit(
+                        _get_one, session, path, "CustomResourceDefinition", crd, key, part
+                    ),
+                )
+            )
+        for part, future in jobs:
+            future.result()
+            _merge(out, part)
+        # then the Secrets the recognised workloads reference, by name, for their type only
+        first = state_from_objects(kb, out.objects, source_prefix=prefix, listed=out.listed)
+        jobs = []
+        for ns, name in _secret_refs(first):
+            part = _Read()
+            path = f"/api/v1/namespaces/{quote(ns)}/secrets/{quote(name)}"
+            ref, key = f"{ns}/{name}", f"secret.{ns}.{name}"
+            jobs.append((part, pool.submit(_get_one, session, path, "Secret", ref, key, part)))
+        for part, future in jobs:
+            future.result()
+            _merge(out, part)
+    return out
+
+
 def read_context(
     kb: KnowledgeBase,
     client: Any,
@@ -315,64 +368,12 @@ def read_context(
 ) -> ContextResult:
     """Read one cluster through an ``ApiClient`` (injected; tests may pass their own)."""
     session = _Session(client, timeout, retries)
-    out = _Read()
     prefix = f"cluster {name}"
     try:
-        version = session.get("/version")
-        if version.status == 200 and version.body is not None:
-            out.objects.append(server_version_object(version.body))
-        else:
-            out.unreadable["installed.kubernetes"] = _problem(version, "reading /version")
-        with ThreadPoolExecutor(max_workers=4) as pool:
-            parts = [(_Read(), res) for res in RESOURCES]
-            for future in [pool.submit(_list, session, res, part) for part, res in parts]:
-                future.result()
-            wants = interests(kb)
-            crd_parts = [(_Read(), crd) for crd in sorted(wants.crds)]
-            crd_futures = [
-                pool.submit(
-                    _get_one,
-                    session,
-                    f"{CRD_PATH}/{quote(crd)}",
-                    "CustomResourceDefinition",
-                    crd,
-                    f"crd.{crd}",
-                    part,
-                )
-                for part, crd in crd_parts
-            ]
-            for part, _ in parts:
-                _merge(out, part)
-            # the Secrets the recognised workloads reference, by name, type only
-            first = state_from_objects(kb, out.objects, source_prefix=prefix, listed=out.listed)
-            secret_parts: list[_Read] = []
-            secret_futures = []
-            for fact in first:
-                if fact.key.startswith("workload.") and fact.key.endswith(".env-secrets"):
-                    ns = first.value(fact.key[: -len(".env-secrets")] + ".namespace")
-                    for secret in fact.value or []:  # type: ignore[union-attr]
-                        part = _Read()
-                        secret_parts.append(part)
-                        path = f"/api/v1/namespaces/{quote(str(ns))}/secrets/{quote(str(secret))}"
-                        secret_futures.append(
-                            pool.submit(
-                                _get_one,
-                                session,
-                                path,
-                                "Secret",
-                                f"{ns}/{secret}",
-                                f"secret.{ns}.{secret}",
-                                part,
-                            )
-                        )
-            for future in [*crd_futures, *secret_futures]:
-                future.result()
-            for part in [*(p for p, _ in crd_parts), *secret_parts]:
-                _merge(out, part)
+        out = _read_all(kb, session, prefix)
     except _Unreachable as exc:
-        return ContextResult(
-            name, None, f"cannot reach the API server of context {name!r}: {exc}", session.requests
-        )
+        error = f"cannot reach the API server of context {name!r}: {exc}"
+        return ContextResult(name, None, error, session.requests)
     state = state_from_objects(
         kb,
         out.objects,

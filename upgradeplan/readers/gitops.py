@@ -23,27 +23,20 @@ from __future__ import annotations
 
 import os
 import posixpath
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from upgradeplan import versions
 from upgradeplan.errors import BadInput, UpgradeplanError
-from upgradeplan.model import NEXT, Fact, FactValue, KnowledgeBase, State
+from upgradeplan.model import NEXT, KnowledgeBase, State
+from upgradeplan.readers.gitops_facts import DEFAULT, HIGH, LOW, NORMAL, image_matches, is_version
 from upgradeplan.readers.gitops_gate import gitops_targets, pin_changes
+from upgradeplan.readers.gitops_objects import WORKLOAD_KINDS, ObjectFacts
 from upgradeplan.readers.gitops_trees import GitTree, Tree, git_tree, work_tree
 from upgradeplan.readers.gitops_walk import YAML_SUFFIXES, Source, walk
 from upgradeplan.readers.gitops_yaml import Doc, View, documents, iter_objects, json6902_object
 
 __all__ = ["gitops_targets", "pin_changes", "read"]
-
-# Priorities when two files state the same fact: the higher wins, later wins on a tie.
-DEFAULT = 0  # a value taken from a chart default or the release namespace
-LOW = 1  # an indirect statement (gitops.namespace for every component, a Deployment's image)
-NORMAL = 2  # the value itself
-HIGH = 3  # a HelmRelease's own chart version
-
-WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 
 
 def read(kb: KnowledgeBase, path: str, *, ref: str | None = None) -> State:
@@ -136,57 +129,15 @@ class _Component:
     has_namespace: bool
 
 
-@dataclass
-class _Reader:
-    kb: KnowledgeBase
-    _facts: dict[str, tuple[int, Fact]] = field(default_factory=dict)
-    unreadable: dict[str, str] = field(default_factory=dict)
-    _oci: dict[tuple[str | None, str], tuple[str, str]] = field(default_factory=dict)
-    _pending: list[_Pending] = field(default_factory=list)
-    _components: list[_Component] = field(default_factory=list)
-    _release_ns: dict[str, tuple[str, str]] = field(default_factory=dict)  # product -> ns, where
+class _Reader(ObjectFacts):
+    """Every fact of the files: Flux objects, BOM and values files, then the objects."""
 
-    def __post_init__(self) -> None:
-        self.patching = False
-        self.workloads: dict[tuple[str, str], str] = {}  # (kind, name) -> product
-        self.by_release: dict[str, str] = {}
-        self.by_chart: dict[str, str] = {}
-        self.by_bom: dict[str, str] = {}
-        self.labels: list[tuple[str, str, str]] = []
-        self.images: list[tuple[str, str]] = []
-        self.values_keys: dict[str, tuple[str, ...]] = {}
-        for pid in sorted(self.kb.products):
-            rec = self.kb.products[pid].recognise
-            for n in rec.helmrelease:
-                self.by_release.setdefault(n, pid)
-            for n in rec.chart:
-                self.by_chart.setdefault(n, pid)
-            if rec.bom_component:
-                self.by_bom.setdefault(rec.bom_component, pid)
-            self.labels += [(k, v, pid) for k, v in rec.deployment_labels]
-            self.images += [(img, pid) for img in rec.image]
-            if rec.values_keys:
-                self.values_keys[pid] = rec.values_keys
-
-    # ---------------------------------------------------------------- facts
-
-    def add(self, key: str, value: FactValue, source: str, prio: int = NORMAL) -> None:
-        current = self._facts.get(key)
-        if current is not None and prio < current[0]:
-            return
-        if isinstance(value, str) and "${" in value:
-            # Flux post-build substitution fills it in at apply time: not in the files.
-            self.unreadable[key] = (
-                f"{source}: {value!r} is filled in by Flux post-build substitution; "
-                f"state the value with --fact {key}=VALUE"
-            )
-            return
-        if key.startswith("pin.") and isinstance(value, str):
-            _check_constraint(value, source, key[len("pin.") :])
-        self._facts[key] = (prio, Fact(key, value, source))
-
-    def facts(self) -> dict[str, Fact]:
-        return {k: self._facts[k][1] for k in sorted(self._facts)}
+    def __init__(self, kb: KnowledgeBase) -> None:
+        super().__init__(kb)
+        self._oci: dict[tuple[str | None, str], tuple[str, str]] = {}
+        self._pending: list[_Pending] = []
+        self._components: list[_Component] = []
+        self._release_ns: dict[str, tuple[str, str]] = {}  # product -> namespace, where
 
     # ---------------------------------------------------------------- dispatch
 
@@ -304,7 +255,7 @@ class _Reader:
                 break
         if pin is None:
             return
-        if key == "tag" and "${" not in pin and not _is_version(pin):
+        if key == "tag" and "${" not in pin and not is_version(pin):
             product = self.by_release.get(name) or self.by_chart.get(name)
             if product is not None:
                 self.unreadable[f"pin.{product}"] = f"{where}: the tag {pin!r} is not a version"
@@ -323,7 +274,7 @@ class _Reader:
             if self._is_values_of(pid, v):
                 self.product_values(pid, v)
         for img, pid in self.images:
-            if pid not in self.values_keys and _image_matches(v.text("image", "repository"), img):
+            if pid not in self.values_keys and image_matches(v.text("image", "repository"), img):
                 self.product_values(pid, v)
 
     def _is_values_of(self, pid: str, v: View) -> bool:
@@ -336,7 +287,7 @@ class _Reader:
         if repo is not None:
             images = self.kb.products[pid].recognise.image
             if images:
-                return any(_image_matches(repo, img) for img in images)
+                return any(image_matches(repo, img) for img in images)
         own = [k for k in self.values_keys[pid] if not k.startswith("image.")]
         return any(v.get(*key.split(".")) is not None for key in own)
 
@@ -348,19 +299,10 @@ class _Reader:
                 self.add(f"values.{pid}.{key}", text, v.where(*path))
         tag = v.text("image", "tag")
         if tag is not None and tag.strip():
-            self._pin_from_tag(pid, tag, v.where("image", "tag"), NORMAL)
+            self.pin_from_tag(pid, tag, v.where("image", "tag"), NORMAL)
         args = v.get("args")
         if isinstance(args, list):
             self.add(f"workload.{pid}.args", [str(a) for a in args], v.where("args"))
-
-    def _pin_from_tag(self, pid: str, tag: str, where: str, prio: int) -> None:
-        version = tag[1:] if tag[:1] in ("v", "V") and tag[1:2].isdigit() else tag
-        try:
-            versions.parse_version(version)
-        except UpgradeplanError:
-            self.unreadable.setdefault(f"pin.{pid}", f"{where}: image tag {tag!r} is not a version")
-            return
-        self.add(f"pin.{pid}", version, where, prio)
 
     def bom(self, v: View) -> None:
         gitops_ns = v.text("gitops", "namespace")
@@ -390,139 +332,6 @@ class _Reader:
             )
 
     # ---------------------------------------------------------------- Kubernetes objects
-
-    def workload(self, v: View, default_ns: str | None, kind: str) -> None:
-        labels: dict[str, Any] = {}
-        for path in (
-            ("metadata", "labels"),
-            ("spec", "selector", "matchLabels"),
-            ("spec", "template", "metadata", "labels"),
-        ):
-            labels.update(v.mapping(*path))
-        containers = v.sequence("spec", "template", "spec", "containers")
-        name = v.text("metadata", "name")
-        pid = next((p for k, val, p in self.labels if str(labels.get(k)) == val), None)
-        if pid is None:
-            for c in containers:
-                image = c.get("image") if isinstance(c, dict) else None
-                pid = next((p for img, p in self.images if _image_matches(_repo(image), img)), None)
-                if pid is not None:
-                    break
-        if pid is None and name:
-            pid = self.workloads.get((kind, name))  # a patch of a workload read before
-        if pid is None:
-            return
-        if name:
-            self.workloads[(kind, name)] = pid
-        ns = v.text("metadata", "namespace")
-        w = f"workload.{pid}"
-        cpath = ("spec", "template", "spec", "containers")
-        if self.patching:
-            self._workload_patch(pid, v, containers)
-            return
-        if name:
-            self.add(f"{w}.name", name, v.where("metadata", "name"))
-        if ns:
-            self.add(f"{w}.namespace", ns, v.where("metadata", "namespace"))
-        elif default_ns:
-            self.add(f"{w}.namespace", default_ns, v.where("metadata", "name"), LOW)
-        if containers:
-            self.add(f"{w}.image", str(containers[0].get("image", "")), v.where(*cpath, 0, "image"))
-        args: list[str] = []
-        secrets: list[str] = []
-        args_at = secrets_at = v.where(*cpath)
-        for i, c in enumerate(containers):
-            if not isinstance(c, dict):
-                continue
-            if v.sequence(*cpath, i, "args") and not args:
-                args_at = v.where(*cpath, i, "args")
-            args += [str(a) for a in v.sequence(*cpath, i, "args")]
-            found = _env_secrets(v.sub(*cpath, i))
-            if found and not secrets:
-                secrets_at = found[0][1]
-            secrets += [name for name, _ in found]
-            tag = _tag(c.get("image"))
-            own = self.kb.products[pid].recognise.image
-            if tag and any(_image_matches(_repo(c.get("image")), img) for img in own):
-                self._pin_from_tag(pid, tag, v.where(*cpath, i, "image"), LOW)
-        # A values file says what the chart renders; a rendered manifest only repeats it.
-        self.add(f"{w}.args", args, args_at, LOW)
-        self.add(f"{w}.env-secrets", list(dict.fromkeys(secrets)), secrets_at)
-        pod_ann = v.mapping("spec", "template", "metadata", "annotations")
-        self.add(
-            f"{w}.pod-annotations",
-            {str(k): _str(val) for k, val in pod_ann.items()},
-            v.where("spec", "template", "metadata"),
-        )
-        tolerations = [
-            f"{_str(t.get('key'))}:{_str(t.get('operator') or 'Equal')}:{_str(t.get('effect'))}"
-            for t in v.sequence("spec", "template", "spec", "tolerations")
-            if isinstance(t, dict)
-        ]
-        self.add(
-            f"{w}.tolerations", tolerations, v.where("spec", "template", "spec", "tolerations")
-        )
-        surge = v.text("spec", "strategy", "rollingUpdate", "maxSurge")
-        if surge is not None:
-            self.add(
-                f"{w}.max-surge", surge, v.where("spec", "strategy", "rollingUpdate", "maxSurge")
-            )
-        if kind == "StatefulSet":
-            classes = [
-                _str(t.get("spec", {}).get("storageClassName"))
-                for t in v.sequence("spec", "volumeClaimTemplates")
-                if isinstance(t, dict)
-                and isinstance(t.get("spec"), dict)
-                and t["spec"].get("storageClassName")
-            ]
-            self.add(f"{w}.storage-classes", classes, v.where("spec", "volumeClaimTemplates"))
-
-    def _workload_patch(self, pid: str, v: View, containers: list[Any]) -> None:
-        """What a patch of a workload writes: args, the image, annotations, tolerations."""
-        w = f"workload.{pid}"
-        cpath = ("spec", "template", "spec", "containers")
-        for i, c in enumerate(containers):
-            if not isinstance(c, dict):
-                continue
-            if isinstance(c.get("args"), list):
-                args = [str(a) for a in c["args"]]
-                self.add(f"{w}.args", args, v.where(*cpath, i, "args"), LOW)
-            tag = _tag(c.get("image"))
-            own = self.kb.products[pid].recognise.image
-            if tag and any(_image_matches(_repo(c.get("image")), img) for img in own):
-                self._pin_from_tag(pid, tag, v.where(*cpath, i, "image"), LOW)
-        ann = v.get("spec", "template", "metadata", "annotations")
-        if isinstance(ann, dict):
-            current = self._facts.get(f"{w}.pod-annotations")
-            merged = (
-                dict(current[1].value) if current and isinstance(current[1].value, dict) else {}
-            )
-            merged.update({str(k): _str(x) for k, x in ann.items()})
-            self.add(f"{w}.pod-annotations", merged, v.where("spec", "template", "metadata"))
-
-    def secret(self, v: View, default_ns: str | None) -> None:
-        # Only metadata and type are looked at: data / stringData are never read.
-        name = v.text("metadata", "name")
-        ns = v.text("metadata", "namespace") or default_ns
-        if not name or not ns or (self.patching and v.text("type") is None):
-            return
-        kind = v.text("type")
-        where = v.where("type") if kind is not None else v.where("metadata", "name")
-        self.add(f"secret.{ns}.{name}.type", kind or "Opaque", where)
-
-    def namespace_object(self, v: View) -> None:
-        name = v.text("metadata", "name")
-        if not name:
-            return
-        labels = v.mapping("metadata", "labels")
-        if self.patching:
-            current = self._facts.get(f"namespace.{name}.labels")
-            if not labels:
-                return
-            if current is not None and isinstance(current[1].value, dict):
-                labels = {**current[1].value, **labels}
-        where = v.where("metadata", "labels") if labels else v.where("metadata", "name")
-        self.add(f"namespace.{name}.labels", {str(k): _str(x) for k, x in labels.items()}, where)
 
     # ---------------------------------------------------------------- after every file
 
@@ -588,78 +397,9 @@ class _Reader:
 # --------------------------------------------------------------------------- helpers
 
 
-def _is_version(text: str) -> bool:
-    try:
-        versions.parse_version(text)
-    except UpgradeplanError:
-        return False
-    return True
-
-
-def _check_constraint(text: str, where: str, product: str) -> None:
-    """A pin Flux would refuse is bad input at its line."""
-    try:
-        versions.parse_constraint(text)
-    except UpgradeplanError as exc:
-        reason = getattr(exc, "reason", str(exc))
-        raise BadInput(
-            f"the pin {text!r} of {product} is not a version constraint: {reason}",
-            location=where,
-            hint='write an exact version ("4.7.18") or a range (">=4.7.0 <5.0.0")',
-        ) from None
-
-
 def _exact(pin: str) -> versions.Version | None:
     try:
         constraint = versions.parse_constraint(pin)
     except UpgradeplanError:
         return None
     return constraint.exact_version if constraint.is_exact else None
-
-
-def _str(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def _repo(image: Any) -> str | None:
-    if not isinstance(image, str):
-        return None
-    repo = image.split("@", 1)[0]
-    last = repo.rsplit("/", 1)
-    if ":" in last[-1]:
-        repo = repo[: len(repo) - len(last[-1])] + last[-1].split(":", 1)[0]
-    return repo
-
-
-def _tag(image: Any) -> str | None:
-    """The tag of an image reference (None with a digest or without a tag)."""
-    if not isinstance(image, str) or "@" in image:
-        return None
-    last = image.rsplit("/", 1)[-1]
-    return last.split(":", 1)[1] if ":" in last else None
-
-
-def _image_matches(repo: str | None, wanted: str) -> bool:
-    if not repo:
-        return False
-    return repo == wanted or repo.endswith("/" + wanted)
-
-
-def _env_secrets(c: View) -> list[tuple[str, str]]:
-    """Secrets a container's env reads, each with the file:line of its name."""
-    out: list[tuple[str, str]] = []
-    for i, e in enumerate(c.sequence("env")):
-        name = (
-            c.text("env", i, "valueFrom", "secretKeyRef", "name") if isinstance(e, dict) else None
-        )
-        if name:
-            out.append((name, c.where("env", i, "valueFrom", "secretKeyRef", "name")))
-    for i, e in enumerate(c.sequence("envFrom")):
-        name = c.text("envFrom", i, "secretRef", "name") if isinstance(e, dict) else None
-        if name:
-            out.append((name, c.where("envFrom", i, "secretRef", "name")))
-    return out

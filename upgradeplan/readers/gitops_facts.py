@@ -1,0 +1,130 @@
+"""Collecting GitOps facts: priorities between files, and how products are recognised.
+
+Several files may state the same fact (a base and its overlay, a values file and the
+Deployment rendered from it). Each statement has a priority; the higher wins and, on a tie,
+the file read later (kustomize's order). A value Flux fills in at apply time (post-build
+substitution, ``${var}``) stays unknown, with the reason, and a pin Flux would refuse is bad
+input at its line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from upgradeplan import versions
+from upgradeplan.errors import BadInput, UpgradeplanError
+from upgradeplan.model import Fact, FactValue, KnowledgeBase
+
+# Priorities when two files state the same fact: the higher wins, later wins on a tie.
+DEFAULT = 0  # a value taken from a chart default or the release namespace
+LOW = 1  # an indirect statement (gitops.namespace for every component, a Deployment's image)
+NORMAL = 2  # the value itself
+HIGH = 3  # a HelmRelease's own chart version
+
+
+class FactSink:
+    """Facts with priorities, the keys left unknown (and why), the knowledge's recognisers."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.kb = kb
+        self._facts: dict[str, tuple[int, Fact]] = {}
+        self.unreadable: dict[str, str] = {}
+        self.patching = False  # reading a kustomize patch: only what it writes counts
+        self.by_release: dict[str, str] = {}
+        self.by_chart: dict[str, str] = {}
+        self.by_bom: dict[str, str] = {}
+        self.labels: list[tuple[str, str, str]] = []
+        self.images: list[tuple[str, str]] = []
+        self.values_keys: dict[str, tuple[str, ...]] = {}
+        for pid in sorted(self.kb.products):
+            rec = self.kb.products[pid].recognise
+            for n in rec.helmrelease:
+                self.by_release.setdefault(n, pid)
+            for n in rec.chart:
+                self.by_chart.setdefault(n, pid)
+            if rec.bom_component:
+                self.by_bom.setdefault(rec.bom_component, pid)
+            self.labels += [(k, v, pid) for k, v in rec.deployment_labels]
+            self.images += [(img, pid) for img in rec.image]
+            if rec.values_keys:
+                self.values_keys[pid] = rec.values_keys
+
+    def add(self, key: str, value: FactValue, source: str, prio: int = NORMAL) -> None:
+        current = self._facts.get(key)
+        if current is not None and prio < current[0]:
+            return
+        if isinstance(value, str) and "${" in value:
+            # Flux post-build substitution fills it in at apply time: not in the files.
+            self.unreadable[key] = (
+                f"{source}: {value!r} is filled in by Flux post-build substitution; "
+                f"state the value with --fact {key}=VALUE"
+            )
+            return
+        if key.startswith("pin.") and isinstance(value, str):
+            check_constraint(value, source, key[len("pin.") :])
+        self._facts[key] = (prio, Fact(key, value, source))
+
+    def facts(self) -> dict[str, Fact]:
+        return {k: self._facts[k][1] for k in sorted(self._facts)}
+
+    def pin_from_tag(self, pid: str, tag: str, where: str, prio: int) -> None:
+        version = tag[1:] if tag[:1] in ("v", "V") and tag[1:2].isdigit() else tag
+        try:
+            versions.parse_version(version)
+        except UpgradeplanError:
+            self.unreadable.setdefault(f"pin.{pid}", f"{where}: image tag {tag!r} is not a version")
+            return
+        self.add(f"pin.{pid}", version, where, prio)
+
+
+def is_version(text: str) -> bool:
+    try:
+        versions.parse_version(text)
+    except UpgradeplanError:
+        return False
+    return True
+
+
+def check_constraint(text: str, where: str, product: str) -> None:
+    """A pin Flux would refuse is bad input at its line."""
+    try:
+        versions.parse_constraint(text)
+    except UpgradeplanError as exc:
+        reason = getattr(exc, "reason", str(exc))
+        raise BadInput(
+            f"the pin {text!r} of {product} is not a version constraint: {reason}",
+            location=where,
+            hint='write an exact version ("4.7.18") or a range (">=4.7.0 <5.0.0")',
+        ) from None
+
+
+def text_of(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def image_repo(image: Any) -> str | None:
+    if not isinstance(image, str):
+        return None
+    repo = image.split("@", 1)[0]
+    last = repo.rsplit("/", 1)
+    if ":" in last[-1]:
+        repo = repo[: len(repo) - len(last[-1])] + last[-1].split(":", 1)[0]
+    return repo
+
+
+def image_tag(image: Any) -> str | None:
+    """The tag of an image reference (None with a digest or without a tag)."""
+    if not isinstance(image, str) or "@" in image:
+        return None
+    last = image.rsplit("/", 1)[-1]
+    return last.split(":", 1)[1] if ":" in last else None
+
+
+def image_matches(repo: str | None, wanted: str) -> bool:
+    if not repo:
+        return False
+    return repo == wanted or repo.endswith("/" + wanted)

@@ -150,6 +150,7 @@ def test_the_kubectl_commands_of_docs_snapshots_replay_as_a_snapshot(
         ],
         "deployments.json": ["get", "deployments", "-A", "-o", "json"],
         "cluster.yaml": ["get", "namespaces,nodes,storageclasses", "-o", "yaml"],
+        "version.json": ["version", "-o", "json"],
     }
     snapshots: list[str] = []
     for name, args in commands.items():
@@ -158,8 +159,12 @@ def test_the_kubectl_commands_of_docs_snapshots_replay_as_a_snapshot(
         (tmp_path / name).write_text(proc.stdout, encoding="utf-8")
         snapshots += ["--snapshot", str(tmp_path / name)]
     case = next(c for c in CASES if c.id == "S1-check")
-    # the fixture's API server is 1.35 (agent-platform 4.8 requires it); kubectl's own
-    # dispatcher needs <= 1.33, so the version is stated as docs/snapshots.md says
+    scan = CliRunner().invoke(cli, ["scan", "-o", "json", *snapshots])
+    facts = json.loads(scan.stdout)["results"][0]["state"]["facts"]
+    assert facts["installed.kubernetes"]["value"] == "1.33.0"  # from `kubectl version -o json`
+    assert facts["helmrelease.kagent.drift-detection"]["value"] == "disabled"
+    # agent-platform 4.8 requires Kubernetes 1.35, and kubectl's dispatcher needs a server
+    # of at most 1.33: a stated fact (later inputs win) sets the version the scenario has
     args = ["check", "-o", "json", *snapshots, "--fact", "kubernetes=1.35.0", *case.args]
     result = CliRunner().invoke(cli, args)
     assert check_mismatches(case, json.loads(result.stdout), result.exit_code) == [], result.output

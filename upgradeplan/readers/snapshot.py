@@ -54,6 +54,10 @@ def read(path: str, kb: KnowledgeBase | None = None) -> State:
             listed = True
         elif isinstance(doc.get("kind"), str) and "apiVersion" in doc:
             objects.append(doc)
+        elif isinstance(doc.get("serverVersion"), dict):  # kubectl version -o json|yaml
+            from upgradeplan.readers.objects import server_version_object
+
+            objects.append(server_version_object(doc["serverVersion"]))
         else:
             kind = doc.get("kind")
             what = f"kind {kind!r}" if kind is not None else "no kind"

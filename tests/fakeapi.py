@@ -171,6 +171,7 @@ class Faults:
     truncated: set[str] = field(default_factory=set)  # answer with cut-off JSON
     gone_on_continue: int = 0  # answer 410 Expired to this many continue requests
     no_answer: set[str] = field(default_factory=set)  # never answer (until the server stops)
+    # plurals above, or exact paths such as "/version"
 
 
 @dataclass
@@ -406,6 +407,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(self, path: str, query: dict[str, list[str]]) -> tuple[int, Any, bool]:
         fake = self.fake
         clean = "/" + "/".join(p for p in path.split("/") if p)
+        if clean in fake.faults.no_answer:
+            return -1, None, False
         if clean == "/version":
             return 200, _version_info(fake.git_version), False
         if clean == "/api":

@@ -292,6 +292,18 @@ def test_slow_or_silent_answers_time_out(
     assert res.state.value("installed.agent-platform") == "4.7.18"
 
 
+def test_a_server_that_never_answers_is_unreachable_not_a_hang(
+    kb: KnowledgeBase, fake_api: FakeAPIFactory
+) -> None:
+    server, kubeconfig = one_context(fake_api, "s1", Faults(no_answer={"/version"}))
+    started = time.monotonic()
+    res = read(kb, kubeconfig, timeout=0.3, retries=1)
+    assert time.monotonic() - started < 30
+    assert res.state is None and res.error is not None
+    assert "GET /version: no answer within 0.3s (after 2 attempts)" in res.error
+    assert server.paths() == ["/version", "/version"]  # nothing else is tried
+
+
 def test_expired_continue_token_relists(
     kb: KnowledgeBase, fake_api: FakeAPIFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -320,6 +320,8 @@ def _read_all(kb: KnowledgeBase, session: _Session, prefix: str) -> _Read:
     """Every request of one context; raises _Unreachable when the server cannot be reached."""
     out = _Read()
     version = session.get("/version")
+    if version.status == 0:  # it accepts connections but answers nothing: give up early
+        raise _Unreachable(f"GET /version: {version.problem}")
     if version.status == 200 and version.body is not None:
         out.objects.append(server_version_object(version.body))
     else:

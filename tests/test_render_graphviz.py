@@ -93,3 +93,37 @@ def test_graph_command(tmp_path: object) -> None:
     assert bad.exit_code == 2 and "go together" in bad.stderr
     unknown = runner.invoke(cli, ["graph", "--product", "nope"])
     assert unknown.exit_code == 2 and "unknown product 'nope'" in unknown.stderr
+
+
+def test_upgrade_from_and_withdrawn_releases_shape_the_chain() -> None:
+    """Drawn from the allowed edges: a narrowed release hangs off its nearest allowed
+    predecessor; a withdrawn release stands apart, dashed."""
+    from upgradeplan.model import KnowledgeBase, Product, Recognise, Release, Withdrawn
+
+    rels = (
+        Release("p", "1.0.0", "a"),
+        Release("p", "1.1.0", "b"),
+        Release("p", "1.2.0", "c", withdrawn=Withdrawn("2026-01-01", "broken")),
+        Release("p", "2.0.0", "d", upgrade_from=">=1.0.0 <1.1.0"),
+    )
+    kb2 = KnowledgeBase(
+        products={"p": Product("p", "p", "chart", "", Recognise())},
+        releases={"p": rels},
+        hazards={},
+        migrations={},
+    )
+    from upgradeplan.graph import release_graph
+
+    allowed = [(str(a), str(b)) for a, b in release_graph(kb2, "p").edges()]
+    view = graphviz.release_view(kb2, "p", allowed=allowed)
+    edges = {(e.src, e.dst): e for e in view.edges}
+
+    def nid(v: str) -> str:
+        return graphviz.node_id("p", v)
+
+    assert (nid("1.0.0"), nid("1.1.0")) in edges
+    assert (nid("1.1.0"), nid("1.2.0")) not in edges  # withdrawn: not an upgrade target
+    narrowed = edges[(nid("1.0.0"), nid("2.0.0"))]
+    assert narrowed.label == "upgrade_from >=1.0.0 <1.1.0"
+    withdrawn = next(n for n in view.nodes if n.id == nid("1.2.0"))
+    assert "withdrawn" in withdrawn.classes

@@ -75,12 +75,10 @@ def graph(
 
         state = stated.from_flags(kb, [f"{product}={path_from}"], [], [])
         plan = api.plan(kb, state, [f"{product}={path_to}"], fail_on="never").plan
-    edges: list[tuple[str, str]] = []
-    if all_edges:
-        from upgradeplan.graph import release_graph
+    from upgradeplan.graph import release_graph
 
-        edges = [(str(a), str(b)) for a, b in release_graph(kb, product).edges()]
-    view = graphviz.release_view(kb, product, plan=plan, edges=edges)
+    allowed = [(str(a), str(b)) for a, b in release_graph(kb, product).edges()]
+    view = graphviz.release_view(kb, product, plan=plan, allowed=allowed, all_edges=all_edges)
     click.echo(
         graphviz.to_mermaid(view) if output == "mermaid" else graphviz.to_dot(view), nl=False
     )

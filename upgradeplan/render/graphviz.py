@@ -55,10 +55,16 @@ def release_view(
     product: str,
     *,
     plan: Plan | None = None,
-    edges: Iterable[tuple[str, str]] = (),
+    allowed: Iterable[tuple[str, str]] | None = None,
+    all_edges: bool = False,
 ) -> GraphView:
-    """The release graph of ``product`` (see the module doc). ``edges``: extra upgrade edges
-    (e.g. every edge of :func:`upgradeplan.graph.release_graph`) drawn thin."""
+    """The release graph of ``product`` (see the module doc).
+
+    ``allowed``: the upgrade edges the knowledge allows (those of
+    :func:`upgradeplan.graph.release_graph`); a release whose ``upgrade_from`` refuses its
+    predecessor is then drawn from its nearest allowed one, and a withdrawn release stands
+    apart. ``all_edges`` also draws every allowed edge, thin.
+    """
     from upgradeplan.versions import Version
 
     releases = list(kb.releases.get(product, ()))
@@ -92,9 +98,18 @@ def release_view(
         if rel.version == NEXT:
             classes.append("next")
         nodes[rel.version] = GNode(node_id(product, rel.version), label, classes)
+    ok = set(allowed) if allowed is not None else None
     out_edges: list[GEdge] = []
-    for a, b in itertools.pairwise(released):
-        out_edges.append(GEdge(nodes[a].id, nodes[b].id))
+    for i, (a, b) in enumerate(itertools.pairwise(released)):
+        if ok is None or (a, b) in ok:
+            out_edges.append(GEdge(nodes[a].id, nodes[b].id))
+            continue
+        preds = [x for x in released[: i + 1] if (x, b) in ok]
+        if preds:
+            target = kb.release(product, b)
+            narrowed = target.upgrade_from if target is not None and target.upgrade_from else ""
+            label = f"upgrade_from {narrowed}" if narrowed else ""
+            out_edges.append(GEdge(nodes[preds[-1]].id, nodes[b].id, label))
     if released and NEXT in nodes:
         out_edges.append(GEdge(nodes[released[-1]].id, nodes[NEXT].id, style="next"))
     for h in sorted(hazards, key=lambda x: x.id):
@@ -113,7 +128,7 @@ def release_view(
                 )
             )
     known = {(e.src, e.dst) for e in out_edges}
-    for a, b in edges:
+    for a, b in sorted(ok or ()) if all_edges else ():
         if a in nodes and b in nodes and (nodes[a].id, nodes[b].id) not in known:
             out_edges.append(GEdge(nodes[a].id, nodes[b].id, style="edge"))
             known.add((nodes[a].id, nodes[b].id))

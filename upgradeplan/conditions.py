@@ -24,7 +24,7 @@ Hop = tuple[str | None, str | None]
 READERS_HINT = "or read it with --kubeconfig/--snapshot/--gitops"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Outcome:
     """What one predicate found: its truth, a sentence, the facts read and the keys missed."""
 
@@ -705,6 +705,8 @@ PREDICATES: dict[str, PredicateSpec] = dict(
 
 def bind(args: Mapping[str, Any], spec: PredicateSpec, hop: Hop) -> tuple[dict[str, Any], str]:
     """Replace ``$from`` / ``$to`` in version arguments; returns (args, unbound name or "")."""
+    if not any(args.get(name) in ("$from", "$to") for name in spec.version_args):
+        return args if isinstance(args, dict) else dict(args), ""
     out = dict(args)
     for name in spec.version_args:
         value = out.get(name)
@@ -716,7 +718,13 @@ def bind(args: Mapping[str, Any], spec: PredicateSpec, hop: Hop) -> tuple[dict[s
     return out, ""
 
 
+_CHECKED: dict[int, tuple[Condition, PredicateSpec]] = {}
+
+
 def _spec_of(cond: Condition) -> PredicateSpec:
+    hit = _CHECKED.get(id(cond))
+    if hit is not None and hit[0] is cond:
+        return hit[1]
     spec = PREDICATES.get(cond.predicate)
     if spec is None:
         raise errors.UnknownName("predicate", cond.predicate, sorted(PREDICATES))
@@ -726,6 +734,9 @@ def _spec_of(cond: Condition) -> PredicateSpec:
         raise errors.BadInput(
             f"{where}predicate {cond.predicate!r} is missing argument {', '.join(missing)}"
         )
+    if len(_CHECKED) > 100_000:
+        _CHECKED.clear()
+    _CHECKED[id(cond)] = (cond, spec)
     return spec
 
 
@@ -744,6 +755,26 @@ def evaluate(
     """Kleene evaluation of ``cond`` on ``state``; ``hop`` binds ``$from`` / ``$to``."""
     res = evaluate_full(cond, state, kb, hop=hop)
     return res.truth, res.evidence
+
+
+def truth(cond: Condition, state: State, kb: KnowledgeBase, *, hop: Hop = (None, None)) -> Truth:
+    """Only the truth of ``cond`` (short-circuit Kleene evaluation, no evidence kept)."""
+    if cond.op == "pred":
+        spec = _spec_of(cond)
+        args, unbound = bind(cond.args, spec, hop)
+        return Truth.UNKNOWN if unbound else spec.fn(args, state, kb).result
+    if cond.op == "not":
+        return ~truth(cond.children[0], state, kb, hop=hop)
+    stop = Truth.FALSE if cond.op == "all" else Truth.TRUE
+    seen_unknown = False
+    for child in cond.children:
+        t = truth(child, state, kb, hop=hop)
+        if t is stop:
+            return stop
+        seen_unknown = seen_unknown or t is Truth.UNKNOWN
+    if seen_unknown:
+        return Truth.UNKNOWN
+    return Truth.TRUE if cond.op == "all" else Truth.FALSE
 
 
 def _eval(
@@ -861,4 +892,5 @@ __all__ = [
     "known_versions",
     "missing_fact_hint",
     "resolve_pin",
+    "truth",
 ]

@@ -14,6 +14,7 @@ the product is ``R``; every exact pin of a component published in a BOM of a rel
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import itertools
 import re
@@ -124,22 +125,66 @@ class _ProductIndex:
         return sorted(out, key=lambda h: (-SEVERITY_RANK[h.severity], h.id))
 
 
+@dataclass
+class _Sides:
+    """The hazards a version can meet as the start or the end of a hop."""
+
+    skip_pre: list[Hazard]  # skip hazards whose stop is above it
+    trans_pre: list[Hazard]  # transition hazards whose `from` contains it
+    skip_post: frozenset[str]  # skip hazards whose `to` contains it
+    trans_post: frozenset[str]  # transition hazards whose `to` contains it
+    landed: list[Hazard]  # landing and state hazards in scope when it runs
+    landed_uses_from: bool  # one of them refers to $from
+
+
 class _Index:
+    """Per knowledge base: hazards by product and scope with parsed constraints (lazily)."""
+
     def __init__(self, kb: KnowledgeBase) -> None:
+        self.kb = kb
+        self.products: dict[str, _ProductIndex] = {}
+        self.by_product: dict[str, list[Hazard]] = {}
+        for h in sorted(kb.hazards.values(), key=lambda h: h.id):
+            if h.withdrawn is None:
+                self.by_product.setdefault(h.product, []).append(h)
+        self.refs: dict[str, frozenset[str]] = {}
+        # the fact keys a condition reads, when they do not depend on other facts
+        self.keys: dict[str, tuple[str, ...] | None] = {}
+        self._sides: dict[tuple[str, str], _Sides] = {}
+
+    def product(self, product: str) -> _ProductIndex:
+        hit = self.products.get(product)
+        if hit is None:
+            hit = self.products[product] = self._build(product)
+        return hit
+
+    def sides(self, product: str, version: str, parsed: Any) -> _Sides:
+        """Which hazards of ``product`` a hop from / to ``version`` can be in scope of."""
+        key = (product, version)
+        hit = self._sides.get(key)
+        if hit is None:
+            pidx = self.product(product)
+            landed = [h for h, rng in pidx.landing if rng.check(parsed)]
+            landed += [h for h, rng_ in pidx.state if rng_ is None or rng_.check(parsed)]
+            hit = _Sides(
+                skip_pre=[h for h, stop, _ in pidx.skip if parsed < stop],
+                trans_pre=[h for h, a, _ in pidx.transition if a.check(parsed)],
+                skip_post=frozenset(h.id for h, _, to in pidx.skip if to.check(parsed)),
+                trans_post=frozenset(h.id for h, _, b in pidx.transition if b.check(parsed)),
+                landed=landed,
+                landed_uses_from=any("$from" in self.refs.get(h.id, ()) for h in landed),
+            )
+            self._sides[key] = hit
+        return hit
+
+    def _build(self, product: str) -> _ProductIndex:
         from upgradeplan.graph import planned_releases
         from upgradeplan.versions import parse_constraint, parse_version
 
-        self.products: dict[str, _ProductIndex] = {}
-        for product in set(kb.products) | set(kb.releases):
-            rels = planned_releases(kb, product)
-            self.products[product] = _ProductIndex(
-                releases=rels, versions=[parse_version(r.version) for r in rels]
-            )
-        for h in sorted(kb.hazards.values(), key=lambda h: h.id):
-            if h.withdrawn is not None:
-                continue
-            idx = self.products.setdefault(h.product, _ProductIndex())
-            con = parse_constraint
+        rels = planned_releases(self.kb, product)
+        idx = _ProductIndex(releases=rels, versions=[parse_version(r.version) for r in rels])
+        con = parse_constraint
+        for h in self.by_product.get(product, ()):
             if h.scope == "skip" and h.stop and h.to_range:
                 idx.skip.append((h, parse_version(h.stop), con(h.to_range)))
             elif h.scope == "landing" and h.to_range:
@@ -148,17 +193,10 @@ class _Index:
                 idx.transition.append((h, con(h.from_range), con(h.to_range)))
             elif h.scope == "state":
                 idx.state.append((h, con(h.from_range) if h.from_range else None))
-        self.refs: dict[str, frozenset[str]] = {
-            h.id: frozenset(conditions.hop_refs(h.when)) for h in kb.hazards.values()
-        }
-        # the fact keys a condition reads, when they do not depend on other facts
-        self.keys: dict[str, tuple[str, ...] | None] = {}
-        for h in kb.hazards.values():
+            self.refs[h.id] = frozenset(conditions.hop_refs(h.when))
             keys = conditions.facts_read(h.when)
             self.keys[h.id] = None if any("<" in k for k in keys) else tuple(keys)
-
-    def product(self, product: str) -> _ProductIndex:
-        return self.products.get(product) or _ProductIndex()
+        return idx
 
 
 _INDEX_CACHE: dict[int, tuple[weakref.ref[KnowledgeBase], _Index]] = {}
@@ -599,7 +637,9 @@ class _Search:
         self._truth_cache: dict[tuple[Any, ...], Truth] = {}
         self._req_cache: dict[tuple[int, int], Finding | None] = {}
         self._fix_cache: dict[str, bool] = {}
-        self.allowed: list[int] | None = self._interesting()
+        self._landed_cache: dict[tuple[str, str, int], list[tuple[Hazard, Truth]]] = {}
+        self._allowed: list[int] | None = None  # None: every release
+        self._allowed_ready = False
 
     # ---- states along the window
 
@@ -638,9 +678,10 @@ class _Search:
         marks: set[int] = {0, n - 1}
         if n > 1:
             marks.add(1)
+        parsed = [node.parsed for node in self.nodes]
         for _, stop, _to in self.pidx.skip:
-            first = next((i for i in range(1, n) if self.nodes[i].parsed >= stop), None)
-            if first is not None:
+            first = bisect.bisect_left(parsed, stop, lo=1)
+            if first < n:
                 marks.add(first)
         # a transition is avoided by a stop outside its `from` range (and outside its `to`)
         for _, a, b in self.pidx.transition:
@@ -667,11 +708,23 @@ class _Search:
                 effects.update(rel.effects)
         return sorted(marks)
 
+    @property
+    def allowed(self) -> list[int] | None:
+        """The releases the search may stop at (computed on first use); None: all."""
+        if not self._allowed_ready:
+            self._allowed, self._allowed_ready = self._interesting(), True
+        return self._allowed
+
+    @allowed.setter
+    def allowed(self, value: list[int] | None) -> None:
+        self._allowed, self._allowed_ready = value, True
+
     def successors(self, i: int) -> list[int]:
         from upgradeplan.graph import may_hop
 
         n = len(self.nodes)
-        cands = range(i + 1, n) if self.allowed is None else [j for j in self.allowed if j > i]
+        allowed = self.allowed
+        cands = range(i + 1, n) if allowed is None else [j for j in allowed if j > i]
         out = []
         for j in cands:
             rel = self.nodes[j].release
@@ -694,31 +747,30 @@ class _Search:
         if keys is None:
             ck: tuple[Any, ...] = (h.id, bound, id(state))
         else:
-            facts = state.facts
-            ck = (h.id, bound, *(id(facts.get(k)) for k in keys))
+            ck = (h.id, bound, *map(id, map(state.facts.get, keys)))
         hit = self._truth_cache.get(ck)
         if hit is None:
-            hit = conditions.evaluate_full(h.when, state, self.kb, hop=(f, t)).truth
+            hit = conditions.truth(h.when, state, self.kb, hop=(f, t))
             self._truth_cache[ck] = hit
         return hit
 
     def _scan(
         self, product: str, f: str, t: str, fv: Any, tv: Any, pre: State, post: State
     ) -> list[tuple[Hazard, Truth]]:
-        pidx = self.idx.product(product)
-        out: list[tuple[Hazard, Truth]] = []
-        for h, stop, to in pidx.skip:
-            if fv < stop and to.check(tv):
-                out.append((h, self._truth(h, pre, f, t)))
-        for h, a, b in pidx.transition:
-            if a.check(fv) and b.check(tv):
-                out.append((h, self._truth(h, pre, f, t)))
-        for h, rng in pidx.landing:
-            if rng.check(tv):
-                out.append((h, self._truth(h, post, f, t)))
-        for h, rng_ in pidx.state:
-            if rng_ is None or rng_.check(tv):
-                out.append((h, self._truth(h, post, f, t)))
+        """In-scope hazards of ``product`` for the hop f -> t with their truth."""
+        a = self.idx.sides(product, f, fv)
+        b = self.idx.sides(product, t, tv)
+        truth = self._truth
+        out = [(h, truth(h, pre, f, t)) for h in a.skip_pre if h.id in b.skip_post]
+        out += [(h, truth(h, pre, f, t)) for h in a.trans_pre if h.id in b.trans_post]
+        if b.landed:
+            key = (product, t, id(post))
+            landed = None if b.landed_uses_from else self._landed_cache.get(key)
+            if landed is None:
+                landed = [(h, truth(h, post, f, t)) for h in b.landed]
+                if not b.landed_uses_from:
+                    self._landed_cache[key] = landed
+            out += landed
         return out
 
     def _moved(self, pre: State, post: State) -> list[tuple[str, str, str]]:

@@ -137,3 +137,17 @@ def test_a_patch_that_does_not_parse_is_bad_input() -> None:
     step = Step("meta", "1.0.0", "1.1.0", actions=(broken,))
     with pytest.raises(BadInput, match="m-helmrelease-patch rendered invalid YAML"):
         build(_plan(step), _state())
+
+
+def test_pins_not_in_a_file_are_listed_to_set_by_hand() -> None:
+    state = _state(Fact("pin.conn", "1.0.0", "flag --pin"))
+    steps = (
+        Step("meta", "1.0.0", "1.1.0", moves=(Move("pin", "conn", "1.0.0", "1.1.0"),)),
+        Step("meta", "1.1.0", "2.0.0", moves=(Move("pin", "conn", "1.1.0", "2.0.0"),)),
+    )
+    ps = build(_plan(*steps), state)
+    assert [i.content for i in ps.items] == [
+        "pin.conn: 1.0.0 -> 1.1.0  (read from flag --pin)\n",
+        "pin.conn: 1.1.0 -> 2.0.0  (read from flag --pin)\n",
+    ]
+    assert all(i.kind == "snippet" and i.migration == "pin-move" for i in ps.items)

@@ -454,15 +454,39 @@ class _Builder:
 
     def moves(self, step_no: int, step: Step) -> None:
         seen: set[tuple[str, int]] = set()
+        by_hand: dict[str, str] = {}
         for move in step.moves:
-            for path, edit in self._move_edits(move):
+            title = f"{move.product}: {move.before} → {move.after}"
+            found = self._move_edits(move)
+            for path, edit in found:
                 if (path, edit.line) in seen:
                     continue
                 seen.add((path, edit.line))
-                title = f"{move.product}: {move.before} → {move.after}"
                 item = self.file_edit(step_no, path, edit, title, "pin-move")
                 if item is not None:
                     self.items.append(item)
+            pin = self.state.get(f"pin.{move.product}")
+            if found or pin is None or move.after is None:
+                continue
+            if move.kind == "pin" or (isinstance(pin.value, str) and _is_exact(pin.value)):
+                # a pin that is not in a file we read (a cluster, a snapshot, a flag)
+                by_hand.setdefault(
+                    move.product,
+                    f"pin.{move.product}: {move.before} -> {move.after}  (read from {pin.source})",
+                )
+        if by_hand:
+            self.items.append(
+                PatchItem(
+                    step=step_no,
+                    kind="snippet",
+                    migration="pin-move",
+                    title="pins to move",
+                    when="during",
+                    content="\n".join(by_hand[p] for p in sorted(by_hand)) + "\n",
+                    note="set these where the pins are written (a BOM, the OCIRepository or "
+                    "HelmRelease in your GitOps repository); --gitops gives diffs",
+                )
+            )
 
 
 def build(

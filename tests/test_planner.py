@@ -367,3 +367,19 @@ def test_evaluate_hazard_out_of_scope_says_why() -> None:
     assert f.status == "does-not-apply" and f.reason.startswith("not in scope")
     f2 = planner.evaluate_hazard(KB, h, S1, "4.7.18", "4.8.0")
     assert f2.status == "applies"
+
+
+def test_component_target_already_reached_by_the_bom_adds_no_step() -> None:
+    st = state({AP: "4.7.19"}, {CONN: "4.7.19"}, S1_FACTS)
+    plan = planner.plan(KB, st, [Target(AP, "4.8.1"), Target(CONN, "4.8.1")])
+    assert [s.product for s in plan.steps] == [AP]
+    assert any(m.product == CONN and m.after == "4.8.1" for m in plan.steps[0].moves)
+
+
+def test_unreachable_target_is_blocked_and_says_so() -> None:
+    rels = releases(AP, ("4.8.0", "4.8.1"))
+    narrowed = (rels[0], Release(AP, "4.8.1", "x", bom=rels[1].bom, upgrade_from="<4.0.0"))
+    plan = planner.plan(make_kb(releases={AP: narrowed}), state({AP: "4.8.0"}), to(AP, "4.8.1"))
+    assert plan.verdict == "blocked"
+    assert plan.blocked_by == (f"no-upgrade-path:{AP}",)
+    assert not plan.steps

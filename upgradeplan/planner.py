@@ -1195,8 +1195,9 @@ def plan(
     evolving = state
     searches: list[tuple[Target, _Search, list[int]]] = []
     for t in ordered:
-        cur = currents[t.product]
-        if _parse(cur, t.product) == _parse(t.version, t.product):
+        # an earlier target's BOM may already have moved this one (lockstep)
+        cur = evolving.installed(t.product) or currents[t.product]
+        if _parse(cur, t.product) >= _parse(t.version, t.product):
             continue
         search = _Search(kb, idx, t.product, evolving, cur, t.version, holds, limit)
         path = search.search()

@@ -65,7 +65,9 @@ def _target_text(target: Mapping[str, Any]) -> str:
 
 
 def _header(item: PatchItem) -> str:
-    parts = [f"{item.when}: {item.title}", f"[{item.migration}; {_KIND_LABEL[item.kind]}"]
+    when = {"before": "before the step", "after": "after the step", "during": "the step"}
+    label = "now" if item.step == 0 else when[item.when]
+    parts = [f"{label}: {item.title}", f"[{item.migration}; {_KIND_LABEL[item.kind]}"]
     where = item.file or _target_text(item.target)
     if where:
         parts[-1] += f"; {where}"

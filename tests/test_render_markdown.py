@@ -229,3 +229,29 @@ def test_runbook_without_a_target_gives_the_fixes_for_the_installation(
     assert "kind: Secret" in fix and "type: Opaque" in fix
     assert "team-delegates" in fix
     assert "HARNESS_API_KEY" in fix
+
+
+def test_structured_changes_without_a_note_become_bullets(kb: KnowledgeBase) -> None:
+    from dataclasses import replace
+
+    from upgradeplan.model import Change
+
+    rel = kb.release("agent-platform", "4.8.1")
+    assert rel is not None
+    bare = replace(
+        rel,
+        notes=(),
+        changes=(
+            Change("values-key-removed", "It is gone.", {"key": "gitops.legacy"}),
+            Change("flag-renamed", "Renamed.", {"from": "--old", "to": "--new"}),
+            Change(
+                "requirement-raised",
+                "Needs 1.36.",
+                {"product": "kubernetes", "constraint": ">=1.36.0-0"},
+            ),
+        ),
+    )
+    conditions = [b.condition for b in upgrade_doc.section(kb, bare).bullets]
+    assert "`gitops.legacy` set in your values" in conditions
+    assert "`--old` in your container args" in conditions
+    assert "`kubernetes` does not satisfy `>=1.36.0-0`" in conditions

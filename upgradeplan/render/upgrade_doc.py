@@ -204,20 +204,44 @@ def _mentioned(key: str, notes: Sequence[Note]) -> bool:
 
 
 def _value_bullets(release: Release) -> list[Bullet]:
+    """Clean-ups the structured changes imply and no note already covers: a values key that
+    is gone, a container flag renamed or removed, a requirement raised."""
     out: list[Bullet] = []
     for change in release.changes:
-        if change.kind != "values-key-removed":
-            continue
-        key = str(change.details.get("key", "")).strip()
-        if not key or _mentioned(key, release.notes):
-            continue
-        out.append(
-            Bullet(
-                condition=f"`{key}` set in your values",
-                aside="",
-                text=_sentence(f"remove it; {change.summary}"),
+        d = change.details
+        if change.kind == "values-key-removed":
+            key = str(d.get("key", "")).strip()
+            if key and not _mentioned(key, release.notes):
+                out.append(
+                    Bullet(
+                        f"`{key}` set in your values",
+                        "",
+                        _sentence(f"remove it; {_lower_first(change.summary)}"),
+                    )
+                )
+        elif change.kind in ("flag-renamed", "flag-removed"):
+            old, new = str(d.get("from", "")).strip(), str(d.get("to", "")).strip()
+            if not old or _mentioned(old, release.notes):
+                continue
+            todo = f"rewrite it to `{new}`, keeping its value" if new else "remove it"
+            out.append(
+                Bullet(
+                    f"`{old}` in your container args",
+                    "",
+                    _sentence(f"{todo}; {_lower_first(change.summary)}"),
+                )
             )
-        )
+        elif change.kind == "requirement-raised":
+            product, constraint = str(d.get("product", "")), str(d.get("constraint", ""))
+            if not product or not constraint or _mentioned(product, release.notes):
+                continue
+            out.append(
+                Bullet(
+                    f"`{product}` does not satisfy `{constraint}`",
+                    "",
+                    _sentence(f"upgrade it first; {_lower_first(change.summary)}"),
+                )
+            )
     return out
 
 

@@ -383,3 +383,14 @@ def test_unreachable_target_is_blocked_and_says_so() -> None:
     assert plan.verdict == "blocked"
     assert plan.blocked_by == (f"no-upgrade-path:{AP}",)
     assert not plan.steps
+
+
+def test_reason_names_the_deciding_predicates() -> None:
+    facts = {
+        "object.Harness.kagent.kagent.exists": True,
+        "object.Harness.kagent.kagent.annotations": {"helm.sh/resource-policy": "keep"},
+    }
+    plan = planner.plan(KB, state({AP: "4.7.18"}, {CONN: "4.7.18"}, facts), to(AP, "4.8.0"))
+    reason = finding(plan.direct.findings, "harness-handover-skipped").reason
+    assert reason.startswith("does not apply: ") and "keep" in reason
+    assert "runs a version below" not in reason  # true, but not why it does not apply

@@ -343,7 +343,7 @@ def _judge(h: Hazard, state: State, kb: KnowledgeBase, f: str | None, t: str | N
         return _finding(h, "applies", f, t, reason=f"applies: {phrase}")
     res = conditions.evaluate_full(h.when, state, kb, hop=(f, t))
     if res.truth is Truth.TRUE:
-        said = "; ".join(e.description for e in res.evidence if e.result is not Truth.UNKNOWN)
+        said = _deciding(res.evidence, Truth.TRUE)
         return _finding(
             h,
             "applies",
@@ -363,10 +363,22 @@ def _judge(h: Hazard, state: State, kb: KnowledgeBase, f: str | None, t: str | N
             evidence=res.evidence,
             missing=res.missing,
         )
-    said = "; ".join(e.description for e in res.evidence if e.result is not Truth.UNKNOWN)
+    said = _deciding(res.evidence, Truth.FALSE)
     return _finding(
         h, "does-not-apply", f, t, reason=f"does not apply: {said}", evidence=res.evidence
     )
+
+
+def _deciding(evidence: Sequence[Evidence], outcome: Truth) -> str:
+    """The sentences of the predicates that pushed the condition to ``outcome``.
+
+    A predicate counts when its result, read through its negations, equals the outcome (for
+    the usual ``all`` of possibly negated predicates those are exactly the deciding ones);
+    when none does, every settled predicate is listed.
+    """
+    settled = [e for e in evidence if e.result is not Truth.UNKNOWN]
+    chosen = [e for e in settled if (~e.result if e.negated else e.result) is outcome]
+    return "; ".join(e.description for e in (chosen or settled))
 
 
 def evaluate_hazard(

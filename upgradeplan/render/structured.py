@@ -171,6 +171,7 @@ def check_to_dict(results: Sequence[CheckResult], exit_code: int) -> dict[str, A
                 None
                 if rec is None
                 else {
+                    "targets": [{"product": t.product, "version": t.version} for t in rec.targets],
                     "verdict": rec.verdict,
                     "blocked_by": list(rec.blocked_by),
                     "path": {k: list(v) for k, v in sorted(rec.path.items())},

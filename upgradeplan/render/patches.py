@@ -51,6 +51,9 @@ _KIND_LABEL: dict[str, str] = {
 }
 
 
+_NOTHING = "# No patches: nothing needs a migration and no pin or version moves.\n"
+
+
 def _step_title(step: Step) -> str:
     return f"{step.product} {step.from_version} → {step.to_version}"
 
@@ -82,7 +85,7 @@ def render_text(patches: PatchSet, *, only_step: int | None = None) -> str:
     for item in patches.items:
         groups.setdefault(item.step, []).append(item)
     if not groups:
-        return "# No patches: the plan needs no migrations and moves no pin written in a file.\n"
+        return _NOTHING
     for step_no in sorted(groups):
         if only_step is not None and step_no != only_step:
             continue
@@ -226,5 +229,7 @@ def dir_layout(patches: PatchSet) -> dict[str, str]:
             out[f"{folder}/kustomization.yaml"] = dump_yaml(kust)
             readme.append("- `kustomization.yaml`: add your base under `resources` and build")
         readme.append("")
+    if not groups:
+        readme.append(_NOTHING.lstrip("# "))
     out["README.md"] = "\n".join(readme).rstrip("\n") + "\n"
     return out

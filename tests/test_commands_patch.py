@@ -237,6 +237,9 @@ def test_write_refuses_a_file_changed_since_it_was_read(
     assert result.exit_code == 2
     assert "bom.yaml: changed since it was read" in result.stderr
     assert (repo / "bom.yaml").read_text() == UNUSUAL_BOM + "# edited meanwhile\n"
+    # the other file of the same step is not written either
+    oci = (repo / "agent-platform" / "ocirepository.yaml").read_text()
+    assert '"4.7.18"' in oci
 
 
 def test_bad_output_format_is_a_usage_error() -> None:

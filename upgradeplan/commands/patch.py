@@ -157,7 +157,7 @@ def patch(
     value shell-quoted.
     """
     from upgradeplan.render import patches as render_patches
-    from upgradeplan.render.yamledit import write_atomic
+    from upgradeplan.render.yamledit import ensure_unchanged, write_atomic
 
     fmt, folder = _output(output)
     inputs = inputs_from(params)
@@ -192,6 +192,8 @@ def patch(
         changes = patchset.file_changes(n)
         if not changes:
             click.echo("upgradeplan: nothing to write: no pin or value of a file moves", err=True)
+        for change in changes:  # every file first, so a stale one stops all writing
+            ensure_unchanged(change.path, change.original_hash)
         for change in changes:
             write_atomic(change.path, change.result, expected_hash=change.original_hash)
             click.echo(f"wrote {change.path}", err=True)

@@ -131,15 +131,8 @@ def set_scalars(text: str, edits: Sequence[ScalarEdit], *, where: str = "") -> s
     return out
 
 
-def write_atomic(path: str | Path, text: str, *, expected_hash: str) -> None:
-    """Replace ``path`` with ``text`` atomically, refusing if it changed since it was read.
-
-    ``expected_hash`` is :func:`content_hash` of the content the edit was computed from. The
-    new content goes to a temporary file in the same directory (same filesystem), is flushed
-    and fsynced, takes the original's permission bits, and replaces the file with
-    :func:`os.replace`. On any failure the temporary file is removed and the original is left
-    as it was.
-    """
+def ensure_unchanged(path: str | Path, expected_hash: str) -> bytes:
+    """The content of ``path``; :class:`BadInput` when it is not what was read before."""
     target = Path(path)
     try:
         current = target.read_bytes()
@@ -151,6 +144,20 @@ def write_atomic(path: str | Path, text: str, *, expected_hash: str) -> None:
             location=str(target),
             hint="re-run the command on the current file",
         )
+    return current
+
+
+def write_atomic(path: str | Path, text: str, *, expected_hash: str) -> None:
+    """Replace ``path`` with ``text`` atomically, refusing if it changed since it was read.
+
+    ``expected_hash`` is :func:`content_hash` of the content the edit was computed from. The
+    new content goes to a temporary file in the same directory (same filesystem), is flushed
+    and fsynced, takes the original's permission bits, and replaces the file with
+    :func:`os.replace`. On any failure the temporary file is removed and the original is left
+    as it was.
+    """
+    target = Path(path)
+    ensure_unchanged(target, expected_hash)
     mode = target.stat().st_mode & 0o7777
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:

@@ -1,8 +1,10 @@
 """Planner invariants over generated small knowledge bases and states (hypothesis).
 
-Releases of one product are 1.0.0, 1.1.0, …; hazards of every scope use ranges over release
-indices and conditions over three stated facts, so an independent oracle can tell which hops
-are forbidden (a blocking hazard applies and cannot be fixed) and whether a safe path exists.
+Releases of the product are 1.0.0, 1.1.0, …; each publishes a component at the same version in
+its BOM, and the component's exact pin moves in lockstep. Hazards of every scope (of the product
+or of the component) use ranges over release indices and conditions over three stated facts, so
+an independent oracle can tell which hops are forbidden (a blocking hazard applies and cannot be
+fixed) and whether a safe path exists.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from upgradeplan.model import (
 )
 
 P = "p"
+C = "c"  # published in P's BOM, exactly pinned: moves in lockstep
 FACT_KEYS = ("cloud.a", "cloud.b", "cloud.c")
 VALUES = ("x", "y")
 
@@ -49,6 +52,7 @@ class Spec:
     exact: bool  # landing on exactly k
     when: tuple[str, str, bool] | None  # (fact, value, negated)
     fixable: bool
+    product: str = P
 
     def in_scope(self, a: int, b: int) -> bool:
         if self.scope == "skip":
@@ -92,6 +96,7 @@ def specs(draw: st.DrawFn, n: int) -> Spec:
         exact=draw(st.booleans()),
         when=when,
         fixable=draw(st.booleans()),
+        product=draw(st.sampled_from((P, P, C))),
     )
 
 
@@ -114,7 +119,7 @@ def to_hazard(i: int, s: Spec) -> Hazard:
     return Hazard(
         id=f"h{i}",
         title=f"hazard {i}",
-        product=P,
+        product=s.product,
         severity=s.severity,  # type: ignore[arg-type]
         scope=s.scope,  # type: ignore[arg-type]
         consequence="breaks",
@@ -134,14 +139,20 @@ class Case:
 
     def kb(self) -> KnowledgeBase:
         return KnowledgeBase(
-            products={P: Product(P, P, "chart", "", Recognise())},
-            releases={P: tuple(Release(P, v(i), f"r{i}") for i in range(self.n))},
+            products={x: Product(x, x, "chart", "", Recognise()) for x in (P, C)},
+            releases={
+                P: tuple(Release(P, v(i), f"r{i}", bom={C: v(i)}) for i in range(self.n)),
+                C: tuple(Release(C, v(i), f"c{i}") for i in range(self.n)),
+            },
             hazards={f"h{i}": to_hazard(i, s) for i, s in enumerate(self.hazards)},
             migrations={"fix": Migration("fix", "fix it", "command", P, "echo fix {{ step.to }}")},
         )
 
     def state(self) -> State:
-        facts = {f"installed.{P}": Fact(f"installed.{P}", v(self.current), "flag --installed")}
+        facts = {
+            f"installed.{P}": Fact(f"installed.{P}", v(self.current), "flag --installed"),
+            f"pin.{C}": Fact(f"pin.{C}", v(self.current), "bom.yaml:3"),
+        }
         for key, value in self.facts.items():
             facts[key] = Fact(key, value, "flag --fact")
         return State(facts=facts)
@@ -182,8 +193,9 @@ SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[Heal
 @given(cases())
 def test_every_step_rises_and_the_steps_chain(case: Case) -> None:
     plan = run(case)
-    hops = [s for s in plan.steps if s.product == P and s.from_version != s.to_version]
+    hops = [s for s in plan.steps if s.product == P]
     assert hops, "a target above the installed version needs at least one hop"
+    assert len(hops) == len(plan.steps)  # fixes of the component ride on the product's steps
     assert hops[0].from_version == v(case.current)
     for a, b in itertools.pairwise(hops):
         assert a.to_version == b.from_version

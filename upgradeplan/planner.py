@@ -653,6 +653,12 @@ class _Search:
         self._allowed: list[int] | None = None  # None: every release
         self._allowed_ready = False
 
+    @property
+    def carried(self) -> tuple[str, ...]:
+        """Components whose exact pins move with this product's BOM."""
+        published = {c for node in self.nodes[1:] if node.release for c in node.release.bom}
+        return tuple(sorted((self._pins & published) - {self.product} - set(self.holds)))
+
     # ---- states along the window
 
     def state_at(self, i: int) -> State:
@@ -1220,7 +1226,7 @@ def plan(
         evolving = search.state_at(path[-1])
 
     # fixes the installation needs where it stands (no hop of its product in the plan)
-    moving = {s.product for _t, s, _p in searches}
+    moving = {p for _t, s, _p in searches for p in (s.product, *s.carried)}
     by_product: dict[str, list[Finding]] = {}
     for f in pending:
         if f.product not in moving:
@@ -1237,7 +1243,7 @@ def plan(
             for hz in hop.forbidden:
                 if hz not in acc.blocked_by:
                     acc.blocked_by.append(hz)
-            mine = [f for f in pending if f.product == search.product]
+            mine = [f for f in pending if f.product in (search.product, *search.carried)]
             pending = [f for f in pending if f not in mine]
             rel = search.nodes[b].release
             acc.steps.append(

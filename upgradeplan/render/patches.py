@@ -205,7 +205,8 @@ def dir_layout(patches: PatchSet) -> dict[str, str]:
                 if target:
                     entry["target"] = target
                 kpatches.append(entry)
-                readme.append(f"- `{fname}`: {item.title} ({_KIND_LABEL[item.kind]})")
+                extra = f"; {item.note}" if item.note else ""
+                readme.append(f"- `{fname}`: {item.title} ({_KIND_LABEL[item.kind]}{extra})")
             elif item.kind == "command":
                 script = f"commands-{'after' if item.when == 'after' else 'before'}.sh"
                 scripts.setdefault(script, []).append(f"# {item.title}\n{item.content.rstrip()}")

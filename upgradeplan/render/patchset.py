@@ -396,10 +396,15 @@ class _Builder:
             if hr is not None:
                 self.items.append(replace(hr, step=step_no))
                 return
+        note = ""
         if kind == "json6902":
             for path, edit in self._replacement_edits(action):
                 item = self.file_edit(step_no, path, edit, action.title, action.migration)
                 if item is not None:
+                    note = (
+                        f"the same change as the diff of {path}, for a kustomize overlay of "
+                        "the rendered workload: apply one of the two"
+                    )
                     self.items.append(
                         replace(
                             item,
@@ -422,6 +427,7 @@ class _Builder:
                 target=self._kube_target(action, kind, step),
                 placeholders=action.placeholders,
                 fixes=action.fixes,
+                note=note,
             )
         )
 

@@ -1,7 +1,8 @@
 """Rendering latency: median of repeated in-process renders on the bundled knowledge.
 
 Cases: the whole agent-platform UPGRADE.md; the runbook, SARIF and patch set of reference
-scenario 1's installation planned to 4.8.1. Planning and loading are not timed (bench/plan.py and bench/kb_load.py time those).
+scenario 1's installation planned to 4.8.1. Planning and loading are not timed
+(bench/plan.py and bench/kb_load.py time those).
 
 Run: ``/work/venv/bin/python bench/render.py [--runs N]``. Target: each render well under
 50 ms.

@@ -46,3 +46,12 @@ def test_bad_input() -> None:
     assert both.exit_code == 2 and "--next cannot be combined" in both.stderr
     empty = run("--from", "4.11.0", "--to", "4.11.0")
     assert empty.exit_code == 2 and "no agent-platform release lies in" in empty.stderr
+
+
+def test_an_open_end_includes_the_unreleased_section() -> None:
+    heads = [ln for ln in run("--from", "4.10.7").stdout.splitlines() if ln.startswith("## ")]
+    assert heads[0].startswith(r"## \<current\> → \<next\>")
+    assert heads[1].startswith("## 4.10.7 → 4.11.0")
+    assert len(heads) == 2
+    released = run("--from", "4.10.7", "--to", "4.11.0").stdout
+    assert r"\<next\>" not in released

@@ -376,8 +376,8 @@ def select(
     high = Version.parse(to_version) if to_version and to_version != NEXT else None
     chosen = []
     for rel in releases:
-        if rel.version == NEXT:
-            if low is None and (to_version is None or to_version == NEXT):
+        if rel.version == NEXT:  # unreleased: after every release, so only an open or "next" end
+            if to_version is None or to_version == NEXT:
                 chosen.append(rel)
             continue
         v = Version.parse(rel.version)

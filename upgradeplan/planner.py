@@ -118,12 +118,6 @@ class _ProductIndex:
     releases: list[Release] = field(default_factory=list)  # planned, ascending
     versions: list[Any] = field(default_factory=list)  # parsed, parallel to releases
 
-    @property
-    def all(self) -> list[Hazard]:
-        out = [h for h, *_ in self.skip] + [h for h, _ in self.landing]
-        out += [h for h, *_ in self.transition] + [h for h, _ in self.state]
-        return sorted(out, key=lambda h: (-SEVERITY_RANK[h.severity], h.id))
-
 
 @dataclass
 class _Sides:

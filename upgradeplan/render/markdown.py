@@ -268,11 +268,19 @@ def _relevant(
     return tuple(_finding_view(f) for f in chosen)
 
 
-def _move_text(m: Move) -> str:
+def _move_text(m: Move, state: State | None, pin_moves: frozenset[str] = frozenset()) -> str:
     what = f"`{m.product}`" if m.kind == "installed" else f"pin of `{m.product}`"
     text = f"{what}: `{m.before or 'none'}` → `{m.after or 'none'}`"
     if m.source and source_location(m.source) is not None:
         text += f" (in `{m.source}`)"
+    elif m.kind == "installed" and state is not None and m.product not in pin_moves:
+        # a product pinned exactly in a file moves by editing that pin
+        pin = state.get(f"pin.{m.product}")
+        if pin is not None and isinstance(pin.value, str) and source_location(pin.source):
+            from upgradeplan.versions import is_exact
+
+            if is_exact(pin.value):
+                text += f" (pinned in `{pin.source}`)"
     return text
 
 
@@ -301,9 +309,15 @@ def _action_view(a: Action, *, now: bool = False) -> ActionView:
 
 
 def _step_view(
-    kb: KnowledgeBase, n: int, total: int, step: Step, shown: set[tuple[str, str]]
+    kb: KnowledgeBase,
+    n: int,
+    total: int,
+    step: Step,
+    shown: set[tuple[str, str]],
+    state: State | None,
 ) -> StepView:
     rel = kb.release(step.product, step.to_version)
+    pin_moves = frozenset(m.product for m in step.moves if m.kind == "pin")
     title = f" ({rel.title})" if rel is not None and rel.title else ""
     heading = f"Step {n} of {total}: {step.product} {step.from_version} → {step.to_version}{title}"
     ruled = [f"`{f.hazard}`" for f in step.findings if f.status == "does-not-apply"]
@@ -313,7 +327,7 @@ def _step_view(
     return StepView(
         heading=heading,
         summary=" ".join(rel.summary.split()) if rel is not None else "",
-        moves=tuple(dict.fromkeys(_move_text(m) for m in step.moves)),
+        moves=tuple(dict.fromkeys(_move_text(m, state, pin_moves) for m in step.moves)),
         findings=_relevant(step.findings, shown),
         ruled_out=", ".join(ruled),
         actions=tuple(_action_view(a) for a in (*befores, *afters)),
@@ -385,7 +399,7 @@ def runbook(plan: Plan, kb: KnowledgeBase, state: State | None = None) -> str:
         direct_findings=_relevant(plan.direct.findings, shown) if plan.targets else (),
         state_findings=_relevant(plan.state_findings),
         now_actions=tuple(_action_view(a, now=True) for a in fixes),
-        steps=tuple(_step_view(kb, i, n, s, shown) for i, s in enumerate(plan.steps, 1)),
+        steps=tuple(_step_view(kb, i, n, s, shown, state) for i, s in enumerate(plan.steps, 1)),
     )
     return _finish(template("runbook.j2").render(rb=view))
 

@@ -274,3 +274,15 @@ def test_names_with_quotes_and_newlines_keep_the_yaml_intact() -> None:
             (doc,) = list(yaml.safe_load_all(item["content"]))
             assert doc["kind"] == "HelmRelease"
             assert doc["metadata"]["namespace"] == nasty
+
+
+def test_step_option_shows_one_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _unusual_repo(tmp_path)
+    monkeypatch.chdir(repo)
+    args = ["patch", "--gitops", ".", *HARNESS_FACTS, "--to", "agent-platform=4.8.1"]
+    result = run([*args, "--step", "2", "-o", "json"])
+    assert result.exit_code == 0, result.output
+    steps = {i["step"] for i in json.loads(result.stdout)["patches"]}
+    assert steps == {2}
+    text = run([*args, "--step", "2"]).stdout
+    assert "# Step 2:" in text and "# Step 1:" not in text

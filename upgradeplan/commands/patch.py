@@ -205,6 +205,11 @@ def patch(
                 err=True,
             )
         return
+    if through_step is not None:  # show that step only
+        from dataclasses import replace
+
+        chosen = tuple(i for i in patchset.items if i.step == through_step)
+        patchset = replace(patchset, items=chosen)
     if fmt == "dir":
         assert folder is not None
         _write_dir(folder, render_patches.dir_layout(patchset))
@@ -212,6 +217,6 @@ def patch(
     elif fmt == "json":
         click.echo(render_patches.render_json(patchset), nl=False)
     else:
-        click.echo(render_patches.render_text(patchset, only_step=through_step), nl=False)
+        click.echo(render_patches.render_text(patchset), nl=False)
     if plan is not None and plan.verdict == "blocked":
         ctx.exit(int(errors.ExitCode.HAZARD))

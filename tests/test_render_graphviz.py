@@ -127,3 +127,22 @@ def test_upgrade_from_and_withdrawn_releases_shape_the_chain() -> None:
     assert narrowed.label == "upgrade_from >=1.0.0 <1.1.0"
     withdrawn = next(n for n in view.nodes if n.id == nid("1.2.0"))
     assert "withdrawn" in withdrawn.classes
+
+
+def test_path_view_labels_each_direct_jump_with_its_own_hazards() -> None:
+    from upgradeplan.model import Finding, Jump, Plan, Step, Target
+
+    def finding(product: str, hazard: str) -> Finding:
+        return Finding(hazard, hazard, "blocking", "skip", "applies", product, "1", "2")
+
+    plan = Plan(
+        schema_version=1,
+        targets=(Target("a", "2"), Target("b", "2")),
+        current={"a": "1", "b": "1"},
+        direct=Jump(findings=(finding("a", "ha"), finding("b", "hb")), verdict="blocked"),
+        steps=(Step("a", "1", "2"), Step("b", "1", "2")),
+        verdict="safe",
+    )
+    labels = {e.src: e.label for e in graphviz.path_view(plan).edges if e.style == "direct"}
+    assert labels[graphviz.node_id("a", "1")] == "direct: blocked — ha"
+    assert labels[graphviz.node_id("b", "1")] == "direct: blocked — hb"

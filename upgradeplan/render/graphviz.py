@@ -200,14 +200,16 @@ def path_view(plan: Plan) -> GraphView:
                 nodes[dst].classes.append("hazard")
         extras = []
         if step.actions:
-            extras.append(f"{len(step.actions)} actions")
+            extras.append(f"{len(step.actions)} action{'s' if len(step.actions) != 1 else ''}")
         if maybe:
             extras.append(f"{len(maybe)} may apply")
         if extras:
             label += f" ({', '.join(extras)})"
         edges.append(GEdge(src, dst, label, "path"))
-    direct = _hazard_ids(plan.direct.findings, ("applies",))
     for target in plan.targets:
+        direct = _hazard_ids(
+            [f for f in plan.direct.findings if f.product == target.product], ("applies",)
+        )
         current = plan.current.get(target.product)
         if current is None or current == target.version:
             continue

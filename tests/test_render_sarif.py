@@ -155,3 +155,20 @@ def test_github_annotations() -> None:
 def test_github_escapes_data_and_properties() -> None:
     assert github.escape_data("50%\nx\r") == "50%25%0Ax%0D"
     assert github.escape_property("a:b,c") == "a%3Ab%2Cc"
+
+
+def test_a_finding_without_a_file_is_shown_at_its_products_pin() -> None:
+    """Code scanning needs a file location on every result: borrow the product's."""
+    doc = json.loads(
+        sarif.render(
+            _plan(
+                _finding("harness-handover-skipped", "blocking", "applies", "bom.yaml:9"),
+                _finding("no-drift-detection-on-480", "warning", "applies"),
+            )
+        )
+    )
+    locs = [r["locations"][0]["physicalLocation"] for r in doc["runs"][0]["results"]]
+    assert [(x["artifactLocation"]["uri"], x["region"]["startLine"]) for x in locs] == [
+        ("bom.yaml", 9),
+        ("bom.yaml", 9),
+    ]

@@ -1,8 +1,10 @@
 """SARIF 2.1.0 for code scanning: one result per finding that applies or may apply.
 
 A finding read from GitOps files is located at the pin's file and line
-(:attr:`Finding.location`); others carry a logical location (the product). Rules come from the
-hazards: title, consequence, how to avoid and recover. Output is deterministic (no timestamps).
+(:attr:`Finding.location`); a finding without one is shown where another finding of its product
+is, or where a pin its plan moves is written (code scanning needs a file location); with no
+file at all (stated facts, a cluster) it carries a logical location, the product. Rules come
+from the hazards: title, consequence, how to avoid and recover. Output is deterministic.
 """
 
 from __future__ import annotations
@@ -109,8 +111,24 @@ def _uri(path: str) -> str:
     return quote(path.removeprefix("./"))
 
 
-def _location(f: Finding) -> dict[str, Any]:
-    loc = source_location(f.location) if f.location else None
+def fallback_locations(plan: Plan, findings: Sequence[Finding]) -> dict[str, str]:
+    """Per product, a ``file:line`` to show a finding at when it has none of its own: where
+    another finding of the product is located, else where a pin its steps move is written.
+    (Code scanning needs a file location on every result.)"""
+    out: dict[str, str] = {}
+    for f in findings:
+        if f.location and source_location(f.location) is not None:
+            out.setdefault(f.product, f.location)
+    for step in plan.steps:
+        for move in step.moves:
+            if move.source and source_location(move.source) is not None:
+                out.setdefault(step.product, move.source)
+    return out
+
+
+def _location(f: Finding, fallback: str = "") -> dict[str, Any]:
+    where = f.location or fallback
+    loc = source_location(where) if where else None
     if loc is not None:
         artifact: dict[str, str] = {"uri": _uri(loc[0]), "uriBaseId": "%SRCROOT%"}
         if loc[0].startswith("/"):
@@ -126,12 +144,12 @@ def _location(f: Finding) -> dict[str, Any]:
     return {"logicalLocations": [{"name": f.product, "kind": "module"}]}
 
 
-def _result(f: Finding, rule_index: int) -> dict[str, Any]:
+def _result(f: Finding, rule_index: int, fallback: str = "") -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": f.hazard,
         "ruleIndex": rule_index,
         "message": {"text": _message(f)},
-        "locations": [_location(f)],
+        "locations": [_location(f, fallback)],
         "partialFingerprints": {
             "upgradeplan/v1": hashlib.sha256(
                 "|".join((f.hazard, f.product, f.from_version or "", f.to_version or "")).encode()
@@ -175,7 +193,8 @@ def to_dict(
         if f.hazard not in rule_ids:
             rule_ids.append(f.hazard)
             rules.append(_rule(f, hazards.get(f.hazard)))
-    results = [_result(f, rule_ids.index(f.hazard)) for f in reported]
+    fallback = fallback_locations(plan, reported)
+    results = [_result(f, rule_ids.index(f.hazard), fallback.get(f.product, "")) for f in reported]
     run: dict[str, Any] = {
         "tool": {
             "driver": {

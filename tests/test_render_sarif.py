@@ -87,7 +87,10 @@ def test_structure_results_rules_and_locations() -> None:
     assert (first["kind"], first["level"]) == ("fail", "error")
     # may apply: "review", whose level must be "none" (SARIF §3.27.9)
     assert (second["kind"], second["level"]) == ("review", "none")
-    assert "logicalLocations" in second["locations"][0]
+    # no file of its own: shown at its product's pin
+    assert second["locations"][0]["physicalLocation"]["region"]["startLine"] == 12
+    bare = json.loads(sarif.render(_plan(_finding("x", "warning", "applies"))))
+    assert "logicalLocations" in bare["runs"][0]["results"][0]["locations"][0]
     rule = rules[first["ruleIndex"]]
     assert "Stop at 4.7.19." in rule["help"]["text"]
     assert rule["defaultConfiguration"]["level"] == "error"

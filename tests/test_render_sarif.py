@@ -150,7 +150,10 @@ def test_github_annotations() -> None:
         "(blocking%2C applies)::"
     )
     assert "%0A" in out[0] and "\n" not in out[0]
-    assert out[1].startswith("::notice title=no-drift-detection-on-480 (warning%2C may apply)::")
+    assert out[1].startswith(
+        "::notice file=clusters/prod/bom.yaml,line=12,title=no-drift-detection-on-480 "
+        "(warning%2C may apply)::"
+    )
     assert out[-1].startswith("::notice title=upgradeplan::upgradeplan: verdict blocked")
     assert len(out) == 3
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from upgradeplan.model import Finding, Plan
 from upgradeplan.render.patches import source_location
-from upgradeplan.render.sarif import check_findings
+from upgradeplan.render.sarif import check_findings, fallback_locations
 
 _COMMAND = {"blocking": "error", "warning": "warning", "notice": "notice"}
 
@@ -31,10 +31,11 @@ def _command(f: Finding) -> str:
     return "warning" if f.severity == "blocking" else "notice"
 
 
-def annotation(f: Finding) -> str:
-    """One workflow command line for ``f``."""
+def annotation(f: Finding, fallback: str = "") -> str:
+    """One workflow command line for ``f`` (at ``fallback`` when it has no file of its own)."""
     props: list[str] = []
-    loc = source_location(f.location) if f.location else None
+    where = f.location or fallback
+    loc = source_location(where) if where else None
     if loc is not None:
         props.append(f"file={escape_property(loc[0])}")
         props.append(f"line={max(loc[1], 1)}")
@@ -61,7 +62,8 @@ def render(plan: Plan, *, findings: Sequence[Finding] | None = None) -> str:
     """Annotations for ``plan``'s check findings (or ``findings``), then a one-line summary."""
     chosen = check_findings(plan) if findings is None else tuple(findings)
     reported = [f for f in chosen if f.status in ("applies", "may-apply")]
-    out = [annotation(f) for f in reported]
+    fallback = fallback_locations(plan, reported)
+    out = [annotation(f, fallback.get(f.product, "")) for f in reported]
     path = " ; ".join(f"{p}: {' → '.join(vs)}" for p, vs in plan.path.items())
     summary = f"upgradeplan: verdict {plan.direct.verdict}"
     if plan.steps:

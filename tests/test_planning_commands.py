@@ -247,8 +247,6 @@ def test_to_latest_targets_the_newest_release_of_the_installed_product() -> None
 
     kb = api.load_kb()
     newest = api.latest_version(kb, "agent-platform")
-    _, out = invoke(
-        "plan", "--installed", "agent-platform=4.7.18", "--to", "latest", "-o", "json"
-    )
+    _, out = invoke("plan", "--installed", "agent-platform=4.7.18", "--to", "latest", "-o", "json")
     targets = json.loads(out)["results"][0]["plan"]["targets"]
     assert targets == [{"product": "agent-platform", "version": newest}]

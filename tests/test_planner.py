@@ -246,16 +246,21 @@ def test_installed_is_derived_from_an_exact_pin() -> None:
     assert ev.facts[0].source == "derived: exact pin (clusters/prod/bom.yaml:12)"
 
 
-def test_effects_of_releases_on_the_way_hold_after_landing() -> None:
-    # 4.8.1 turns drift detection on; landing on 4.8.2 then has no drift warning
+def test_effects_hold_after_landing_and_skipped_releases_bring_none() -> None:
+    # 4.8.1 turns drift detection on; 4.8.2 declares nothing about it
     facts = {"helmrelease.kagent.drift-detection": "disabled"}
     plan = planner.plan(KB, state({AP: "4.8.1"}, {CONN: "4.8.1"}, facts), to(AP, "4.8.2"))
     assert status(plan.direct.findings, "no-drift-detection-on-482") == "applies"
-    # from 4.8.0 every way to 4.8.2 runs 4.8.1 first
+    # the direct jump 4.8.0 -> 4.8.2 never runs 4.8.1, so its effects do not hold ...
     plan = planner.plan(KB, state({AP: "4.8.0"}, {CONN: "4.8.0"}, facts), to(AP, "4.8.2"))
-    assert status(plan.direct.findings, "no-drift-detection-on-482") == "does-not-apply"
-    assert all(f.hazard != "no-drift-detection-on-482" or f.status == "does-not-apply"
-               for s in plan.steps for f in s.findings)  # fmt: skip
+    assert status(plan.direct.findings, "no-drift-detection-on-482") == "applies"
+    # ... while the recommended path stops at 4.8.1 and lands on 4.8.2 with drift detection on
+    assert plan.path[AP] == ["4.8.0", "4.8.1", "4.8.2"]
+    assert all(
+        f.hazard != "no-drift-detection-on-482" or f.status == "does-not-apply"
+        for s in plan.steps
+        for f in s.findings
+    )
 
 
 def test_verify_commands_come_from_hazards_and_the_landed_release() -> None:

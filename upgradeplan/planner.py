@@ -6,10 +6,13 @@ each hop costs 1 plus the cost of the hazards it meets; a hop on which a hazard 
 ``fail_on`` applies and cannot be fixed by actions is *forbidden* (it only appears in a path
 when no path avoids it, and the plan is then blocked).
 
-The state at a release ``R`` of a path is a function of ``R`` alone: the installed version of
-the product is ``R``; every exact pin of a component published in a BOM of a release in
-``(current, R]`` moves in lockstep (unless held) to the newest such BOM entry; and the
-``effects`` of those releases hold (later ones override earlier ones).
+The state a hop ``F -> T`` starts from is a function of ``F`` alone: the installed version of
+the product is ``F``; every exact pin of a component published in a BOM of a release in
+``(current, F]`` has moved in lockstep (unless held) to the newest such BOM entry; and the
+``effects`` of those releases hold (later ones override earlier ones). The state the hop lands
+on adds what ``T`` itself brings (its version, its BOM pins, the product's own exact pin, its
+effects); releases the hop skips bring nothing, so the direct jump never borrows the effects of
+a required stop it jumps over.
 """
 
 from __future__ import annotations
@@ -646,6 +649,7 @@ class _Search:
         self._landed_cache: dict[tuple[str, str, int], list[tuple[Hazard, Truth]]] = {}
         self._allowed: list[int] | None = None  # None: every release
         self._allowed_ready = False
+        self._landed_states: dict[tuple[int, int], State] = {}
 
     @property
     def carried(self) -> tuple[str, ...]:
@@ -656,13 +660,38 @@ class _Search:
     # ---- states along the window
 
     def state_at(self, i: int) -> State:
+        """The state once the path has reached release ``i`` (every release before it visited)."""
         node = self.nodes[i]
         if node.state is not None:
             return node.state
-        prev = self.state_at(i - 1)
         rel = node.release
         assert rel is not None
+        node.state = self.state_at(i - 1).with_facts(*self._landing_facts(rel))
+        return node.state
+
+    def landed_state(self, i: int, j: int) -> State:
+        """The state right after the hop ``i -> j``: what ``j`` brings on top of ``i``.
+
+        Releases the hop skips contribute nothing (their effects never happened).
+        """
+        if j == i + 1 or j == i:
+            return self.state_at(j)
+        key = (i, j)
+        cached = self._landed_states.get(key)
+        if cached is None:
+            rel = self.nodes[j].release
+            assert rel is not None
+            cached = self.state_at(i).with_facts(*self._landing_facts(rel))
+            self._landed_states[key] = cached
+        return cached
+
+    def _landing_facts(self, rel: Release) -> list[Fact]:
+        """Installed version, lockstep pins and effects that landing on ``rel`` sets."""
         facts: list[Fact] = [Fact(f"installed.{self.product}", rel.version, f"plan: {rel.key}")]
+        if self.product in self._pins and self.product not in self.holds:
+            # the product's own exact pin is what the user bumps to make the hop
+            src = self.start_state.get(f"pin.{self.product}")
+            facts.append(Fact(f"pin.{self.product}", rel.version, src.source if src else rel.key))
         for comp, version in rel.bom.items():
             if comp in self._pins and comp not in self.holds and comp != self.product:
                 src = self.start_state.get(f"pin.{comp}")
@@ -670,8 +699,7 @@ class _Search:
                 facts.append(Fact(f"installed.{comp}", version, f"plan: BOM of {rel.key}"))
         for key, value in rel.effects.items():
             facts.append(Fact(str(key), value, f"effects of {rel.key} ({rel.location})"))
-        node.state = prev.with_facts(*facts)
-        return node.state
+        return facts
 
     # ---- candidate hops
 
@@ -832,7 +860,7 @@ class _Search:
         hit = self._hop_cache.get((i, j))
         if hit is not None:
             return hit
-        pre, post = self.state_at(i), self.state_at(j)
+        pre, post = self.state_at(i), self.landed_state(i, j)
         f, t = self.nodes[i].version, self.nodes[j].version
         found = self._scan(
             self.product, f, t, self.nodes[i].parsed, self.nodes[j].parsed, pre, post
@@ -871,7 +899,7 @@ class _Search:
     def hop_findings(self, i: int, j: int, *, out_of_scope: bool = False) -> list[Finding]:
         from upgradeplan.versions import parse_version
 
-        pre, post = self.state_at(i), self.state_at(j)
+        pre, post = self.state_at(i), self.landed_state(i, j)
         f, t = self.nodes[i].version, self.nodes[j].version
         findings = self.product_findings(
             self.product,
@@ -994,7 +1022,7 @@ def _moves(before: State, after: State, product: str, comps: Iterable[str]) -> t
             src = after.get(f"pin.{comp}")
             out.append(Move("pin", comp, pb, pa, src.source if src else ""))
         ib, ia = before.installed(comp), after.installed(comp)
-        if ib != ia:
+        if ib != ia and comp != product:
             out.append(Move("installed", comp, ib, ia))
     return tuple(out)
 
@@ -1248,7 +1276,7 @@ def plan(
                     search.nodes[a].version,
                     search.nodes[b].version,
                     search.state_at(a),
-                    search.state_at(b),
+                    search.landed_state(a, b),
                     hop_findings,
                     mine,
                     acc,
@@ -1306,7 +1334,7 @@ def _direct(
             continue
         s = _Search(kb, idx, t.product, state, currents[t.product], t.version, holds, limit)
         searches.append(s)
-        end = s.state_at(s.target)
+        end = s.landed_state(0, s.target)
         changed = [f for k, f in end.facts.items() if state.facts.get(k) is not f]
         post = post.with_facts(*changed)
     findings: list[Finding] = []

@@ -37,6 +37,8 @@ S3_STATED = (
     "agent-platform-connectivity=4.7.19",
     "--pin",
     "agent-platform-connectivity=>=4.7.0 <5.0.0",
+    "--fact",
+    "object.Harness.kagent.kagent.exists=true",
 )
 S4_STATED = (
     "--installed",

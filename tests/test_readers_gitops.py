@@ -515,7 +515,13 @@ def _fx(name: str) -> list[str]:
 GITOPS_FORMS: dict[str, list[str]] = {
     "S1": [*_fx("s1"), *HARNESS_UNPROTECTED],
     "S2": [*_fx("s2"), *HARNESS_UNPROTECTED],
-    "S3": [*_fx("s3"), "--installed", "agent-platform-connectivity=4.7.19"],
+    "S3": [
+        *_fx("s3"),
+        "--installed",
+        "agent-platform-connectivity=4.7.19",
+        "--fact",
+        "object.Harness.kagent.kagent.exists=true",
+    ],
     "S4": [*_fx("s4"), "--fact", "object.Harness.kagent.kagent.exists=false"],
     "S5": [*_fx("s5"), *HARNESS_UNPROTECTED],
     "S5-state": _fx("s5-state"),

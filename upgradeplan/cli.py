@@ -19,7 +19,11 @@ from upgradeplan.errors import ExitCode, UpgradeplanError
 
 # name -> (module, attribute, short help). The help text is here so `--help` needs no import.
 COMMANDS: dict[str, tuple[str, str, str]] = {
-    "check": ("upgradeplan.commands.planning", "check", "Judge the move as asked; exit code for CI."),
+    "check": (
+        "upgradeplan.commands.planning",
+        "check",
+        "Judge the move as asked; exit code for CI.",
+    ),
     "plan": ("upgradeplan.commands.planning", "plan", "The safe path as ordered steps."),
     "patch": ("upgradeplan.commands.patch", "patch", "Migration patches for a plan."),
     "scan": ("upgradeplan.commands.scan", "scan", "What an installation runs and pins."),
@@ -91,13 +95,16 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "--version", prog_name="upgradeplan", message="%(prog)s %(version)s")
+@click.version_option(
+    __version__, "--version", prog_name="upgradeplan", message="%(prog)s %(version)s"
+)
 @click.option(
     "--kb",
     "kb_dirs",
     multiple=True,
     type=click.Path(file_okay=False),
-    help="Extra knowledge directory, merged with the bundled one (repeatable; also UPGRADEPLAN_KB).",
+    help="Extra knowledge directory, merged with the bundled one "
+    "(repeatable; also UPGRADEPLAN_KB).",
 )
 @click.option(
     "--color",
@@ -109,7 +116,10 @@ class LazyGroup(click.Group):
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 @click.pass_context
 def cli(ctx: click.Context, kb_dirs: tuple[str, ...], color: str, debug: bool) -> None:
-    """Is it safe to move this Helm/Flux installation to that target, and if not, what is the safe way?
+    """Is it safe to move this Helm/Flux installation to that target? If not, what is the safe way?
+
+    \b
+    Before anyone bumps a version pin: the verdict, the evidence and the safe path.
 
     \b
     Exit codes: 0 safe, 1 unexpected error, 2 bad input, 3 a hazard applies or no safe
@@ -124,7 +134,9 @@ def cli(ctx: click.Context, kb_dirs: tuple[str, ...], color: str, debug: bool) -
 
 
 @click.command("version")
-@click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 def version_cmd(output: str) -> None:
     """Print the version of upgradeplan and of the bundled knowledge format."""
     info = {
@@ -158,7 +170,8 @@ def main(argv: list[str] | None = None) -> None:
 
 def run(args: list[str]) -> int:
     """Run the CLI with ``args`` and return the exit code instead of exiting."""
-    prog = "kubectl upgradeplan" if os.path.basename(sys.argv[0]).startswith("kubectl-") else "upgradeplan"
+    invoked_as = os.path.basename(sys.argv[0]) if sys.argv else ""
+    prog = "kubectl upgradeplan" if invoked_as.startswith("kubectl-") else "upgradeplan"
     try:
         rv = cli.main(args=args, prog_name=prog, standalone_mode=False)
     except click.exceptions.Exit as exc:

@@ -86,9 +86,11 @@ class KnowledgeError(UpgradeplanError):
     def __init__(self, problems: Sequence[object]) -> None:
         self.problems = list(problems)
         first = str(self.problems[0]) if self.problems else "unknown problem"
-        more = f" (and {len(self.problems) - 1} more; run 'upgradeplan kb lint')" if len(
-            self.problems
-        ) > 1 else ""
+        more = (
+            f" (and {len(self.problems) - 1} more; run 'upgradeplan kb lint')"
+            if len(self.problems) > 1
+            else ""
+        )
         super().__init__(f"knowledge base: {first}{more}")
 
 

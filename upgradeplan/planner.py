@@ -650,6 +650,7 @@ class _Search:
         self._allowed: list[int] | None = None  # None: every release
         self._allowed_ready = False
         self._landed_states: dict[tuple[int, int], State] = {}
+        self._landing: dict[int, list[Fact]] = {}
 
     @property
     def carried(self) -> tuple[str, ...]:
@@ -666,7 +667,7 @@ class _Search:
             return node.state
         rel = node.release
         assert rel is not None
-        node.state = self.state_at(i - 1).with_facts(*self._landing_facts(rel))
+        node.state = self.state_at(i - 1).with_facts(*self._landing_facts(i))
         return node.state
 
     def landed_state(self, i: int, j: int) -> State:
@@ -679,14 +680,21 @@ class _Search:
         key = (i, j)
         cached = self._landed_states.get(key)
         if cached is None:
-            rel = self.nodes[j].release
-            assert rel is not None
-            cached = self.state_at(i).with_facts(*self._landing_facts(rel))
+            cached = self.state_at(i).with_facts(*self._landing_facts(j))
             self._landed_states[key] = cached
         return cached
 
-    def _landing_facts(self, rel: Release) -> list[Fact]:
-        """Installed version, lockstep pins and effects that landing on ``rel`` sets."""
+    def _landing_facts(self, j: int) -> list[Fact]:
+        """Installed version, lockstep pins and effects that landing on release ``j`` sets.
+
+        Built once per release, so the facts keep their identity across hops (the truth
+        cache is keyed by the identity of the facts a condition reads).
+        """
+        hit = self._landing.get(j)
+        if hit is not None:
+            return hit
+        rel = self.nodes[j].release
+        assert rel is not None
         facts: list[Fact] = [Fact(f"installed.{self.product}", rel.version, f"plan: {rel.key}")]
         if self.product in self._pins and self.product not in self.holds:
             # the product's own exact pin is what the user bumps to make the hop
@@ -699,6 +707,7 @@ class _Search:
                 facts.append(Fact(f"installed.{comp}", version, f"plan: BOM of {rel.key}"))
         for key, value in rel.effects.items():
             facts.append(Fact(str(key), value, f"effects of {rel.key} ({rel.location})"))
+        self._landing[j] = facts
         return facts
 
     # ---- candidate hops

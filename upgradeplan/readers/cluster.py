@@ -1,11 +1,17 @@
-"""Read live clusters: the one adapter around the kubernetes client (imported lazily).
+"""Read live clusters: raw GETs of JSON, parsed into plain dicts, turned into facts.
 
-Per context an isolated ``ApiClient`` (``new_client_from_config``), raw GETs whose JSON is
-parsed into plain dicts (no typed model classes), then :mod:`upgradeplan.readers.objects`
-turns the objects into facts. Requests per context: ``/version``, one list per resource
-type (plus its pages, ``limit``/``continue``; an older API version only after a 404; no
-discovery), the CustomResourceDefinitions the knowledge names, and the Secrets the product
-workloads reference, by name. Secret ``data``/``stringData`` are dropped as soon as the
+Per context one transport: the standard-library one (:mod:`upgradeplan.readers.transport`)
+when the context needs only what :func:`upgradeplan.readers.kubeconfig.connection`
+understands (tokens, token files, client certificates, basic auth; CA, skip-verify, TLS
+server name), else an isolated ``ApiClient`` of the kubernetes client
+(``new_client_from_config``, imported lazily: exec plugins, auth providers, proxies, and
+anything else the kubeconfig asks for). The JSON is parsed into plain dicts (no typed
+model classes), then :mod:`upgradeplan.readers.objects` turns the objects into facts.
+
+Requests per context: ``/version``, one list per resource type (plus its pages,
+``limit``/``continue``; an older API version only after a 404; no discovery), the
+CustomResourceDefinitions the knowledge names, and the Secrets the product workloads
+reference, by name. Secret ``data``/``stringData`` are dropped as soon as the
 answer is parsed and never reach a fact.
 
 Failures are bounded: a few retries with a short backoff on 5xx, timeouts, cut-off answers;
@@ -21,13 +27,16 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from upgradeplan.errors import BadInput, UnknownName
+from upgradeplan.errors import BadInput, UnknownName, UpgradeplanError
 from upgradeplan.model import KnowledgeBase, State
+from upgradeplan.readers.kubeconfig import Connection, Kubeconfig, connection
+from upgradeplan.readers.kubeconfig import load as load_kubeconfig
 from upgradeplan.readers.objects import interests, server_version_object, state_from_objects
+from upgradeplan.readers.transport import HttpTransport, NoAnswer, Response, Transport, Unreachable
 
 PAGE_SIZE = 500
 DEFAULT_TIMEOUT = 10.0  # seconds per request (connect and read)
@@ -43,6 +52,7 @@ class ContextResult:
     state: State | None
     error: str | None = None
     requests: int = 0
+    via: str = ""  # "http.client", or "kubernetes client (<why>)"
 
 
 @dataclass(frozen=True)
@@ -93,8 +103,7 @@ RESOURCES: tuple[Resource, ...] = (
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 
-class _Unreachable(Exception):
-    """The API server could not be reached at all."""
+_Unreachable = Unreachable  # the API server could not be reached at all
 
 
 @dataclass
@@ -104,11 +113,65 @@ class _Answer:
     problem: str = ""
 
 
+class _ClientTransport:
+    """The kubernetes client as a transport; auth (tokens, exec plugins) resolved per request."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def fetch(self, path: str, timeout: float) -> Response:
+        import urllib3
+
+        try:
+            method, url, headers, _, _ = self.client.param_serialize(
+                "GET",
+                path,
+                header_params={"Accept": "application/json"},
+                auth_settings=["BearerToken"],
+            )
+            resp = self.client.call_api(
+                method, url, header_params=headers, _request_timeout=timeout
+            )
+            data = resp.read()
+        except (
+            urllib3.exceptions.NewConnectionError,
+            urllib3.exceptions.ConnectTimeoutError,
+        ) as exc:
+            raise Unreachable(_reason(exc)) from None
+        except urllib3.exceptions.MaxRetryError as exc:
+            if isinstance(
+                exc.reason,
+                (urllib3.exceptions.NewConnectionError, urllib3.exceptions.ConnectTimeoutError),
+            ):
+                raise Unreachable(_reason(exc.reason)) from None
+            raise NoAnswer(f"no answer ({_reason(exc.reason or exc)})") from None
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise NoAnswer(
+                f"no answer within {timeout:g}s"
+                if "timed out" in str(exc).lower()
+                else f"no answer ({_reason(exc)})"
+            ) from None
+        except Exception as exc:  # the client's own: TLS failures, exec plugin errors
+            raise Unreachable(f"{type(exc).__name__}: {_reason(exc)}") from None
+        return Response(int(resp.status), str(resp.reason or ""), data)
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _as_transport(client: Any) -> Transport:
+    """A transport as it is, anything else taken for a kubernetes ``ApiClient``."""
+    if callable(getattr(client, "fetch", None)):
+        transport: Transport = client
+        return transport
+    return _ClientTransport(client)
+
+
 @dataclass
 class _Session:
-    """One context's client: raw GETs with bounded retries, counting requests."""
+    """One context's transport: raw GETs with bounded retries, counting requests."""
 
-    client: Any
+    transport: Transport
     timeout: float
     retries: int
     requests: int = 0
@@ -132,8 +195,6 @@ class _Session:
             return self.groups[group]
 
     def get(self, path: str, query: Mapping[str, str] | None = None) -> _Answer:
-        import urllib3
-
         url_path = path + ("?" + urlencode(dict(query)) if query else "")
         last = ""
         for attempt in range(self.retries + 1):
@@ -142,39 +203,11 @@ class _Session:
             with self.lock:
                 self.requests += 1
             try:
-                # auth (tokens, exec plugins) is resolved here, per request
-                method, url, headers, _, _ = self.client.param_serialize(
-                    "GET",
-                    url_path,
-                    header_params={"Accept": "application/json"},
-                    auth_settings=["BearerToken"],
-                )
-                resp = self.client.call_api(
-                    method, url, header_params=headers, _request_timeout=self.timeout
-                )
-                data = resp.read()
-            except (
-                urllib3.exceptions.NewConnectionError,
-                urllib3.exceptions.ConnectTimeoutError,
-            ) as exc:
-                raise _Unreachable(_reason(exc)) from None
-            except urllib3.exceptions.MaxRetryError as exc:
-                if isinstance(
-                    exc.reason,
-                    (urllib3.exceptions.NewConnectionError, urllib3.exceptions.ConnectTimeoutError),
-                ):
-                    raise _Unreachable(_reason(exc.reason)) from None
-                last = f"no answer ({_reason(exc.reason or exc)})"
+                resp = self.transport.fetch(url_path, self.timeout)
+            except NoAnswer as exc:
+                last = str(exc)
                 continue
-            except (urllib3.exceptions.HTTPError, OSError) as exc:
-                last = (
-                    f"no answer within {self.timeout:g}s"
-                    if "timed out" in str(exc).lower()
-                    else f"no answer ({_reason(exc)})"
-                )
-                continue
-            except Exception as exc:  # the client's own: TLS failures, exec plugin errors
-                raise _Unreachable(f"{type(exc).__name__}: {_reason(exc)}") from None
+            data = resp.data
             status = int(resp.status)
             try:
                 body = json.loads(data) if data else None
@@ -216,6 +249,7 @@ class _Read:
     objects: list[dict[str, Any]] = field(default_factory=list)
     listed: set[str] = field(default_factory=set)
     unreadable: dict[str, str] = field(default_factory=dict)
+    state: State | None = None  # the final state, when no Secret had to be read after it
 
 
 def _list_version(
@@ -316,9 +350,10 @@ def _secret_refs(state: State) -> list[tuple[str, str]]:
     return refs
 
 
-def _read_all(kb: KnowledgeBase, session: _Session, prefix: str) -> _Read:
+def _read_all(kb: KnowledgeBase, session: _Session, name: str) -> _Read:
     """Every request of one context; raises _Unreachable when the server cannot be reached."""
     out = _Read()
+    prefix = f"cluster {name}"
     version = session.get("/version")
     if version.status == 0:  # it accepts connections but answers nothing: give up early
         raise _Unreachable(f"GET /version: {version.problem}")
@@ -347,12 +382,22 @@ def _read_all(kb: KnowledgeBase, session: _Session, prefix: str) -> _Read:
             future.result()
             _merge(out, part)
         # then the Secrets the recognised workloads reference, by name, for their type only
-        first = state_from_objects(kb, out.objects, source_prefix=prefix, listed=out.listed)
+        first = state_from_objects(
+            kb,
+            out.objects,
+            source_prefix=prefix,
+            name=name,
+            listed=out.listed,
+            unreadable=out.unreadable,
+        )
+        refs = _secret_refs(first)
+        if not refs:
+            out.state = first  # nothing more to read: this is the final state
         jobs = []
-        for ns, name in _secret_refs(first):
+        for ns, secret in refs:
             part = _Read()
-            path = f"/api/v1/namespaces/{quote(ns)}/secrets/{quote(name)}"
-            ref, key = f"{ns}/{name}", f"secret.{ns}.{name}"
+            path = f"/api/v1/namespaces/{quote(ns)}/secrets/{quote(secret)}"
+            ref, key = f"{ns}/{secret}", f"secret.{ns}.{secret}"
             jobs.append((part, pool.submit(_get_one, session, path, "Secret", ref, key, part)))
         for part, future in jobs:
             future.result()
@@ -368,18 +413,17 @@ def read_context(
     timeout: float = DEFAULT_TIMEOUT,
     retries: int = DEFAULT_RETRIES,
 ) -> ContextResult:
-    """Read one cluster through an ``ApiClient`` (injected; tests may pass their own)."""
-    session = _Session(client, timeout, retries)
-    prefix = f"cluster {name}"
+    """Read one cluster through a transport or an ``ApiClient`` (tests may pass their own)."""
+    session = _Session(_as_transport(client), timeout, retries)
     try:
-        out = _read_all(kb, session, prefix)
+        out = _read_all(kb, session, name)
     except _Unreachable as exc:
         error = f"cannot reach the API server of context {name!r}: {exc}"
         return ContextResult(name, None, error, session.requests)
-    state = state_from_objects(
+    state = out.state or state_from_objects(
         kb,
         out.objects,
-        source_prefix=prefix,
+        source_prefix=f"cluster {name}",
         name=name,
         listed=out.listed,
         unreadable=out.unreadable,
@@ -403,31 +447,20 @@ def kubeconfig_path(kubeconfig: str | None) -> str:
     return os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
 
 
-def _existing(path: str) -> list[str]:
-    return [
-        p for p in (os.path.expanduser(x) for x in path.split(os.pathsep) if x) if os.path.exists(p)
-    ]
-
-
 def list_contexts(kubeconfig: str | None) -> tuple[list[str], str]:
-    """Context names (in file order) and the current context."""
-    from kubernetes.config import kube_config
-    from kubernetes.config.config_exception import ConfigException
+    """Context names (in merge order) and the current context."""
+    config = load_kubeconfig(kubeconfig_path(kubeconfig))
+    return config.names, config.current
 
-    path = kubeconfig_path(kubeconfig)
-    if not _existing(path):
-        raise BadInput(
-            f"kubeconfig {path} not found", hint="pass --kubeconfig PATH or set KUBECONFIG"
-        )
-    try:
-        contexts, current = kube_config.list_kube_config_contexts(config_file=path)  # type: ignore[no-untyped-call]
-    except (ConfigException, ValueError, TypeError, KeyError, AttributeError) as exc:
-        raise BadInput(
-            f"kubeconfig {path}: {exc}", hint="check the file with 'kubectl config view'"
-        ) from None
-    names = [str(c.get("name")) for c in contexts or [] if isinstance(c, Mapping)]
-    current_name = str(current.get("name", "")) if isinstance(current, Mapping) else ""
-    return names, current_name
+
+def open_transport(
+    config: Kubeconfig, kubeconfig: str | None, context: str
+) -> tuple[Transport, str]:
+    """The transport for one context, and which one it is (with why the client is used)."""
+    how = connection(config, context)
+    if isinstance(how, Connection):
+        return HttpTransport(how), "http.client"
+    return _ClientTransport(new_client(kubeconfig, context)), f"kubernetes client ({how.reason})"
 
 
 def new_client(kubeconfig: str | None, context: str) -> Any:
@@ -465,7 +498,8 @@ def read_contexts(
     client_factory: Callable[[str | None, str], Any] | None = None,
 ) -> list[ContextResult]:
     """Read each context (the current one when none is named), in parallel, in the given order."""
-    names, current = list_contexts(kubeconfig)
+    config = load_kubeconfig(kubeconfig_path(kubeconfig))
+    names, current = config.names, config.current
     if all_contexts:
         wanted = list(names)
     elif contexts:
@@ -479,25 +513,36 @@ def read_contexts(
                 f"kubeconfig {kubeconfig_path(kubeconfig)} has no current context",
                 hint="pass --context NAME",
             )
+        if current not in names:
+            raise BadInput(
+                f"kubeconfig {kubeconfig_path(kubeconfig)}: the current context {current!r} "
+                "is not defined",
+                hint="pass --context NAME",
+            )
         wanted = [current]
     if not wanted:
         raise BadInput(f"kubeconfig {kubeconfig_path(kubeconfig)} has no contexts")
     per_request = timeout if timeout is not None else _timeout_from_env()
-    factory = client_factory or new_client
 
     def one(ctx: str) -> ContextResult:
         try:
-            client = factory(kubeconfig, ctx)
-        except Exception as exc:  # a broken context must not stop the others
+            if client_factory is not None:
+                transport, via = _as_transport(client_factory(kubeconfig, ctx)), "injected"
+            else:
+                transport, via = open_transport(config, kubeconfig, ctx)
+        except UpgradeplanError as exc:  # a broken context must not stop the others
+            return ContextResult(ctx, None, f"context {ctx!r}: {exc}")
+        except Exception as exc:
             return ContextResult(ctx, None, f"context {ctx!r}: {type(exc).__name__}: {exc}")
         try:
-            return read_context(kb, client, ctx, timeout=per_request, retries=retries)
+            res = read_context(kb, transport, ctx, timeout=per_request, retries=retries)
+            return replace(res, via=via)
         except Exception as exc:  # one broken context must not stop the others
-            return ContextResult(ctx, None, f"context {ctx!r}: {type(exc).__name__}: {exc}")
+            return ContextResult(
+                ctx, None, f"context {ctx!r}: {type(exc).__name__}: {exc}", via=via
+            )
         finally:
-            close = getattr(client, "close", None)
-            if callable(close):
-                close()
+            transport.close()
 
     if len(wanted) == 1:
         return [one(wanted[0])]

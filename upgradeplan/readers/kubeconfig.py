@@ -1,0 +1,358 @@
+"""Kubeconfig files as kubectl reads them, and what one context needs to connect.
+
+``load`` merges a ``:``-list of files the way kubectl does: files that do not exist are
+skipped; for clusters, users and contexts the first file that defines a name wins; the
+current context comes from the first file that sets one; relative certificate, key and
+token-file paths are relative to the folder of the file that defines them.
+
+``connection`` turns one context into the settings the standard-library transport
+(:mod:`upgradeplan.readers.transport`) needs, when the context asks for nothing else: a
+bearer token or token file, a client certificate and key, a user name and password, or no
+credentials at all; a server URL, a certificate authority (file or data), skipping TLS
+verification, a TLS server name. Anything else (exec credential plugins, auth providers,
+impersonation, proxies, fields that contradict each other, fields it does not know) gives a
+:class:`Fallback` with the reason, and the kubernetes client reads that context.
+
+Token and key material is held in fields left out of ``repr`` and never put in a message.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import yaml
+
+from upgradeplan.errors import BadInput
+
+SECTIONS = {"clusters": "cluster", "users": "user", "contexts": "context"}
+
+# Fields the transport understands; anything else set in a user or cluster means fallback.
+USER_FIELDS = frozenset(
+    {
+        "token",
+        "tokenFile",
+        "username",
+        "password",
+        "client-certificate",
+        "client-certificate-data",
+        "client-key",
+        "client-key-data",
+        "extensions",
+    }
+)
+CLUSTER_FIELDS = frozenset(
+    {
+        "server",
+        "certificate-authority",
+        "certificate-authority-data",
+        "insecure-skip-tls-verify",
+        "tls-server-name",
+        "extensions",
+        "disable-compression",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Named:
+    """One named cluster, user or context, with the file that defines it."""
+
+    name: str
+    body: Mapping[str, Any]
+    file: Path
+
+    def set(self, key: str) -> bool:
+        """Whether the field is given (null and "" count as not given, as in kubectl)."""
+        return self.body.get(key) not in (None, "")
+
+    def path(self, key: str) -> Path:
+        """A file field, relative to the folder of the file that defines this entry."""
+        return self.file.parent / str(self.body[key])
+
+
+@dataclass(frozen=True)
+class Kubeconfig:
+    """The merged view of one or more kubeconfig files."""
+
+    files: tuple[Path, ...]
+    clusters: Mapping[str, Named]
+    users: Mapping[str, Named]
+    contexts: Mapping[str, Named]  # in merge order
+    current: str
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.contexts)
+
+    @property
+    def where(self) -> str:
+        return ":".join(str(f) for f in self.files)
+
+
+@dataclass(frozen=True)
+class Connection:
+    """How the standard-library transport reaches one context's API server."""
+
+    context: str
+    scheme: str  # "http" or "https"
+    host: str
+    port: int
+    base_path: str  # a path prefix of the server URL ("" for none)
+    insecure: bool = False
+    server_name: str = ""  # TLS server name (SNI and verification), when not the host
+    ca_file: Path | None = None
+    ca_data: bytes | None = field(default=None, repr=False)
+    cert_file: Path | None = None
+    cert_data: bytes | None = field(default=None, repr=False)
+    key_file: Path | None = None
+    key_data: bytes | None = field(default=None, repr=False)
+    authorization: str = field(default="", repr=False)  # the Authorization header value
+
+    @property
+    def server(self) -> str:
+        return f"{self.scheme}://{self.host}:{self.port}{self.base_path}"
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """A context the standard-library transport leaves to the kubernetes client, and why."""
+
+    context: str
+    reason: str
+
+
+# --------------------------------------------------------------------------- files
+
+
+def existing_files(path_list: str) -> list[Path]:
+    """The files of a ``:``-list that exist, in order (as kubectl: missing ones are skipped)."""
+    out: list[Path] = []
+    for part in path_list.split(os.pathsep):
+        if part:
+            path = Path(os.path.expanduser(part))
+            if path.exists() and path not in out:
+                out.append(path)
+    return out
+
+
+def _read(path: Path) -> Mapping[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"kubeconfig {path}: cannot read it ({exc})") from None
+    try:
+        doc = yaml.load(text, Loader=yaml.CSafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        problem = getattr(exc, "problem", None) or "not valid YAML"
+        raise BadInput(
+            f"kubeconfig is not valid YAML: {problem}",
+            location=where,
+            hint="check the file with 'kubectl config view'",
+        ) from None
+    if doc is None:
+        return {}  # an empty file is an empty configuration, as in kubectl
+    if not isinstance(doc, Mapping):
+        raise BadInput(f"kubeconfig {path}: expected a mapping (kind: Config)")
+    return doc
+
+
+def _entries(doc: Mapping[str, Any], section: str, path: Path) -> list[Named]:
+    items = doc.get(section) or []
+    if not isinstance(items, list):
+        raise BadInput(f"kubeconfig {path}: '{section}' must be a list")
+    out: list[Named] = []
+    for item in items:
+        name = item.get("name") if isinstance(item, Mapping) else None
+        if not isinstance(name, str) or not name:
+            raise BadInput(f"kubeconfig {path}: an entry of '{section}' has no name")
+        body = item.get(SECTIONS[section]) or {}
+        if not isinstance(body, Mapping):
+            raise BadInput(f"kubeconfig {path}: {section} entry {name!r} must be a mapping")
+        out.append(Named(name, body, path))
+    return out
+
+
+def load(path_list: str) -> Kubeconfig:
+    """Merge the kubeconfig files of a ``:``-list; BadInput when none exists or one is broken."""
+    files = existing_files(path_list)
+    if not files:
+        raise BadInput(
+            f"kubeconfig {path_list} not found", hint="pass --kubeconfig PATH or set KUBECONFIG"
+        )
+    merged: dict[str, dict[str, Named]] = {section: {} for section in SECTIONS}
+    current = ""
+    for path in files:
+        doc = _read(path)
+        for section, known in merged.items():
+            for entry in _entries(doc, section, path):
+                known.setdefault(entry.name, entry)  # the first file defining a name wins
+        if not current and doc.get("current-context"):
+            current = str(doc["current-context"])
+    return Kubeconfig(
+        tuple(files), merged["clusters"], merged["users"], merged["contexts"], current
+    )
+
+
+# --------------------------------------------------------------------------- one context
+
+
+def connection(
+    config: Kubeconfig, context: str, environ: Mapping[str, str] | None = None
+) -> Connection | Fallback:
+    """How to reach one context without the kubernetes client, or why not.
+
+    BadInput for what no client could use: an unknown context or cluster, a cluster without
+    a server, data fields that are not base64, a token file that cannot be read.
+    """
+    ctx = config.contexts.get(context)
+    if ctx is None:
+        raise BadInput(f"kubeconfig {config.where} has no context {context!r}")
+    cluster_name = str(ctx.body.get("cluster") or "")
+    cluster = config.clusters.get(cluster_name)
+    if cluster is None:
+        raise BadInput(
+            f"context {context!r} names cluster {cluster_name!r}, "
+            f"which kubeconfig {config.where} does not define"
+        )
+    user_name = str(ctx.body.get("user") or "")
+    user = config.users.get(user_name)  # an unknown user means no credentials (as kubectl)
+    env = os.environ if environ is None else environ
+    reason = _unsupported(cluster, user) or _proxied(cluster, env)
+    if reason:
+        return Fallback(context, reason)
+    server = str(cluster.body.get("server") or "")
+    if not server:
+        raise BadInput(f"cluster {cluster.name!r} of context {context!r} has no server")
+    url = urlsplit(server)
+    if url.scheme not in ("http", "https") or not url.hostname or url.query or url.username:
+        return Fallback(context, f"server URL {server!r} is not a plain http(s) URL")
+    try:
+        port = url.port or (443 if url.scheme == "https" else 80)
+    except ValueError:
+        return Fallback(context, f"server URL {server!r} has no valid port")
+    settings: dict[str, Any] = {}
+    if url.scheme == "https":  # TLS material is used only over TLS (as the client does)
+        settings = _tls(cluster, user)
+    return Connection(
+        context=context,
+        scheme=url.scheme,
+        host=url.hostname,
+        port=port,
+        base_path=url.path.rstrip("/"),
+        authorization=_authorization(user),
+        **settings,
+    )
+
+
+def _unsupported(cluster: Named, user: Named | None) -> str:
+    """Why the transport cannot serve this cluster and user ("" when it can)."""
+    for entry, known, what in ((cluster, CLUSTER_FIELDS, "cluster"), (user, USER_FIELDS, "user")):
+        if entry is None:
+            continue
+        extra = sorted(k for k in entry.body if k not in known and entry.set(str(k)))
+        if extra:
+            return f"{what} {entry.name!r} uses {', '.join(map(str, extra))}"
+    pairs = [
+        (cluster, "certificate-authority", "certificate-authority-data"),
+        (cluster, "certificate-authority", "insecure-skip-tls-verify"),
+        (cluster, "certificate-authority-data", "insecure-skip-tls-verify"),
+        (user, "client-certificate", "client-certificate-data"),
+        (user, "client-key", "client-key-data"),
+        (user, "token", "tokenFile"),
+        (user, "token", "username"),
+        (user, "tokenFile", "username"),
+    ]
+    for entry, one, other in pairs:
+        if entry is not None and entry.set(one) and entry.set(other):
+            if other == "insecure-skip-tls-verify" and entry.body.get(other) is False:
+                continue
+            return f"{entry.name!r} sets both {one} and {other}"
+    skip = cluster.body.get("insecure-skip-tls-verify")
+    if skip is not None and not isinstance(skip, bool):
+        return f"cluster {cluster.name!r}: insecure-skip-tls-verify is not true or false"
+    if user is not None:
+        has_cert = user.set("client-certificate") or user.set("client-certificate-data")
+        has_key = user.set("client-key") or user.set("client-key-data")
+        if has_cert != has_key:
+            return f"user {user.name!r} has a client certificate or key without the other"
+        if user.set("username") != user.set("password"):
+            return f"user {user.name!r} has a user name or password without the other"
+    return ""
+
+
+def _proxied(cluster: Named, environ: Mapping[str, str]) -> str:
+    """A proxy from the environment applies to this server (the client then connects)."""
+    server = str(cluster.body.get("server") or "")
+    url = urlsplit(server)
+    proxy = _env(environ, f"{url.scheme}_proxy") or _env(environ, "all_proxy")
+    if not proxy:
+        return ""
+    host = (url.hostname or "").lower()
+    netloc = url.netloc.lower()
+    for item in _env(environ, "no_proxy").lower().split(","):
+        entry = item.strip().lstrip(".")
+        if entry == "*" or (entry and entry in (host, netloc)):
+            return ""
+        if entry and (host.endswith("." + entry) or netloc.endswith("." + entry)):
+            return ""
+    return f"a proxy from the environment applies to {server}"
+
+
+def _env(environ: Mapping[str, str], name: str) -> str:
+    return environ.get(name) or environ.get(name.upper()) or ""
+
+
+def _decoded(entry: Named, key: str) -> bytes:
+    try:
+        return base64.b64decode(str(entry.body[key]), validate=False)
+    except (binascii.Error, ValueError):
+        raise BadInput(f"kubeconfig {entry.file}: {key} of {entry.name!r} is not base64") from None
+
+
+def _tls(cluster: Named, user: Named | None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "insecure": cluster.body.get("insecure-skip-tls-verify") is True,
+        "server_name": str(cluster.body.get("tls-server-name") or ""),
+    }
+    if cluster.set("certificate-authority-data"):
+        out["ca_data"] = _decoded(cluster, "certificate-authority-data")
+    elif cluster.set("certificate-authority"):
+        out["ca_file"] = cluster.path("certificate-authority")
+    if user is not None:
+        for kind in ("cert", "key"):
+            key = "client-certificate" if kind == "cert" else "client-key"
+            if user.set(f"{key}-data"):
+                out[f"{kind}_data"] = _decoded(user, f"{key}-data")
+            elif user.set(key):
+                out[f"{kind}_file"] = user.path(key)
+    return out
+
+
+def _authorization(user: Named | None) -> str:
+    if user is None:
+        return ""
+    if user.set("token"):
+        return f"Bearer {str(user.body['token']).strip()}"
+    if user.set("tokenFile"):
+        path = user.path("tokenFile")
+        try:
+            token = path.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "unreadable"
+            raise BadInput(
+                f"tokenFile {path} of user {user.name!r} cannot be read ({reason})"
+            ) from None
+        return f"Bearer {token}" if token else ""
+    if user.set("username"):
+        pair = f"{user.body['username']}:{user.body['password']}".encode()
+        return f"Basic {base64.b64encode(pair).decode('ascii')}"
+    return ""

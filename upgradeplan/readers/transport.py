@@ -1,0 +1,216 @@
+"""GET JSON from a Kubernetes API server with the standard library (http.client and ssl).
+
+One :class:`HttpTransport` per context: an ``ssl.SSLContext`` built once from the
+:class:`~upgradeplan.readers.kubeconfig.Connection` (certificate authority as a file or
+as data, a client certificate and key, or no verification at all), a keep-alive connection
+per thread, a timeout per request. It only fetches; retries and the meaning of statuses are
+the cluster reader's. Failures are two kinds: :class:`Unreachable` (no connection or TLS
+handshake: the context cannot be read at all) and :class:`NoAnswer` (a timeout, a reset, an
+answer cut off: worth another attempt).
+
+Key material given as data is written to private temporary files (mode 0600 in a 0700
+folder) only for ``load_cert_chain`` and removed right after. Nothing here logs.
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import ssl
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from upgradeplan import __version__
+from upgradeplan.errors import BadInput
+from upgradeplan.readers.kubeconfig import Connection
+
+USER_AGENT = f"upgradeplan/{__version__}"
+
+
+class Unreachable(Exception):
+    """The API server could not be reached at all (no connection, a failed TLS handshake)."""
+
+
+class NoAnswer(Exception):
+    """No usable answer this time: a timeout, a dropped connection, a cut-off answer."""
+
+
+@dataclass(frozen=True)
+class Response:
+    status: int
+    reason: str
+    data: bytes
+
+
+class Transport(Protocol):
+    """What the cluster reader needs from a way of talking to one API server."""
+
+    def fetch(self, path: str, timeout: float) -> Response:
+        """GET ``path`` (with its query); raises Unreachable or NoAnswer."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class _Connection(http.client.HTTPConnection):
+    """An HTTP/1.1 connection that wraps its socket in TLS when given a context."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        timeout: float,
+        tls: ssl.SSLContext | None,
+        server_name: str,
+    ) -> None:
+        super().__init__(host, port, timeout=timeout)
+        self.tls = tls
+        self.server_name = server_name
+
+    def connect(self) -> None:
+        super().connect()  # sets TCP_NODELAY
+        if self.tls is not None:
+            self.sock = self.tls.wrap_socket(self.sock, server_hostname=self.server_name)
+
+
+def tls_context(conn: Connection) -> ssl.SSLContext:
+    """The client TLS settings of one context; BadInput naming the file that cannot be used."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.set_alpn_protocols(["http/1.1"])
+    where = f"context {conn.context!r}"
+    try:
+        if conn.insecure:
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        elif conn.ca_data is not None:
+            pem = conn.ca_data.lstrip().startswith(b"-----")
+            context.load_verify_locations(cadata=conn.ca_data.decode() if pem else conn.ca_data)
+        elif conn.ca_file is not None:
+            context.load_verify_locations(cafile=str(conn.ca_file))
+        else:
+            context.load_default_certs()
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise BadInput(f"{where}: the certificate authority cannot be used ({exc})") from None
+    if conn.cert_data is not None or conn.cert_file is not None:
+        _load_client_certificate(context, conn, where)
+    return context
+
+
+def _load_client_certificate(context: ssl.SSLContext, conn: Connection, where: str) -> None:
+    import shutil
+    import tempfile
+
+    folder = ""
+    if conn.cert_file is None or conn.key_file is None:
+        folder = tempfile.mkdtemp(prefix="upgradeplan-tls-")  # mode 0700
+    try:
+        cert = conn.cert_file or _private_file(folder, "client.crt", conn.cert_data or b"")
+        key = conn.key_file or _private_file(folder, "client.key", conn.key_data or b"")
+        context.load_cert_chain(str(cert), str(key), password=_no_password)
+    except (OSError, ValueError) as exc:
+        raise BadInput(f"{where}: the client certificate or key cannot be used ({exc})") from None
+    finally:
+        if folder:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _private_file(folder: str, name: str, data: bytes) -> Path:
+    path = Path(folder) / name
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    return path
+
+
+def _no_password() -> bytes:
+    raise ValueError("the key is encrypted (kubeconfig keys cannot have a passphrase)")
+
+
+class HttpTransport:
+    """Keep-alive GETs to one API server; thread-safe (a connection per thread)."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.tls = tls_context(conn) if conn.scheme == "https" else None
+        self.server_name = conn.server_name or conn.host
+        self.headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
+        if conn.authorization:
+            self.headers["Authorization"] = conn.authorization
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._open: list[_Connection] = []
+
+    def _connection(self, timeout: float) -> tuple[_Connection, bool]:
+        """This thread's connection, connected; and whether it was connected before."""
+        http_conn: _Connection | None = getattr(self._local, "http", None)
+        if http_conn is None:
+            http_conn = _Connection(
+                self.conn.host, self.conn.port, timeout, self.tls, self.server_name
+            )
+            self._local.http = http_conn
+            with self._lock:
+                self._open.append(http_conn)
+        reused = http_conn.sock is not None
+        http_conn.timeout = timeout
+        if reused:
+            assert http_conn.sock is not None
+            http_conn.sock.settimeout(timeout)
+            return http_conn, True
+        try:
+            http_conn.connect()
+        except ssl.SSLError as exc:
+            http_conn.close()
+            raise Unreachable(f"TLS handshake with {self.conn.server} failed: {exc}") from None
+        except ConnectionRefusedError:
+            http_conn.close()
+            raise Unreachable(f"{self.conn.server}: connection refused") from None
+        except TimeoutError:
+            http_conn.close()
+            raise Unreachable(f"{self.conn.server}: no connection within {timeout:g}s") from None
+        except OSError as exc:
+            http_conn.close()
+            raise Unreachable(f"{self.conn.server}: {exc.strerror or exc}") from None
+        return http_conn, False
+
+    def fetch(self, path: str, timeout: float) -> Response:
+        for _ in range(2):  # a kept-alive connection the server has closed: once more
+            http_conn, reused = self._connection(timeout)
+            try:
+                http_conn.request("GET", self.conn.base_path + path, headers=self.headers)
+                resp = http_conn.getresponse()
+                data = resp.read()
+            except TimeoutError:
+                http_conn.close()
+                raise NoAnswer(f"no answer within {timeout:g}s") from None
+            except (
+                http.client.RemoteDisconnected,
+                ConnectionResetError,
+                BrokenPipeError,
+            ) as exc:
+                http_conn.close()
+                if reused:
+                    continue
+                raise NoAnswer(f"no answer ({_describe(exc)})") from None
+            except (http.client.HTTPException, OSError) as exc:
+                http_conn.close()
+                raise NoAnswer(f"no answer ({_describe(exc)})") from None
+            if resp.will_close:
+                http_conn.close()
+            return Response(resp.status, resp.reason or "", data)
+        raise NoAnswer("no answer (the connection was closed twice)")
+
+    def close(self) -> None:
+        with self._lock:
+            for http_conn in self._open:
+                http_conn.close()
+            self._open.clear()
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, http.client.IncompleteRead):
+        return f"the answer was cut off after {len(exc.partial)} bytes"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc) or type(exc).__name__

@@ -183,6 +183,7 @@ class Request:
     auth: bool
     status: int = 0
     authorization: str = ""  # the header's value (tests of exec plugins check the token)
+    client_cert: str = ""  # the common name of the client certificate (HTTPS with client_ca)
 
 
 class FakeAPIServer:
@@ -195,9 +196,11 @@ class FakeAPIServer:
         git_version: str = DEFAULT_GIT_VERSION,
         faults: Faults | None = None,
         tls: tuple[str, str] | None = None,
+        client_ca: str | None = None,
     ) -> None:
         self.git_version = git_version
         self.tls = tls  # (certificate file, key file): serve HTTPS
+        self.client_ca = client_ca  # HTTPS only: require a client certificate signed by it
         self.faults = faults or Faults()
         self.requests: list[Request] = []
         self._lock = threading.Lock()
@@ -302,6 +305,9 @@ class FakeAPIServer:
         if self.tls is not None:
             context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             context.load_cert_chain(*self.tls)
+            if self.client_ca:
+                context.verify_mode = ssl.CERT_REQUIRED
+                context.load_verify_locations(self.client_ca)
             self._httpd.socket = context.wrap_socket(self._httpd.socket, server_side=True)
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
@@ -386,6 +392,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.headers.get("Accept", ""),
             bool(self.headers.get("Authorization")),
             authorization=self.headers.get("Authorization", ""),
+            client_cert=_peer_name(self.connection),
         )
         with self.fake._lock:
             self.fake.requests.append(entry)
@@ -618,6 +625,16 @@ class _Handler(BaseHTTPRequestHandler):
             "groupVersion": gv,
             "resources": resources,
         }
+
+
+def _peer_name(conn: Any) -> str:
+    """The common name of the client certificate a TLS connection presented ("" for none)."""
+    peer = conn.getpeercert() if isinstance(conn, ssl.SSLSocket) else None
+    for rdn in (peer or {}).get("subject", ()):
+        for pair in rdn:
+            if pair[0] == "commonName":
+                return str(pair[1])
+    return ""
 
 
 def _version_info(git_version: str) -> dict[str, str]:

@@ -219,10 +219,7 @@ def connection(
     cluster_name = str(ctx.body.get("cluster") or "")
     cluster = config.clusters.get(cluster_name)
     if cluster is None:
-        raise BadInput(
-            f"context {context!r} names cluster {cluster_name!r}, "
-            f"which kubeconfig {config.where} does not define"
-        )
+        raise BadInput(f"cluster {cluster_name!r} is not defined in kubeconfig {config.where}")
     user_name = str(ctx.body.get("user") or "")
     user = config.users.get(user_name)  # an unknown user means no credentials (as kubectl)
     env = os.environ if environ is None else environ
@@ -231,7 +228,7 @@ def connection(
         return Fallback(context, reason)
     server = str(cluster.body.get("server") or "")
     if not server:
-        raise BadInput(f"cluster {cluster.name!r} of context {context!r} has no server")
+        raise BadInput(f"cluster {cluster.name!r} has no server")
     url = urlsplit(server)
     if url.scheme not in ("http", "https") or not url.hostname or url.query or url.username:
         return Fallback(context, f"server URL {server!r} is not a plain http(s) URL")

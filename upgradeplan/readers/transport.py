@@ -79,7 +79,6 @@ def tls_context(conn: Connection) -> ssl.SSLContext:
     """The client TLS settings of one context; BadInput naming the file that cannot be used."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     context.set_alpn_protocols(["http/1.1"])
-    where = f"context {conn.context!r}"
     try:
         if conn.insecure:
             context.check_hostname = False
@@ -92,13 +91,13 @@ def tls_context(conn: Connection) -> ssl.SSLContext:
         else:
             context.load_default_certs()
     except (OSError, ValueError, UnicodeDecodeError) as exc:
-        raise BadInput(f"{where}: the certificate authority cannot be used ({exc})") from None
+        raise BadInput(f"the certificate authority cannot be used ({exc})") from None
     if conn.cert_data is not None or conn.cert_file is not None:
-        _load_client_certificate(context, conn, where)
+        _load_client_certificate(context, conn)
     return context
 
 
-def _load_client_certificate(context: ssl.SSLContext, conn: Connection, where: str) -> None:
+def _load_client_certificate(context: ssl.SSLContext, conn: Connection) -> None:
     import shutil
     import tempfile
 
@@ -110,7 +109,7 @@ def _load_client_certificate(context: ssl.SSLContext, conn: Connection, where: s
         key = conn.key_file or _private_file(folder, "client.key", conn.key_data or b"")
         context.load_cert_chain(str(cert), str(key), password=_no_password)
     except (OSError, ValueError) as exc:
-        raise BadInput(f"{where}: the client certificate or key cannot be used ({exc})") from None
+        raise BadInput(f"the client certificate or key cannot be used ({exc})") from None
     finally:
         if folder:
             shutil.rmtree(folder, ignore_errors=True)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ from upgradeplan.cli import cli
 from upgradeplan.kb.loader import load
 from upgradeplan.model import KnowledgeBase
 from upgradeplan.readers import cluster
+from upgradeplan.readers.transport import Unreachable
 
 __all__ = ["fake_api"]  # the pytest fixture, imported for its side effect
 
@@ -438,3 +441,18 @@ def test_snapshot_of_several_contexts_writes_the_readable_ones(fake_api: FakeAPI
     assert as_json.exit_code == 0 and json.loads(as_json.stdout)["name"] == "b"
     nothing = invoke(["snapshot", "--kubeconfig", kubeconfig, "--context", "down"])
     assert nothing.exit_code == 1 and "no context could be read" in nothing.output
+
+
+def test_parallel_calls_keep_their_order_and_hand_back_the_first_error() -> None:
+    def slow(i: int) -> int:
+        time.sleep(0.01 * (5 - i))  # the first calls end last
+        return i
+
+    calls: list[Callable[[], int]] = [partial(slow, i) for i in range(6)]
+    assert cluster._in_parallel(calls, 4) == list(range(6))
+
+    def boom() -> int:
+        raise Unreachable("connection refused")
+
+    with pytest.raises(Unreachable, match="connection refused"):
+        cluster._in_parallel([*calls, boom], 4)

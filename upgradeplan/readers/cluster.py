@@ -26,9 +26,9 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 from urllib.parse import quote, urlencode
 
 from upgradeplan.errors import BadInput, UnknownName, UpgradeplanError
@@ -37,6 +37,8 @@ from upgradeplan.readers.kubeconfig import Connection, Kubeconfig, connection
 from upgradeplan.readers.kubeconfig import load as load_kubeconfig
 from upgradeplan.readers.objects import interests, server_version_object, state_from_objects
 from upgradeplan.readers.transport import HttpTransport, NoAnswer, Response, Transport, Unreachable
+
+T = TypeVar("T")
 
 PAGE_SIZE = 500
 DEFAULT_TIMEOUT = 10.0  # seconds per request (connect and read)
@@ -361,47 +363,30 @@ def _read_all(kb: KnowledgeBase, session: _Session, name: str) -> _Read:
         out.objects.append(server_version_object(version.body))
     else:
         out.unreadable["installed.kubernetes"] = _problem(version, "reading /version")
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        # one list per resource type, and the CRDs the knowledge names, all at once
-        jobs = []
-        for res in RESOURCES:
-            part = _Read()
-            jobs.append((part, pool.submit(_list, session, res, part)))
-        for crd in sorted(interests(kb).crds):
-            part = _Read()
-            path, key = f"{CRD_PATH}/{quote(crd)}", f"crd.{crd}"
-            jobs.append(
-                (
-                    part,
-                    pool.submit(
-                        _get_one, session, path, "CustomResourceDefinition", crd, key, part
-                    ),
-                )
-            )
-        for part, future in jobs:
-            future.result()
-            _merge(out, part)
-        # then the Secrets the recognised workloads reference, by name, for their type only
-        first = state_from_objects(
-            kb,
-            out.objects,
-            source_prefix=prefix,
-            name=name,
-            listed=out.listed,
-            unreadable=out.unreadable,
-        )
-        refs = _secret_refs(first)
-        if not refs:
-            out.state = first  # nothing more to read: this is the final state
-        jobs = []
-        for ns, secret in refs:
-            part = _Read()
-            path = f"/api/v1/namespaces/{quote(ns)}/secrets/{quote(secret)}"
-            ref, key = f"{ns}/{secret}", f"secret.{ns}.{secret}"
-            jobs.append((part, pool.submit(_get_one, session, path, "Secret", ref, key, part)))
-        for part, future in jobs:
-            future.result()
-            _merge(out, part)
+    # one list per resource type, and the CRDs the knowledge names, all at once
+    calls: list[Callable[[_Read], None]] = [partial(_list, session, res) for res in RESOURCES]
+    for crd in sorted(interests(kb).crds):
+        path, key = f"{CRD_PATH}/{quote(crd)}", f"crd.{crd}"
+        calls.append(partial(_get_one, session, path, "CustomResourceDefinition", crd, key))
+    _read_parts(calls, out)
+    # then the Secrets the recognised workloads reference, by name, for their type only
+    first = state_from_objects(
+        kb,
+        out.objects,
+        source_prefix=prefix,
+        name=name,
+        listed=out.listed,
+        unreadable=out.unreadable,
+    )
+    refs = _secret_refs(first)
+    if not refs:
+        out.state = first  # nothing more to read: this is the final state
+    calls = []
+    for ns, secret in refs:
+        path = f"/api/v1/namespaces/{quote(ns)}/secrets/{quote(secret)}"
+        ref, key = f"{ns}/{secret}", f"secret.{ns}.{secret}"
+        calls.append(partial(_get_one, session, path, "Secret", ref, key))
+    _read_parts(calls, out)
     return out
 
 
@@ -435,6 +420,48 @@ def _merge(out: _Read, part: _Read) -> None:
     out.objects.extend(part.objects)
     out.listed |= part.listed
     out.unreadable.update(part.unreadable)
+
+
+def _read_parts(calls: Sequence[Callable[[_Read], None]], out: _Read) -> None:
+    """Each call fills its own part, four at a time; the parts are merged in call order."""
+    parts = [_Read() for _ in calls]
+    _in_parallel([partial(call, part) for call, part in zip(calls, parts, strict=True)], 4)
+    for part in parts:
+        _merge(out, part)
+
+
+def _in_parallel(calls: Sequence[Callable[[], T]], workers: int) -> list[T]:
+    """The calls' results in order, run on up to ``workers`` threads; the first error re-raised.
+
+    (A few plain threads: ``concurrent.futures`` would also load ``logging``.)
+    """
+    if len(calls) <= 1 or workers <= 1:
+        return [call() for call in calls]
+    results: list[Any] = [None] * len(calls)
+    errors: list[BaseException | None] = [None] * len(calls)
+    todo = iter(range(len(calls)))
+    lock = threading.Lock()
+
+    def work() -> None:
+        while True:
+            with lock:
+                index = next(todo, None)
+            if index is None:
+                return
+            try:
+                results[index] = calls[index]()
+            except BaseException as exc:  # handed to the caller below
+                errors[index] = exc
+
+    threads = [threading.Thread(target=work, daemon=True) for _ in range(min(workers, len(calls)))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for error in errors:
+        if error is not None:
+            raise error
+    return results
 
 
 # --------------------------------------------------------------------------- kubeconfig
@@ -546,5 +573,4 @@ def read_contexts(
 
     if len(wanted) == 1:
         return [one(wanted[0])]
-    with ThreadPoolExecutor(max_workers=min(8, len(wanted))) as pool:
-        return list(pool.map(one, wanted))
+    return _in_parallel([partial(one, ctx) for ctx in wanted], 8)

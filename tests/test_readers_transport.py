@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import socket
 import stat
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from scenario_expectations import CLUSTER_FIXTURES
 
 from upgradeplan.kb.loader import load
 from upgradeplan.model import KnowledgeBase
-from upgradeplan.readers import cluster, transport
+from upgradeplan.readers import cluster, kubeconfig, transport
 
 __all__ = ["fake_api"]
 
@@ -351,3 +352,30 @@ def test_a_scan_on_the_fast_path_never_imports_the_kubernetes_client(
     scan = json.loads(proc.stdout)
     assert scan["results"][0]["state"]["facts"]["installed.harness-delegate"]["value"] == "0.29.0"
     assert server.requests
+
+
+# --------------------------------------------------------------------------- connections
+
+
+def test_connections_are_kept_alive_and_a_dropped_one_is_replaced(
+    kb: KnowledgeBase, fake_api: FakeAPIFactory
+) -> None:
+    server = fake_api.start(CLUSTER_FIXTURES / "s1")
+    config = kubeconfig.load(fake_api.kubeconfig({"s1": server}))
+    conn = kubeconfig.connection(config, "s1", environ={})
+    assert isinstance(conn, kubeconfig.Connection)
+    fast = transport.HttpTransport(conn)
+    try:
+        res = cluster.read_context(kb, fast, "s1", timeout=5)
+        assert res.state is not None and res.requests == len(server.requests)
+        assert fast.connections <= 4 < res.requests  # four requests in flight at most
+        opened = fast.connections
+        for idle in fast._idle:  # as if the server had closed its idle connections
+            assert idle.sock is not None
+            idle.sock.shutdown(socket.SHUT_RD)
+        answer = fast.fetch("/version", 5)
+        assert answer.status == 200 and json.loads(answer.data)["gitVersion"] == "v1.35.0"
+        assert fast.connections == opened + 1
+    finally:
+        fast.close()
+    assert fast._idle == []

@@ -2,8 +2,9 @@
 
 One :class:`HttpTransport` per context: an ``ssl.SSLContext`` built once from the
 :class:`~upgradeplan.readers.kubeconfig.Connection` (certificate authority as a file or
-as data, a client certificate and key, or no verification at all), a keep-alive connection
-per thread, a timeout per request. It only fetches; retries and the meaning of statuses are
+as data, a client certificate and key, or no verification at all), keep-alive connections
+(one per request in flight; an idle one serves the next request of any thread), a timeout
+per request. It only fetches; retries and the meaning of statuses are
 the cluster reader's. Failures are two kinds: :class:`Unreachable` (no connection or TLS
 handshake: the context cannot be read at all) and :class:`NoAnswer` (a timeout, a reset, an
 answer cut off: worth another attempt).
@@ -128,7 +129,8 @@ def _no_password() -> bytes:
 
 
 class HttpTransport:
-    """Keep-alive GETs to one API server; thread-safe (a connection per thread)."""
+    """Keep-alive GETs to one API server; thread-safe (one connection per request in flight,
+    idle ones reused by whichever thread asks next)."""
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
@@ -137,26 +139,23 @@ class HttpTransport:
         self.headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
         if conn.authorization:
             self.headers["Authorization"] = conn.authorization
-        self._local = threading.local()
+        self.connections = 0  # opened so far (each a TCP connection, and a TLS handshake)
         self._lock = threading.Lock()
-        self._open: list[_Connection] = []
+        self._idle: list[_Connection] = []
+        self._made: list[_Connection] = []
 
-    def _connection(self, timeout: float) -> tuple[_Connection, bool]:
-        """This thread's connection, connected; and whether it was connected before."""
-        http_conn: _Connection | None = getattr(self._local, "http", None)
-        if http_conn is None:
-            http_conn = _Connection(
-                self.conn.host, self.conn.port, timeout, self.tls, self.server_name
-            )
-            self._local.http = http_conn
-            with self._lock:
-                self._open.append(http_conn)
-        reused = http_conn.sock is not None
-        http_conn.timeout = timeout
-        if reused:
-            assert http_conn.sock is not None
+    def _take(self, timeout: float) -> tuple[_Connection, bool]:
+        """An idle connection, else a new one; and whether it was kept alive from before."""
+        with self._lock:
+            http_conn = self._idle.pop() if self._idle else None
+        if http_conn is not None and http_conn.sock is not None:
+            http_conn.timeout = timeout
             http_conn.sock.settimeout(timeout)
             return http_conn, True
+        http_conn = _Connection(self.conn.host, self.conn.port, timeout, self.tls, self.server_name)
+        with self._lock:
+            self._made.append(http_conn)
+            self.connections += 1
         try:
             http_conn.connect()
         except ssl.SSLError as exc:
@@ -174,8 +173,8 @@ class HttpTransport:
         return http_conn, False
 
     def fetch(self, path: str, timeout: float) -> Response:
-        for _ in range(2):  # a kept-alive connection the server has closed: once more
-            http_conn, reused = self._connection(timeout)
+        for _ in range(2):  # kept-alive connections the server has closed: once more, afresh
+            http_conn, reused = self._take(timeout)
             try:
                 http_conn.request("GET", self.conn.base_path + path, headers=self.headers)
                 resp = http_conn.getresponse()
@@ -189,7 +188,11 @@ class HttpTransport:
                 BrokenPipeError,
             ) as exc:
                 http_conn.close()
-                if reused:
+                if reused:  # the server closed it while idle, and likely the others too
+                    with self._lock:
+                        stale, self._idle = self._idle, []
+                    for idle in stale:
+                        idle.close()
                     continue
                 raise NoAnswer(f"no answer ({_describe(exc)})") from None
             except (http.client.HTTPException, OSError) as exc:
@@ -197,14 +200,18 @@ class HttpTransport:
                 raise NoAnswer(f"no answer ({_describe(exc)})") from None
             if resp.will_close:
                 http_conn.close()
+            else:
+                with self._lock:
+                    self._idle.append(http_conn)
             return Response(resp.status, resp.reason or "", data)
         raise NoAnswer("no answer (the connection was closed twice)")
 
     def close(self) -> None:
         with self._lock:
-            for http_conn in self._open:
+            for http_conn in self._made:
                 http_conn.close()
-            self._open.clear()
+            self._made.clear()
+            self._idle.clear()
 
 
 def _describe(exc: BaseException) -> str:

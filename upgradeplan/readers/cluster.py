@@ -158,7 +158,9 @@ class _ClientTransport:
         return Response(int(resp.status), str(resp.reason or ""), data)
 
     def close(self) -> None:
-        self.client.close()
+        close = getattr(self.client, "close", None)
+        if callable(close):
+            close()
 
 
 def _as_transport(client: Any) -> Transport:

@@ -93,7 +93,7 @@ class Kubeconfig:
 
     @property
     def where(self) -> str:
-        return ":".join(str(f) for f in self.files)
+        return os.pathsep.join(str(f) for f in self.files)
 
 
 @dataclass(frozen=True)

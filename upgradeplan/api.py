@@ -329,24 +329,16 @@ def _latest_targets(kb: KnowledgeBase, state: State) -> list[Target]:
 
 def threshold(fail_on: str) -> int:
     """The lowest severity rank that fails; above every rank for ``never``."""
-    if fail_on == "never":
-        return max(SEVERITY_RANK.values()) + 1
-    if fail_on not in SEVERITY_RANK:
-        raise errors.BadInput(f"--fail-on {fail_on!r} is not one of {', '.join(FAIL_ON_CHOICES)}")
-    return SEVERITY_RANK[fail_on]
+    from upgradeplan import planner
+
+    return planner.threshold(fail_on)
 
 
 def judge(findings: Sequence[Finding], fail_on: str, *, actions: bool = False) -> Verdict:
-    """The verdict of a set of findings relative to ``fail_on`` (see docs/exit-codes.md)."""
-    limit = threshold(fail_on)
-    at_or_above = [f for f in findings if SEVERITY_RANK[f.severity] >= limit]
-    if any(f.status == "applies" for f in at_or_above):
-        return "blocked"
-    if any(f.status == "may-apply" for f in at_or_above):
-        return "undetermined"
-    if actions or any(f.status == "applies" for f in findings):
-        return "safe-with-actions"
-    return "safe"
+    """The verdict of the move as asked: every finding counts, fixable or not."""
+    from upgradeplan import planner
+
+    return planner.verdict_of(findings, fail_on, actions, count_fixed=True)
 
 
 EXIT_OF_VERDICT: dict[str, errors.ExitCode] = {

@@ -70,17 +70,27 @@ def threshold(fail_on: str) -> int:
     if fail_on == "never":
         return max(SEVERITY_RANK.values()) + 1
     if fail_on not in SEVERITY_RANK:
-        raise errors.BadInput(f"fail-on {fail_on!r} is not one of blocking, warning, notice, never")
+        raise errors.BadInput(
+            f"--fail-on {fail_on!r} is not one of blocking, warning, notice, never"
+        )
     return SEVERITY_RANK[fail_on]
 
 
 def verdict_of(
-    findings: Iterable[Finding], fail_on: str = "blocking", has_actions: bool = False
+    findings: Iterable[Finding],
+    fail_on: str = "blocking",
+    has_actions: bool = False,
+    *,
+    count_fixed: bool = False,
 ) -> Verdict:
-    """The verdict of ``findings`` relative to ``fail_on``; fixed findings do not block."""
+    """The verdict of ``findings`` relative to ``fail_on`` (docs/exit-codes.md).
+
+    Findings fixed by the plan's actions do not block a step or a path; ``count_fixed`` judges
+    them like any other (the direct jump as asked, before any action is taken).
+    """
     limit = threshold(fail_on)
     found = list(findings)
-    open_ = [f for f in found if not f.fixed_by]
+    open_ = found if count_fixed else [f for f in found if not f.fixed_by]
     failing = [f for f in open_ if SEVERITY_RANK[f.severity] >= limit]
     if any(f.status == "applies" for f in failing):
         return "blocked"

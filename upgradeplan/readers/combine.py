@@ -30,25 +30,9 @@ def merge(*states: State) -> State:
 def derive(state: State) -> State:
     """Add ``installed.X`` from an exact ``pin.X`` where the installed version is unknown.
 
-    Flux installs exactly what an exact pin names; a range derives nothing.
+    Flux installs exactly what an exact pin names; a range derives nothing. The rule lives in
+    :func:`upgradeplan.conditions.derive`, which the planner applies too.
     """
-    from upgradeplan.versions import Constraint
+    from upgradeplan.conditions import derive as derive_installed
 
-    added: list[Fact] = []
-    for key, fact in sorted(state.facts.items()):
-        if not key.startswith("pin.") or not isinstance(fact.value, str):
-            continue
-        product = key[len("pin.") :]
-        if f"installed.{product}" in state.facts:
-            continue
-        try:
-            constraint = Constraint.parse(fact.value)
-        except ValueError:
-            continue
-        exact = constraint.exact_version if constraint.is_exact else None
-        if exact is None:
-            continue
-        added.append(
-            Fact(f"installed.{product}", str(exact), f"derived: exact pin ({fact.source})")
-        )
-    return state.with_facts(*added) if added else state
+    return derive_installed(state)

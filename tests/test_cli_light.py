@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from scenario_expectations import S1_STATED
+
 REPO = Path(__file__).resolve().parents[1]
 HEAVY = ("kubernetes", "networkx", "jinja2")
 
@@ -52,23 +54,7 @@ def test_subcommand_help_imports_no_heavy_library() -> None:
 
 
 def test_offline_check_with_stated_facts_does_not_import_kubernetes() -> None:
-    code, loaded = _loaded(
-        [
-            "check",
-            "--installed",
-            "agent-platform=4.7.18",
-            "--pin",
-            "agent-platform-connectivity=4.7.18",
-            "--fact",
-            "helmrelease.kagent.drift-detection=disabled",
-            "--fact",
-            "object.Harness.kagent.kagent.exists=true",
-            "--fact",
-            "object.Harness.kagent.kagent.annotations=",
-            "--to",
-            "agent-platform=4.8.0",
-        ]
-    )
+    code, loaded = _loaded(["check", *S1_STATED, "--to", "agent-platform=4.8.0"])
     assert code == 3
     assert "kubernetes" not in loaded
 

@@ -4,22 +4,11 @@ from __future__ import annotations
 
 import json
 
+from cli_helpers import run
 from click.testing import CliRunner
+from scenario_expectations import S1_STATED
 
 from upgradeplan.cli import cli
-
-S1_FACTS = [
-    "--installed",
-    "agent-platform=4.7.18",
-    "--pin",
-    "agent-platform-connectivity=4.7.18",
-    "--fact",
-    "helmrelease.kagent.drift-detection=disabled",
-    "--fact",
-    "object.Harness.kagent.kagent.exists=true",
-    "--fact",
-    "object.Harness.kagent.kagent.annotations=",
-]
 
 EXPECTED_OBSERVED = [
     ("installed.agent-platform-connectivity", "4.7.18", "derived: exact pin (flag --pin)"),
@@ -28,13 +17,8 @@ EXPECTED_OBSERVED = [
 ]
 
 
-def _invoke(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(cli, list(args))
-    return result.exit_code, result.output
-
-
 def test_explain_hazard_alone_shows_the_knowledge() -> None:
-    code, out = _invoke("explain", "harness-handover-skipped")
+    code, out = run("explain", "harness-handover-skipped")
     assert code == 0
     assert "Skipping 4.7.19" in out
     assert "knowledge/hazards/harness-handover-skipped.yaml" in out
@@ -43,7 +27,7 @@ def test_explain_hazard_alone_shows_the_knowledge() -> None:
 
 
 def test_explain_with_scenario_1_facts_shows_each_condition_with_value_and_source() -> None:
-    code, out = _invoke("explain", "harness-handover-skipped", *S1_FACTS)
+    code, out = run("explain", "harness-handover-skipped", *S1_STATED)
     assert code == 0
     assert out.count("  condition ") == 3
     for key, value, source in EXPECTED_OBSERVED:
@@ -51,15 +35,15 @@ def test_explain_with_scenario_1_facts_shows_each_condition_with_value_and_sourc
 
 
 def test_explain_with_a_hop_reports_the_status() -> None:
-    code, out = _invoke(
-        "explain", "harness-handover-skipped", *S1_FACTS, "--to", "agent-platform=4.8.0"
+    code, out = run(
+        "explain", "harness-handover-skipped", *S1_STATED, "--to", "agent-platform=4.8.0"
     )
     assert code == 0
     assert "(4.7.18 → 4.8.0): applies" in out
 
 
 def test_explain_json_carries_the_same_evidence() -> None:
-    code, out = _invoke("explain", "harness-handover-skipped", *S1_FACTS, "-o", "json")
+    code, out = run("explain", "harness-handover-skipped", *S1_STATED, "-o", "json")
     assert code == 0
     doc = json.loads(out)
     assert doc["schema_version"] == 1 and doc["kind"] == "hazard"
@@ -73,7 +57,7 @@ def test_explain_json_carries_the_same_evidence() -> None:
 
 
 def test_explain_missing_facts_say_how_to_supply_them() -> None:
-    code, out = _invoke(
+    code, out = run(
         "explain", "harness-handover-skipped", "--installed", "agent-platform=4.7.18", "-o", "json"
     )
     assert code == 0
@@ -88,11 +72,11 @@ def test_explain_missing_facts_say_how_to_supply_them() -> None:
 
 
 def test_explain_release_migration_and_product() -> None:
-    code, out = _invoke("explain", "agent-platform@4.7.19")
+    code, out = run("explain", "agent-platform@4.7.19")
     assert code == 0 and "agent-platform@4.7.19" in out
-    code, out = _invoke("explain", "forced-reconcile-kagent")
+    code, out = run("explain", "forced-reconcile-kagent")
     assert code == 0 and "Fixes:" in out and "harness-missing-on-480" in out
-    code, out = _invoke("explain", "harness-delegate")
+    code, out = run("explain", "harness-delegate")
     assert code == 0 and "delegate-token-secret-type" in out
 
 

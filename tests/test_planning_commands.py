@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cli_helpers import run_stdout
 from click.testing import CliRunner
 from fakeapi import FakeAPIFactory, fake_api
+from scenario_expectations import S1_STATED
 
 from upgradeplan.cli import cli
 
@@ -16,18 +18,6 @@ __all__ = ["fake_api"]  # the fixture, imported for pytest
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "cluster"
 
-S1 = [
-    "--installed",
-    "agent-platform=4.7.18",
-    "--pin",
-    "agent-platform-connectivity=4.7.18",
-    "--fact",
-    "helmrelease.kagent.drift-detection=disabled",
-    "--fact",
-    "object.Harness.kagent.kagent.exists=true",
-    "--fact",
-    "object.Harness.kagent.kagent.annotations=",
-]
 S3_SETTLED = [
     "--installed",
     "agent-platform=4.7.18",
@@ -38,12 +28,6 @@ S3_SETTLED = [
 ]
 
 
-def invoke(*args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
-    result = CliRunner().invoke(cli, list(args), env=env)
-    assert "Traceback" not in result.output
-    return result.exit_code, result.stdout
-
-
 # --------------------------------------------------------------------------- --fail-on
 
 
@@ -52,12 +36,12 @@ def invoke(*args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
     [("blocking", 0), ("warning", 3), ("notice", 3), ("never", 0)],
 )
 def test_fail_on_lowers_the_bar_for_an_applying_warning(fail_on: str, expected: int) -> None:
-    code, _ = invoke("check", *S1, "--to", "agent-platform=4.8.1", "--fail-on", fail_on)
+    code, _ = run_stdout("check", *S1_STATED, "--to", "agent-platform=4.8.1", "--fail-on", fail_on)
     assert code == expected
 
 
 def test_fail_on_warning_turns_a_may_apply_warning_into_undetermined() -> None:
-    code, out = invoke(
+    code, out = run_stdout(
         "check", *S3_SETTLED, "--to", "agent-platform=4.8.0", "--fail-on", "warning", "-o", "json"
     )
     assert code == 4
@@ -65,9 +49,9 @@ def test_fail_on_warning_turns_a_may_apply_warning_into_undetermined() -> None:
 
 
 def test_fail_on_never_exits_0_even_when_blocked() -> None:
-    code, _ = invoke("check", *S1, "--to", "agent-platform=4.8.0", "--fail-on", "never")
+    code, _ = run_stdout("check", *S1_STATED, "--to", "agent-platform=4.8.0", "--fail-on", "never")
     assert code == 0
-    code, _ = invoke(
+    code, _ = run_stdout(
         "plan",
         "--installed",
         "harness-delegate=0.29.0",
@@ -82,7 +66,7 @@ def test_fail_on_never_exits_0_even_when_blocked() -> None:
 
 
 def test_check_without_target_on_a_healthy_installation_is_safe() -> None:
-    code, out = invoke(
+    code, out = run_stdout(
         "check",
         "--installed",
         "agent-platform=4.8.1",
@@ -103,17 +87,17 @@ def test_check_without_target_on_a_healthy_installation_is_safe() -> None:
 
 
 def test_json_and_yaml_carry_the_same_document_and_are_deterministic() -> None:
-    args = ["check", *S1, "--to", "agent-platform=4.8.0"]
-    _, first = invoke(*args, "-o", "json")
-    _, second = invoke(*args, "-o", "json")
+    args = ["check", *S1_STATED, "--to", "agent-platform=4.8.0"]
+    _, first = run_stdout(*args, "-o", "json")
+    _, second = run_stdout(*args, "-o", "json")
     assert first == second
-    _, as_yaml = invoke(*args, "-o", "yaml")
+    _, as_yaml = run_stdout(*args, "-o", "yaml")
     assert yaml.safe_load(as_yaml) == json.loads(first)
     assert json.loads(first)["schema_version"] == 1
 
 
 def test_plan_json_is_plan_to_dict_with_schema_version() -> None:
-    code, out = invoke("plan", *S1, "--to", "agent-platform=4.8.1", "-o", "json")
+    code, out = run_stdout("plan", *S1_STATED, "--to", "agent-platform=4.8.1", "-o", "json")
     doc = json.loads(out)
     plan = doc["results"][0]["plan"]
     assert plan["schema_version"] == 1
@@ -122,7 +106,7 @@ def test_plan_json_is_plan_to_dict_with_schema_version() -> None:
 
 
 def test_sarif_output_is_a_sarif_log() -> None:
-    code, out = invoke("check", *S1, "--to", "agent-platform=4.8.0", "-o", "sarif")
+    code, out = run_stdout("check", *S1_STATED, "--to", "agent-platform=4.8.0", "-o", "sarif")
     assert code == 3
     doc = json.loads(out)
     assert doc["version"] == "2.1.0"
@@ -131,7 +115,7 @@ def test_sarif_output_is_a_sarif_log() -> None:
 
 
 def test_github_output_is_workflow_commands() -> None:
-    code, out = invoke("check", *S1, "--to", "agent-platform=4.8.0", "-o", "github")
+    code, out = run_stdout("check", *S1_STATED, "--to", "agent-platform=4.8.0", "-o", "github")
     assert code == 3
     assert any(
         line.startswith("::error ") and "harness-handover-skipped" in line
@@ -140,11 +124,11 @@ def test_github_output_is_workflow_commands() -> None:
 
 
 def test_markdown_runbook_for_check_and_plan() -> None:
-    code, out = invoke("plan", *S1, "--to", "agent-platform=4.8.0", "-o", "markdown")
+    code, out = run_stdout("plan", *S1_STATED, "--to", "agent-platform=4.8.0", "-o", "markdown")
     assert code == 0
     assert out.lstrip().startswith("#")
     assert "4.7.19" in out
-    code, out = invoke("check", *S1, "--to", "agent-platform=4.8.0", "-o", "markdown")
+    code, out = run_stdout("check", *S1_STATED, "--to", "agent-platform=4.8.0", "-o", "markdown")
     assert code == 3
     assert "4.7.19" in out
 
@@ -153,14 +137,14 @@ def test_markdown_runbook_for_check_and_plan() -> None:
 
 
 def test_no_colour_unless_asked_and_no_color_is_honoured() -> None:
-    args = ["check", *S1, "--to", "agent-platform=4.8.0"]
-    _, plain = invoke(*args)
+    args = ["check", *S1_STATED, "--to", "agent-platform=4.8.0"]
+    _, plain = run_stdout(*args)
     assert "\x1b[" not in plain
-    _, coloured = invoke("--color", "always", *args)
+    _, coloured = run_stdout("--color", "always", *args)
     assert "\x1b[" in coloured
-    _, auto = invoke(*args, env={"NO_COLOR": "1"})
+    _, auto = run_stdout(*args, env={"NO_COLOR": "1"})
     assert "\x1b[" not in auto
-    _, never = invoke("--color", "never", *args)
+    _, never = run_stdout("--color", "never", *args)
     assert never == plain
 
 
@@ -172,7 +156,7 @@ def test_each_context_gets_its_result_and_an_unreachable_one_exits_4(
 ) -> None:
     prod = fake_api.start(FIXTURES / "s2")
     kubeconfig = fake_api.kubeconfig({"prod": prod, "down": None})
-    code, out = invoke(
+    code, out = run_stdout(
         "check",
         "--kubeconfig",
         kubeconfig,
@@ -188,7 +172,7 @@ def test_each_context_gets_its_result_and_an_unreachable_one_exits_4(
     assert by_name["prod"]["exit_code"] == 0
     assert by_name["down"]["exit_code"] == 4 and "down" in by_name["down"]["error"]
     assert code == 4
-    code, text = invoke(
+    code, text = run_stdout(
         "check", "--kubeconfig", kubeconfig, "--all-contexts", "--to", "agent-platform=4.8.1"
     )
     assert code == 4
@@ -198,7 +182,7 @@ def test_each_context_gets_its_result_and_an_unreachable_one_exits_4(
 def test_a_blocked_context_outranks_an_unreachable_one(fake_api: FakeAPIFactory) -> None:
     lab = fake_api.start(FIXTURES / "s1")
     kubeconfig = fake_api.kubeconfig({"lab": lab, "down": None})
-    code, _ = invoke(
+    code, _ = run_stdout(
         "check", "--kubeconfig", kubeconfig, "--all-contexts", "--to", "agent-platform=4.8.0"
     )
     assert code == 3
@@ -247,6 +231,8 @@ def test_to_latest_targets_the_newest_release_of_the_installed_product() -> None
 
     kb = api.load_kb()
     newest = api.latest_version(kb, "agent-platform")
-    _, out = invoke("plan", "--installed", "agent-platform=4.7.18", "--to", "latest", "-o", "json")
+    _, out = run_stdout(
+        "plan", "--installed", "agent-platform=4.7.18", "--to", "latest", "-o", "json"
+    )
     targets = json.loads(out)["results"][0]["plan"]["targets"]
     assert targets == [{"product": "agent-platform", "version": newest}]

@@ -7,100 +7,18 @@ docs/exit-codes.md).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from click.testing import CliRunner
-
-from upgradeplan.cli import cli
-
-KAGENT_UNPROTECTED = [
-    "--fact",
-    "helmrelease.kagent.drift-detection=disabled",
-    "--fact",
-    "object.Harness.kagent.kagent.exists=true",
-    "--fact",
-    "object.Harness.kagent.kagent.annotations=",
-]
-S1 = [
-    "--installed",
-    "agent-platform=4.7.18",
-    "--pin",
-    "agent-platform-connectivity=4.7.18",
-    *KAGENT_UNPROTECTED,
-]
-S4 = [
-    "--installed",
-    "agent-platform=4.8.0",
-    "--pin",
-    "agent-platform-connectivity=4.8.0",
-    "--fact",
-    "helmrelease.kagent.drift-detection=disabled",
-    "--fact",
-    "helmrelease.kagent.namespace=flux-giantswarm",
-    "--fact",
-    "object.Harness.kagent.kagent.exists=false",
-]
-S6 = [
-    "--installed",
-    "harness-delegate=0.29.0",
-    "--fact",
-    "workload.harness-delegate.namespace=harness-delegate-ng",
-    "--fact",
-    "workload.harness-delegate.name=harness-delegate",
-    "--fact",
-    "workload.harness-delegate.args=--instance-metadata-url=https://169.254.169.254",
-    "--fact",
-    "values.harness-delegate.delegateVersion=0.29.0",
-    "--fact",
-    "kubernetes=1.31.0",
-    "--installed",
-    "harness-cd=24.12.0",
-    "--fact",
-    "workload.harness-delegate.env-secrets=harness-api-key",
-    "--fact",
-    "secret.harness-delegate-ng.harness-api-key.type=Opaque",
-]
-S7 = [
-    "--installed",
-    "harness-delegate=0.31.2",
-    "--installed",
-    "harness-cd=24.12.0",
-    "--fact",
-    "workload.harness-delegate.namespace=harness-delegate-ng",
-    "--fact",
-    "workload.harness-delegate.name=harness-delegate",
-    "--fact",
-    "workload.harness-delegate.env-secrets=harness-delegate-token",
-    "--fact",
-    "secret.harness-delegate-ng.harness-delegate-token.type=harness.io/token",
-]
-S8 = ["--installed", "harness-delegate=0.29.0", "--fact", "kubernetes=1.27.3"]
-
-
-def run(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(cli, list(args))
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
-    return result.exit_code, result.output
-
-
-def check(*args: str) -> tuple[int, dict[str, Any]]:
-    code, out = run("check", "-o", "json", *args)
-    doc = json.loads(out)
-    assert doc["exit_code"] == code
-    assert len(doc["results"]) == 1
-    return code, doc["results"][0]
-
-
-def plan(*args: str) -> tuple[int, dict[str, Any]]:
-    code, out = run("plan", "-o", "json", *args)
-    doc = json.loads(out)
-    assert doc["exit_code"] == code
-    return code, doc["results"][0]["plan"]
-
-
-def statuses(findings: list[dict[str, Any]]) -> dict[str, str]:
-    return {f["hazard"]: f["status"] for f in findings}
+from cli_helpers import check, plan, run
+from scenario_expectations import (
+    S1_STATED,
+    S3_STATED,
+    S4_STATED,
+    S6_STATED,
+    S7_STATED,
+    S8_STATED,
+    statuses_of,
+)
 
 
 def actions(p: dict[str, Any]) -> list[dict[str, Any]]:
@@ -111,9 +29,9 @@ def actions(p: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_s1_direct_jump_to_480_is_blocked_and_the_path_stops_at_4719() -> None:
-    code, res = check(*S1, "--to", "agent-platform=4.8.0")
+    code, res = check(*S1_STATED, "--to", "agent-platform=4.8.0")
     assert (code, res["verdict"]) == (3, "blocked")
-    found = statuses(res["findings"])
+    found = statuses_of(res["findings"])
     assert found["harness-handover-skipped"] == "applies"
     assert found["no-drift-detection-on-480"] == "applies"
     assert found["harness-missing-on-480"] == "does-not-apply"
@@ -124,7 +42,7 @@ def test_s1_direct_jump_to_480_is_blocked_and_the_path_stops_at_4719() -> None:
 
 
 def test_s1_plan_is_safe_with_actions_and_names_481_as_the_better_target() -> None:
-    code, p = plan(*S1, "--to", "agent-platform=4.8.0")
+    code, p = plan(*S1_STATED, "--to", "agent-platform=4.8.0")
     assert (code, p["verdict"]) == (0, "safe-with-actions")
     assert p["path"]["agent-platform"] == ["4.7.18", "4.7.19", "4.8.0"]
     assert p["pins"]["agent-platform-connectivity"] == ["4.7.18", "4.7.19", "4.8.0"]
@@ -135,7 +53,7 @@ def test_s1_plan_is_safe_with_actions_and_names_481_as_the_better_target() -> No
 
 
 def test_s1_text_output_shows_evidence_and_the_path() -> None:
-    code, out = run("check", *S1, "--to", "agent-platform=4.8.0")
+    code, out = run("check", *S1_STATED, "--to", "agent-platform=4.8.0")
     assert code == 3
     assert "harness-handover-skipped" in out
     assert (
@@ -150,42 +68,30 @@ def test_s1_text_output_shows_evidence_and_the_path() -> None:
 
 
 def test_s2_direct_jump_to_481_warns_of_the_gap() -> None:
-    code, res = check(*S1, "--to", "agent-platform=4.8.1")
+    code, res = check(*S1_STATED, "--to", "agent-platform=4.8.1")
     assert (code, res["verdict"]) == (0, "safe-with-actions")
-    found = statuses(res["findings"])
+    found = statuses_of(res["findings"])
     assert found["harness-gap-skipping-to-481"] == "applies"
     assert found["harness-handover-skipped"] == "does-not-apply"
     assert res["recommended"]["path"]["agent-platform"] == ["4.7.18", "4.7.19", "4.8.1"]
 
 
 def test_s2_plan_goes_through_4719_and_is_safe() -> None:
-    code, p = plan(*S1, "--to", "agent-platform=4.8.1")
+    code, p = plan(*S1_STATED, "--to", "agent-platform=4.8.1")
     assert (code, p["verdict"]) == (0, "safe")
     assert p["path"]["agent-platform"] == ["4.7.18", "4.7.19", "4.8.1"]
 
 
 # --------------------------------------------------------------------------- S3
 
-S3_SETTLED = [
-    "--installed",
-    "agent-platform=4.7.18",
-    "--installed",
-    "agent-platform-connectivity=4.7.19",
-    "--pin",
-    "agent-platform-connectivity=>=4.7.0 <5.0.0",
-    # the Harness exists now: landing on 4.8.0 without drift detection needs it to
-    "--fact",
-    "object.Harness.kagent.kagent.exists=true",
-]
-
 
 def test_s3_settled_direct_jump_is_safe() -> None:
-    code, res = check(*S3_SETTLED, "--to", "agent-platform=4.8.0")
+    code, res = check(*S3_STATED, "--to", "agent-platform=4.8.0")
     assert (code, res["verdict"]) == (0, "safe")
-    found = statuses(res["findings"])
+    found = statuses_of(res["findings"])
     assert found["harness-handover-skipped"] == "does-not-apply"
     assert found["no-drift-detection-on-480"] == "may-apply"
-    _, p = plan(*S3_SETTLED, "--to", "agent-platform=4.8.0")
+    _, p = plan(*S3_STATED, "--to", "agent-platform=4.8.0")
     assert p["path"]["agent-platform"] == ["4.7.18", "4.8.0"]
 
 
@@ -202,7 +108,7 @@ def test_s3_harness_carrying_keep_settles_the_handover() -> None:
         "--to",
         "agent-platform=4.8.0",
     )
-    assert statuses(res["findings"])["harness-handover-skipped"] == "does-not-apply"
+    assert statuses_of(res["findings"])["harness-handover-skipped"] == "does-not-apply"
     assert (code, res["verdict"]) == (0, "safe")
 
 
@@ -210,7 +116,7 @@ def test_s3_unsettled_is_undetermined_and_names_the_missing_facts() -> None:
     args = ["--installed", "agent-platform=4.7.18", "--to", "agent-platform=4.8.0"]
     code, res = check(*args)
     assert (code, res["verdict"]) == (4, "undetermined")
-    assert statuses(res["findings"])["harness-handover-skipped"] == "may-apply"
+    assert statuses_of(res["findings"])["harness-handover-skipped"] == "may-apply"
     assert res["recommended"]["path"]["agent-platform"] == ["4.7.18", "4.7.19", "4.8.0"]
     code, out = run("check", *args)
     assert code == 4
@@ -228,15 +134,15 @@ def test_s3_unsettled_is_undetermined_and_names_the_missing_facts() -> None:
 
 
 def test_s4_installation_as_it_is_is_blocked_by_the_missing_harness() -> None:
-    code, res = check(*S4)
+    code, res = check(*S4_STATED)
     assert (code, res["verdict"]) == (3, "blocked")
-    found = statuses(res["findings"])
+    found = statuses_of(res["findings"])
     assert found["harness-missing-on-480"] == "applies"
     assert found["no-drift-detection-on-480"] == "applies"
 
 
 def test_s4_plan_to_481_reconciles_in_the_real_namespace_and_adds_drift_detection() -> None:
-    code, p = plan(*S4, "--to", "agent-platform=4.8.1")
+    code, p = plan(*S4_STATED, "--to", "agent-platform=4.8.1")
     assert (code, p["verdict"]) == (0, "safe-with-actions")
     assert p["path"]["agent-platform"] == ["4.8.0", "4.8.1"]
     acts = actions(p)
@@ -252,10 +158,10 @@ def test_s4_plan_to_481_reconciles_in_the_real_namespace_and_adds_drift_detectio
 
 
 def test_s5_held_connectivity_pin_leaves_no_safe_path_to_481() -> None:
-    args = [*S1, "--hold", "agent-platform-connectivity", "--to", "agent-platform=4.8.1"]
+    args = [*S1_STATED, "--hold", "agent-platform-connectivity", "--to", "agent-platform=4.8.1"]
     code, res = check(*args)
     assert (code, res["verdict"]) == (3, "blocked")
-    assert statuses(res["findings"])["connectivity-pin-behind-479-second-owner"] == "applies"
+    assert statuses_of(res["findings"])["connectivity-pin-behind-479-second-owner"] == "applies"
     code, p = plan(*args)
     assert (code, p["verdict"]) == (3, "blocked")
     assert "connectivity-pin-behind-479-second-owner" in p["blocked_by"]
@@ -266,16 +172,16 @@ def test_s5_state_form_is_blocked() -> None:
         "--installed", "agent-platform=4.8.1", "--pin", "agent-platform-connectivity=4.7.18"
     )
     assert (code, res["verdict"]) == (3, "blocked")
-    assert statuses(res["findings"])["connectivity-pin-behind-479-second-owner"] == "applies"
+    assert statuses_of(res["findings"])["connectivity-pin-behind-479-second-owner"] == "applies"
 
 
 # --------------------------------------------------------------------------- S6
 
 
 def test_s6_delegate_jump_to_0312_is_blocked_until_the_flag_is_rewritten() -> None:
-    code, res = check(*S6, "--to", "harness-delegate=0.31.2")
+    code, res = check(*S6_STATED, "--to", "harness-delegate=0.31.2")
     assert (code, res["verdict"]) == (3, "blocked")
-    found = statuses(res["findings"])
+    found = statuses_of(res["findings"])
     assert found["delegate-metadata-flag-renamed"] == "applies"
     assert found["delegate-version-value-not-bumped"] == "applies"
     assert found["delegate-needs-kubernetes-128"] == "does-not-apply"
@@ -285,7 +191,7 @@ def test_s6_delegate_jump_to_0312_is_blocked_until_the_flag_is_rewritten() -> No
 
 
 def test_s6_plan_rewrites_the_argument_and_bumps_delegate_version() -> None:
-    code, p = plan(*S6, "--to", "harness-delegate=0.31.2")
+    code, p = plan(*S6_STATED, "--to", "harness-delegate=0.31.2")
     assert (code, p["verdict"]) == (0, "safe-with-actions")
     assert p["path"]["harness-delegate"] == ["0.29.0", "0.31.2"]
     acts = {a["migration"]: a for a in actions(p)}
@@ -300,13 +206,13 @@ def test_s6_plan_rewrites_the_argument_and_bumps_delegate_version() -> None:
 
 
 def test_s7_token_secret_type_blocks_the_installation_as_it_is() -> None:
-    code, res = check(*S7)
+    code, res = check(*S7_STATED)
     assert (code, res["verdict"]) == (3, "blocked")
-    assert statuses(res["findings"])["delegate-token-secret-type"] == "applies"
+    assert statuses_of(res["findings"])["delegate-token-secret-type"] == "applies"
 
 
 def test_s7_plan_gives_the_opaque_secret_and_the_env_change() -> None:
-    code, p = plan(*S7, "--to", "harness-delegate=0.31.2")
+    code, p = plan(*S7_STATED, "--to", "harness-delegate=0.31.2")
     acts = {a["migration"]: a for a in actions(p)}
     secret = acts["delegate-api-key-secret"]["content"]
     assert "Opaque" in secret and "harness-api-key" in secret and "apiKey" in secret
@@ -319,10 +225,10 @@ def test_s7_plan_gives_the_opaque_secret_and_the_env_change() -> None:
 
 
 def test_s8_kubernetes_below_128_leaves_no_safe_path() -> None:
-    code, res = check(*S8, "--to", "harness-delegate=0.31.2")
+    code, res = check(*S8_STATED, "--to", "harness-delegate=0.31.2")
     assert (code, res["verdict"]) == (3, "blocked")
-    assert statuses(res["findings"])["delegate-needs-kubernetes-128"] == "applies"
+    assert statuses_of(res["findings"])["delegate-needs-kubernetes-128"] == "applies"
     assert res["recommended"]["verdict"] == "blocked"
-    code, p = plan(*S8, "--to", "harness-delegate=0.31.2")
+    code, p = plan(*S8_STATED, "--to", "harness-delegate=0.31.2")
     assert (code, p["verdict"]) == (3, "blocked")
     assert "delegate-needs-kubernetes-128" in p["blocked_by"]

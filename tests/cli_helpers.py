@@ -1,0 +1,47 @@
+"""Running the CLI in-process from tests: one place for the invoke/check/plan helpers."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from click.testing import CliRunner, Result
+
+from upgradeplan.cli import cli
+
+
+def invoke(*args: str, env: dict[str, str] | None = None) -> Result:
+    """Run ``upgradeplan *args``; an exception other than the exit fails the test."""
+    result = CliRunner().invoke(cli, list(args), env=env)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    assert "Traceback" not in result.output
+    return result
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    """Exit code and everything written (stdout and stderr)."""
+    result = invoke(*args, env=env)
+    return result.exit_code, result.output
+
+
+def run_stdout(*args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    """Exit code and stdout alone."""
+    result = invoke(*args, env=env)
+    return result.exit_code, result.stdout
+
+
+def check(*args: str) -> tuple[int, dict[str, Any]]:
+    """``check -o json``: exit code and the one result."""
+    code, out = run("check", "-o", "json", *args)
+    doc = json.loads(out)
+    assert doc["exit_code"] == code
+    assert len(doc["results"]) == 1
+    return code, dict(doc["results"][0])
+
+
+def plan(*args: str) -> tuple[int, dict[str, Any]]:
+    """``plan -o json``: exit code and the plan of the first result."""
+    code, out = run("plan", "-o", "json", *args)
+    doc = json.loads(out)
+    assert doc["exit_code"] == code
+    return code, dict(doc["results"][0]["plan"])

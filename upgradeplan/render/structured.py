@@ -6,7 +6,7 @@ Within schema version 1 fields are only added, never renamed or removed.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from upgradeplan.model import (
@@ -15,12 +15,14 @@ from upgradeplan.model import (
     Finding,
     Hazard,
     Migration,
+    MissingFact,
     Move,
     Plan,
     Product,
     Release,
     State,
     Step,
+    Withdrawn,
 )
 
 if TYPE_CHECKING:
@@ -38,6 +40,39 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     return value
+
+
+def _targets(plan: Plan) -> list[dict[str, str]]:
+    return [{"product": t.product, "version": t.version} for t in plan.targets]
+
+
+def _current(plan: Plan) -> dict[str, str | None]:
+    return {k: plan.current[k] for k in sorted(plan.current)}
+
+
+def _path(plan: Plan) -> dict[str, list[str]]:
+    return {k: list(v) for k, v in sorted(plan.path.items())}
+
+
+def _pins(plan: Plan) -> dict[str, list[str | None]]:
+    return {k: list(v) for k, v in sorted(pin_path(plan).items())}
+
+
+def _missing(missing: Iterable[MissingFact]) -> list[dict[str, str]]:
+    return [{"key": m.key, "how": m.how} for m in missing]
+
+
+def _withdrawn(w: Withdrawn | None) -> dict[str, str] | None:
+    return None if w is None else {"date": w.date, "reason": w.reason}
+
+
+def _results(command: str, exit_code: int, results: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "command": command,
+        "exit_code": exit_code,
+        "results": results,
+    }
 
 
 def evidence_to_dict(ev: Evidence) -> dict[str, Any]:
@@ -67,7 +102,7 @@ def finding_to_dict(f: Finding) -> dict[str, Any]:
         "location": f.location,
         "fixed_by": list(getattr(f, "fixed_by", ())),
         "evidence": [evidence_to_dict(e) for e in f.evidence],
-        "missing": [{"key": m.key, "how": m.how} for m in f.missing],
+        "missing": _missing(f.missing),
         "consequence": f.consequence,
         "avoid": f.avoid,
         "recover": f.recover,
@@ -134,13 +169,13 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
         "state": plan.state_name,
-        "targets": [{"product": t.product, "version": t.version} for t in plan.targets],
-        "current": {k: plan.current[k] for k in sorted(plan.current)},
+        "targets": _targets(plan),
+        "current": _current(plan),
         "held": list(plan.held),
         "verdict": plan.verdict,
         "blocked_by": list(plan.blocked_by),
-        "path": {k: list(v) for k, v in sorted(plan.path.items())},
-        "pins": {k: list(v) for k, v in sorted(pin_path(plan).items())},
+        "path": _path(plan),
+        "pins": _pins(plan),
         "direct": {
             "verdict": plan.direct.verdict,
             "findings": [finding_to_dict(f) for f in plan.direct.findings],
@@ -161,30 +196,23 @@ def check_to_dict(results: Sequence[CheckResult], exit_code: int) -> dict[str, A
             item["error"] = r.error
         else:
             plan = r.plan
-            item["targets"] = (
-                [{"product": t.product, "version": t.version} for t in plan.targets] if plan else []
-            )
-            item["current"] = {k: plan.current[k] for k in sorted(plan.current)} if plan else {}
+            item["targets"] = _targets(plan) if plan else []
+            item["current"] = _current(plan) if plan else {}
             item["findings"] = [finding_to_dict(f) for f in r.findings]
             rec = r.recommended
             item["recommended"] = (
                 None
                 if rec is None
                 else {
-                    "targets": [{"product": t.product, "version": t.version} for t in rec.targets],
+                    "targets": _targets(rec),
                     "verdict": rec.verdict,
                     "blocked_by": list(rec.blocked_by),
-                    "path": {k: list(v) for k, v in sorted(rec.path.items())},
-                    "pins": {k: list(v) for k, v in sorted(pin_path(rec).items())},
+                    "path": _path(rec),
+                    "pins": _pins(rec),
                 }
             )
         out.append(item)
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "command": "check",
-        "exit_code": exit_code,
-        "results": out,
-    }
+    return _results("check", exit_code, out)
 
 
 def plans_to_dict(results: Sequence[PlanResult], exit_code: int) -> dict[str, Any]:
@@ -196,12 +224,7 @@ def plans_to_dict(results: Sequence[PlanResult], exit_code: int) -> dict[str, An
         if r.plan is not None:
             item["plan"] = plan_to_dict(r.plan)
         out.append(item)
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "command": "plan",
-        "exit_code": exit_code,
-        "results": out,
-    }
+    return _results("plan", exit_code, out)
 
 
 def hazard_to_dict(h: Hazard) -> dict[str, Any]:
@@ -226,9 +249,7 @@ def hazard_to_dict(h: Hazard) -> dict[str, Any]:
         "verify": list(h.verify),
         "references": list(h.references),
         "location": str(h.location),
-        "withdrawn": None
-        if h.withdrawn is None
-        else {"date": h.withdrawn.date, "reason": h.withdrawn.reason},
+        "withdrawn": _withdrawn(h.withdrawn),
     }
 
 
@@ -253,9 +274,7 @@ def release_to_dict(r: Release) -> dict[str, Any]:
         "verify": list(r.verify),
         "references": list(r.references),
         "location": str(r.location),
-        "withdrawn": None
-        if r.withdrawn is None
-        else {"date": r.withdrawn.date, "reason": r.withdrawn.reason},
+        "withdrawn": _withdrawn(r.withdrawn),
     }
 
 
@@ -307,7 +326,7 @@ def explanation_to_dict(e: Explanation) -> dict[str, Any]:
                 "result": c.result,
                 "negated": c.negated,
                 "observed": [{"key": k, "value": v, "source": s} for k, v, s in c.observed],
-                "missing": [{"key": m.key, "how": m.how} for m in c.missing],
+                "missing": _missing(c.missing),
             }
             for c in e.conditions
         ]

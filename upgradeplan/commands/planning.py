@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import click
 
@@ -23,11 +23,22 @@ from upgradeplan.model import KnowledgeBase, Plan, State
 CHECK_FORMATS = ("text", "json", "yaml", "markdown", "sarif", "github")
 PLAN_FORMATS = ("text", "json", "yaml", "markdown")
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 
 def _color(ctx: click.Context) -> bool:
     from upgradeplan.render.text import use_color
 
     return use_color(color_mode(ctx), sys.stdout)
+
+
+def _judging_options(formats: Sequence[str]) -> Callable[[F], F]:
+    """The options check and plan share: the state, --to/--hold, --fail-on and -o."""
+
+    def decorate(f: F) -> F:
+        return state_options(target_options(fail_on_option(output_option(formats)(f))))
+
+    return decorate
 
 
 def _gather(ctx: click.Context, params: dict[str, Any]) -> tuple[KnowledgeBase, list[api.Gathered]]:
@@ -54,10 +65,7 @@ def _unreadable_check(g: api.Gathered) -> api.CheckResult:
 
 
 @click.command("check")
-@state_options
-@target_options
-@fail_on_option
-@output_option(CHECK_FORMATS)
+@_judging_options(CHECK_FORMATS)
 @click.pass_context
 def check(
     ctx: click.Context,
@@ -159,10 +167,7 @@ def _ensure_nl(text: str) -> str:
 
 
 @click.command("plan")
-@state_options
-@target_options
-@fail_on_option
-@output_option(PLAN_FORMATS)
+@_judging_options(PLAN_FORMATS)
 @click.pass_context
 def plan(
     ctx: click.Context,

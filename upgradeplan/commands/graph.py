@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from upgradeplan import api
-from upgradeplan.commands.options import kb_dirs
+from upgradeplan.commands.options import kb_dirs, output_option
 from upgradeplan.errors import BadInput
 
 
@@ -17,15 +17,7 @@ from upgradeplan.errors import BadInput
     required=True,
     help="The product whose releases to draw.",
 )
-@click.option(
-    "-o",
-    "--output",
-    "output",
-    type=click.Choice(["mermaid", "dot"]),
-    default="mermaid",
-    show_default=True,
-    help="Output format.",
-)
+@output_option(("mermaid", "dot"), default="mermaid")
 @click.option(
     "--path-from",
     "path_from",

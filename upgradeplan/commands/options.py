@@ -132,7 +132,9 @@ def target_options(f: F) -> F:
     return _apply(f, decorators)
 
 
-def output_option(choices: Sequence[str], default: str = "text") -> Callable[[F], F]:
+def output_option(
+    choices: Sequence[str], default: str = "text", help: str = "Output format."
+) -> Callable[[F], F]:
     """-o/--output with the formats a command supports."""
     return click.option(
         "-o",
@@ -141,7 +143,7 @@ def output_option(choices: Sequence[str], default: str = "text") -> Callable[[F]
         type=click.Choice(list(choices)),
         default=default,
         show_default=True,
-        help="Output format.",
+        help=help,
     )
 
 

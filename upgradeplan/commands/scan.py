@@ -138,15 +138,7 @@ def write_atomically(path: str, text: str) -> None:
 @click.option(
     "--all-contexts", "all_contexts", is_flag=True, default=False, help="Read every context."
 )
-@click.option(
-    "-o",
-    "--output",
-    "output",
-    type=click.Choice(["yaml", "json"]),
-    default="yaml",
-    show_default=True,
-    help="Snapshot format.",
-)
+@output_option(("yaml", "json"), default="yaml", help="Snapshot format.")
 @click.option(
     "-f",
     "--file",

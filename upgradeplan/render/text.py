@@ -180,6 +180,17 @@ def _jump_title(plan: Plan | None) -> str:
     return ", ".join(parts)
 
 
+def _could_not_read(command: str, name: str, error: str | None, s: Style) -> str:
+    return f"{command}{name}: {s.verdict('undetermined')}: could not read: {error}"
+
+
+def _findings_section(label: str, findings: Sequence[Finding], s: Style) -> list[str]:
+    out = [label]
+    for f in _order(findings):
+        out.extend(finding_lines(f, s))
+    return out
+
+
 def render_check(results: Sequence[CheckResult], color: bool = False) -> str:
     s = Style(color)
     out: list[str] = []
@@ -188,7 +199,7 @@ def render_check(results: Sequence[CheckResult], color: bool = False) -> str:
             out.append("")
         name = f" [{r.name}]" if r.name else ""
         if r.error is not None:
-            out.append(f"check{name}: {s.verdict('undetermined')}: could not read: {r.error}")
+            out.append(_could_not_read("check", name, r.error, s))
             continue
         out.append(f"check {_jump_title(r.plan)}{name}: {s.verdict(r.verdict)}")
         shown = [f for f in r.findings if not out_of_scope(f)]
@@ -196,9 +207,7 @@ def render_check(results: Sequence[CheckResult], color: bool = False) -> str:
             out.append("  no known hazard concerns this move")
         else:
             label = "Findings on the direct jump:" if r.plan and r.plan.targets else "Findings:"
-            out.append(label)
-            for f in _order(shown):
-                out.extend(finding_lines(f, s))
+            out.extend(_findings_section(label, shown, s))
         others = sorted({f.hazard for f in r.findings if out_of_scope(f)})
         if others:
             out.append(f"  not in scope of this move: {', '.join(others)}")
@@ -249,7 +258,7 @@ def render_plan(results: Sequence[PlanResult], color: bool = False) -> str:
             out.append("")
         name = f" [{r.name}]" if r.name else ""
         if r.error is not None or r.plan is None:
-            out.append(f"plan{name}: {s.verdict('undetermined')}: could not read: {r.error}")
+            out.append(_could_not_read("plan", name, r.error, s))
             continue
         plan = r.plan
         out.append(f"plan {_jump_title(plan)}{name}: {s.verdict(plan.verdict)}")
@@ -266,9 +275,7 @@ def render_plan(results: Sequence[PlanResult], color: bool = False) -> str:
             out.append("  nothing to do: already at the target")
         blocking = [f for f in plan.direct.findings if f.status != "does-not-apply"]
         if plan.blocked_by and blocking and not plan.steps:
-            out.append("Findings on the direct jump:")
-            for f in _order(blocking):
-                out.extend(finding_lines(f, s))
+            out.extend(_findings_section("Findings on the direct jump:", blocking, s))
         all_findings = [f for st in plan.steps for f in st.findings] + list(plan.direct.findings)
         out.extend(_missing_footer(all_findings))
     return "\n".join(out) + "\n"

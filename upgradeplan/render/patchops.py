@@ -52,19 +52,25 @@ def _parent(doc: Any, tokens: list[str], pointer: str) -> Any:
     return node
 
 
-def _get(doc: Any, pointer: str) -> Any:
-    tokens = _split_pointer(pointer)
-    if not tokens:
-        return doc
+def _member(doc: Any, tokens: list[str], pointer: str, verb: str) -> tuple[Any, str | int]:
+    """The container of the existing member ``pointer`` names, and its key or index."""
     parent = _parent(doc, tokens, pointer)
     last = tokens[-1]
     if isinstance(parent, dict):
         if last not in parent:
             raise BadInput(f"JSON pointer {pointer!r} does not exist")
-        return parent[last]
+        return parent, last
     if isinstance(parent, list):
-        return parent[_index(parent, last, for_add=False)]
-    raise BadInput(f"JSON pointer {pointer!r}: cannot descend into a scalar")
+        return parent, _index(parent, last, for_add=False)
+    raise BadInput(f"JSON pointer {pointer!r}: cannot {verb} a scalar")
+
+
+def _get(doc: Any, pointer: str) -> Any:
+    tokens = _split_pointer(pointer)
+    if not tokens:
+        return doc
+    parent, key = _member(doc, tokens, pointer, "descend into")
+    return parent[key]
 
 
 def _add(doc: Any, pointer: str, value: Any) -> Any:
@@ -86,29 +92,17 @@ def _remove(doc: Any, pointer: str) -> Any:
     tokens = _split_pointer(pointer)
     if not tokens:
         raise BadInput("JSON 6902: cannot remove the whole document")
-    parent = _parent(doc, tokens, pointer)
-    last = tokens[-1]
-    if isinstance(parent, dict):
-        if last not in parent:
-            raise BadInput(f"JSON pointer {pointer!r} does not exist")
-        del parent[last]
-    elif isinstance(parent, list):
-        del parent[_index(parent, last, for_add=False)]
-    else:
-        raise BadInput(f"JSON pointer {pointer!r}: cannot remove from a scalar")
+    parent, key = _member(doc, tokens, pointer, "remove from")
+    del parent[key]
     return doc
 
 
 def _replace(doc: Any, pointer: str, value: Any) -> Any:
-    _get(doc, pointer)  # must exist
     tokens = _split_pointer(pointer)
     if not tokens:
         return value
-    parent = _parent(doc, tokens, pointer)
-    if isinstance(parent, dict):
-        parent[tokens[-1]] = value
-    else:
-        parent[_index(parent, tokens[-1], for_add=False)] = value
+    parent, key = _member(doc, tokens, pointer, "descend into")  # must exist
+    parent[key] = value
     return doc
 
 

@@ -105,6 +105,9 @@ def test_unknown_predicate_is_a_typed_error_naming_the_vocabulary() -> None:
 
 # --------------------------------------------------------------------------- each predicate
 
+HARNESS: dict[str, Any] = {"kind": "Harness", "namespace": "kagent", "name": "kagent"}
+KEEP = pred("object_annotation", **HARNESS, key="helm.sh/resource-policy", value="keep")
+
 CASES: list[tuple[str, Condition, dict[str, Any], Truth]] = [
     (
         "below-true",
@@ -174,32 +177,25 @@ CASES: list[tuple[str, Condition, dict[str, Any], Truth]] = [
     ("drift-unknown", pred("drift_detection", helmrelease="kagent", mode="enabled"), {}, U),
     (
         "exists-true",
-        pred("object_exists", kind="Harness", namespace="kagent", name="kagent"),
+        pred("object_exists", **HARNESS),
         {"object.Harness.kagent.kagent.exists": True},
         T,
     ),
     (
         "exists-false",
-        pred("object_exists", kind="Harness", namespace="kagent", name="kagent"),
+        pred("object_exists", **HARNESS),
         {"object.Harness.kagent.kagent.exists": False},
         F,
     ),
     (
         "exists-unknown",
-        pred("object_exists", kind="Harness", namespace="kagent", name="kagent"),
+        pred("object_exists", **HARNESS),
         {},
         U,
     ),
     (
         "annotation-true",
-        pred(
-            "object_annotation",
-            kind="Harness",
-            namespace="kagent",
-            name="kagent",
-            key="helm.sh/resource-policy",
-            value="keep",
-        ),
+        KEEP,
         {
             "object.Harness.kagent.kagent.exists": True,
             "object.Harness.kagent.kagent.annotations": {"helm.sh/resource-policy": "keep"},
@@ -208,14 +204,7 @@ CASES: list[tuple[str, Condition, dict[str, Any], Truth]] = [
     ),
     (
         "annotation-other-value",
-        pred(
-            "object_annotation",
-            kind="Harness",
-            namespace="kagent",
-            name="kagent",
-            key="helm.sh/resource-policy",
-            value="keep",
-        ),
+        KEEP,
         {
             "object.Harness.kagent.kagent.exists": True,
             "object.Harness.kagent.kagent.annotations": {"helm.sh/resource-policy": "delete"},
@@ -224,13 +213,7 @@ CASES: list[tuple[str, Condition, dict[str, Any], Truth]] = [
     ),
     (
         "annotation-any-value",
-        pred(
-            "object_annotation",
-            kind="Harness",
-            namespace="kagent",
-            name="kagent",
-            key="helm.sh/resource-policy",
-        ),
+        pred("object_annotation", **HARNESS, key="helm.sh/resource-policy"),
         {
             "object.Harness.kagent.kagent.exists": True,
             "object.Harness.kagent.kagent.annotations": {"helm.sh/resource-policy": "delete"},
@@ -239,7 +222,7 @@ CASES: list[tuple[str, Condition, dict[str, Any], Truth]] = [
     ),
     (
         "annotation-empty-map",
-        pred("object_annotation", kind="Harness", namespace="kagent", name="kagent", key="k"),
+        pred("object_annotation", **HARNESS, key="k"),
         {
             "object.Harness.kagent.kagent.exists": True,
             "object.Harness.kagent.kagent.annotations": {},
@@ -248,13 +231,13 @@ CASES: list[tuple[str, Condition, dict[str, Any], Truth]] = [
     ),
     (
         "annotation-object-missing",
-        pred("object_annotation", kind="Harness", namespace="kagent", name="kagent", key="k"),
+        pred("object_annotation", **HARNESS, key="k"),
         {"object.Harness.kagent.kagent.exists": False},
         F,
     ),
     (
         "annotation-unknown",
-        pred("object_annotation", kind="Harness", namespace="kagent", name="kagent", key="k"),
+        pred("object_annotation", **HARNESS, key="k"),
         {"object.Harness.kagent.kagent.exists": True},
         U,
     ),
@@ -602,7 +585,7 @@ def test_facts_read_lists_keys_with_bound_hop() -> None:
         (
             pred("version_below", product="conn", version="$to"),
             Condition("not", (pred("drift_detection", helmrelease="kagent", mode="enabled"),)),
-            pred("object_annotation", kind="Harness", namespace="kagent", name="kagent", key="k"),
+            pred("object_annotation", **HARNESS, key="k"),
         ),
     )
     assert facts_read(cond, (None, "4.8.0")) == [

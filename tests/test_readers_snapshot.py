@@ -70,66 +70,66 @@ def test_the_example_installation_reads() -> None:
     assert fact is not None and fact.source == "example: clusters/prod/bom.yaml:9"
 
 
-def test_malformed_yaml_names_file_and_line(tmp_path: Path) -> None:
-    path = tmp_path / "bad.yaml"
-    path.write_text(
+BAD_SNAPSHOTS = [
+    pytest.param(
+        "bad.yaml",
         "schema_version: 1\nkind: upgradeplan-state\nfacts:\n  installed.x: {value: [\n",
-        encoding="utf-8",
-    )
-    with pytest.raises(errors.BadInput) as info:
-        snapshot.read(str(path))
-    assert f"{path}:" in str(info.value)
-    assert "malformed YAML" in str(info.value)
-
-
-def test_malformed_json_names_file_and_line(tmp_path: Path) -> None:
-    path = tmp_path / "bad.json"
-    path.write_text('{\n  "schema_version": 1,\n  "kind": oops\n}\n', encoding="utf-8")
-    with pytest.raises(errors.BadInput) as info:
-        snapshot.read(str(path))
-    assert f"{path}:3" in str(info.value)
-
-
-def test_wrong_kind_is_a_clear_error(tmp_path: Path) -> None:
-    path = tmp_path / "s.yaml"
-    path.write_text("schema_version: 1\nkind: something-else\nfacts: {}\n", encoding="utf-8")
-    with pytest.raises(errors.BadInput) as info:
-        snapshot.read(str(path))
-    assert f"{path}:2" in str(info.value)
-    assert "upgradeplan-state" in str(info.value)
-
-
-def test_unsupported_schema_version_is_a_clear_error(tmp_path: Path) -> None:
-    path = tmp_path / "s.yaml"
-    path.write_text("schema_version: 7\nkind: upgradeplan-state\nfacts: {}\n", encoding="utf-8")
-    with pytest.raises(errors.BadInput) as info:
-        snapshot.read(str(path))
-    assert "schema_version 7" in str(info.value)
-    assert f"{path}:1" in str(info.value)
-
-
-def test_invalid_version_in_a_snapshot_points_at_its_line(tmp_path: Path) -> None:
-    path = tmp_path / "s.yaml"
-    path.write_text(
+        "",
+        ("malformed YAML",),
+        id="malformed-yaml",
+    ),
+    pytest.param(
+        "bad.json",
+        '{\n  "schema_version": 1,\n  "kind": oops\n}\n',
+        "3",
+        (),
+        id="malformed-json",
+    ),
+    pytest.param(
+        "s.yaml",
+        "schema_version: 1\nkind: something-else\nfacts: {}\n",
+        "2",
+        ("upgradeplan-state",),
+        id="wrong-kind",
+    ),
+    pytest.param(
+        "s.yaml",
+        "schema_version: 7\nkind: upgradeplan-state\nfacts: {}\n",
+        "1",
+        ("schema_version 7",),
+        id="unsupported-schema-version",
+    ),
+    pytest.param(
+        "s.yaml",
         "schema_version: 1\nkind: upgradeplan-state\nfacts:\n"
         "  installed.agent-platform: {value: 'four', source: x}\n",
-        encoding="utf-8",
-    )
-    with pytest.raises(errors.BadInput) as info:
-        snapshot.read(str(path))
-    assert f"{path}:4" in str(info.value)
-    assert "'four'" in str(info.value)
-
-
-def test_unquoted_number_version_asks_for_quotes(tmp_path: Path) -> None:
-    path = tmp_path / "s.yaml"
-    path.write_text(
+        "4",
+        ("'four'",),
+        id="invalid-version",
+    ),
+    pytest.param(
+        "s.yaml",
         "schema_version: 1\nkind: upgradeplan-state\nfacts:\n"
         "  installed.kubernetes: {value: 1.31, source: x}\n",
-        encoding="utf-8",
-    )
-    with pytest.raises(errors.BadInput, match="quoted"):
+        "4",
+        ("quoted",),
+        id="unquoted-number-version",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "line", "words"), BAD_SNAPSHOTS)
+def test_a_bad_snapshot_is_a_clear_error_naming_file_and_line(
+    tmp_path: Path, name: str, text: str, line: str, words: tuple[str, ...]
+) -> None:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(errors.BadInput) as info:
         snapshot.read(str(path))
+    message = str(info.value)
+    assert f"{path}:{line}" in message
+    for word in words:
+        assert word in message
 
 
 def test_missing_file_is_bad_input(tmp_path: Path) -> None:

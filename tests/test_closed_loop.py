@@ -85,6 +85,22 @@ def _check(kb: KnowledgeBase, state: State, to: Sequence[str] = ()) -> tuple[Fin
     return result.findings
 
 
+def _work_on_a_copy(fixture: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Copy the GitOps fixture into tmp_path and work there (skip when it is absent)."""
+    src = GITOPS / fixture
+    if not src.is_dir():
+        pytest.skip(f"GitOps fixture {src} not present")
+    work = tmp_path / "repo"
+    shutil.copytree(src, work)
+    monkeypatch.chdir(work)
+
+
+def _gathered(kb: KnowledgeBase, inputs: api.Inputs) -> State:
+    state = api.gather(kb, inputs)[0].state
+    assert state is not None
+    return state
+
+
 def test_s4_drift_detection_patch_clears_the_480_landing_hazards(
     kb: KnowledgeBase, tmp_path: Path
 ) -> None:
@@ -110,14 +126,8 @@ def test_s4_drift_detection_patch_clears_the_480_landing_hazards(
 def test_s5_bom_pin_edit_clears_the_second_owner(
     kb: KnowledgeBase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    src = GITOPS / "s5-state"
-    if not src.is_dir():
-        pytest.skip(f"GitOps fixture {src} not present")
-    work = tmp_path / "repo"
-    shutil.copytree(src, work)
-    monkeypatch.chdir(work)
-    state = api.gather(kb, api.Inputs(gitops="."))[0].state
-    assert state is not None
+    _work_on_a_copy("s5-state", tmp_path, monkeypatch)
+    state = _gathered(kb, api.Inputs(gitops="."))
     assert _status(_check(kb, state), "connectivity-pin-behind-479-second-owner") == "applies"
 
     patches, _plan = build_patches(kb, state, [])
@@ -125,8 +135,7 @@ def test_s5_bom_pin_edit_clears_the_second_owner(
     for change in patches.file_changes(len(patches.steps) or 1):
         Path(change.path).write_text(change.result)
 
-    again = api.gather(kb, api.Inputs(gitops="."))[0].state
-    assert again is not None
+    again = _gathered(kb, api.Inputs(gitops="."))
     status = _status(_check(kb, again), "connectivity-pin-behind-479-second-owner")
     assert status == "does-not-apply"
 
@@ -181,16 +190,10 @@ def test_s6_from_gitops_files_the_values_file_edits_clear_the_hazards(
     """The same scenario read from GitOps files: the fixes become edits of the values file."""
     from upgradeplan.render.yamledit import set_scalars
 
-    src = GITOPS / "s6"
-    if not src.is_dir():
-        pytest.skip(f"GitOps fixture {src} not present")
-    work = tmp_path / "repo"
-    shutil.copytree(src, work)
-    monkeypatch.chdir(work)
+    _work_on_a_copy("s6", tmp_path, monkeypatch)
     inputs = api.Inputs(gitops=".", facts=("kubernetes=1.31.0",), installed=("harness-cd=24.12.0",))
     to = ["harness-delegate=0.31.2"]
-    state = api.gather(kb, inputs)[0].state
-    assert state is not None
+    state = _gathered(kb, inputs)
     assert _status(_check(kb, state, to), "delegate-metadata-flag-renamed") == "applies"
 
     patches, _plan = build_patches(kb, state, to)
@@ -203,8 +206,7 @@ def test_s6_from_gitops_files_the_values_file_edits_clear_the_hazards(
         path = Path(item.file)
         path.write_text(set_scalars(path.read_text(), item.edits, where=item.file))
 
-    again = api.gather(kb, inputs)[0].state
-    assert again is not None
+    again = _gathered(kb, inputs)
     after = _check(kb, again, to)
     assert _status(after, "delegate-metadata-flag-renamed") == "does-not-apply"
     assert _status(after, "delegate-version-value-not-bumped") == "does-not-apply"

@@ -28,6 +28,7 @@ import json
 import socket
 import ssl
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -786,6 +787,26 @@ def write_kubeconfig(
 
 
 # --------------------------------------------------------------------------- pytest
+
+
+def exec_plugin_user(directory: Path) -> dict[str, Any]:
+    """A kubeconfig user whose exec credential plugin (a script written to ``directory``)
+    gives the token ``from-the-plugin``."""
+    plugin = directory / "credential.py"
+    plugin.write_text(
+        "import json\n"
+        "print(json.dumps({'apiVersion': 'client.authentication.k8s.io/v1',"
+        " 'kind': 'ExecCredential', 'status': {'token': 'from-the-plugin'}}))\n",
+        encoding="utf-8",
+    )
+    return {
+        "exec": {
+            "apiVersion": "client.authentication.k8s.io/v1",
+            "command": sys.executable,
+            "args": [str(plugin)],
+            "interactiveMode": "Never",
+        }
+    }
 
 
 class FakeAPIFactory:

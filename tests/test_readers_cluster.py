@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections.abc import Callable
 from functools import partial
@@ -13,7 +12,14 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner, Result
-from fakeapi import FakeAPIFactory, FakeAPIServer, Faults, fake_api, load_documents
+from fakeapi import (
+    FakeAPIFactory,
+    FakeAPIServer,
+    Faults,
+    exec_plugin_user,
+    fake_api,
+    load_documents,
+)
 from scenario_expectations import CASES, CLUSTER_FIXTURES, Case, check_mismatches
 
 from upgradeplan.cli import cli
@@ -408,22 +414,8 @@ def test_https_with_a_wrong_ca_is_a_named_context_error(
 def test_exec_credential_plugin(
     kb: KnowledgeBase, fake_api: FakeAPIFactory, tmp_path: Path
 ) -> None:
-    plugin = tmp_path / "credential.py"
-    plugin.write_text(
-        "import json\n"
-        "print(json.dumps({'apiVersion': 'client.authentication.k8s.io/v1',"
-        " 'kind': 'ExecCredential', 'status': {'token': 'from-the-plugin'}}))\n",
-        encoding="utf-8",
-    )
     server = fake_api.start(CLUSTER_FIXTURES / "s7")
-    user = {
-        "exec": {
-            "apiVersion": "client.authentication.k8s.io/v1",
-            "command": sys.executable,
-            "args": [str(plugin)],
-            "interactiveMode": "Never",
-        }
-    }
+    user = exec_plugin_user(tmp_path)
     res = read(kb, fake_api.kubeconfig({"exec": server}, users={"exec": user}))
     assert res.state is not None and res.state.value("installed.harness-delegate") == "0.31.2"
     assert {r.authorization for r in server.requests} == {"Bearer from-the-plugin"}

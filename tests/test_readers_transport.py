@@ -16,7 +16,14 @@ from typing import Any
 
 import pytest
 import yaml
-from fakeapi import FakeAPIFactory, FakeAPIServer, Faults, fake_api, make_certificate
+from fakeapi import (
+    FakeAPIFactory,
+    FakeAPIServer,
+    Faults,
+    exec_plugin_user,
+    fake_api,
+    make_certificate,
+)
 from scenario_expectations import CLUSTER_FIXTURES
 
 from upgradeplan.kb.loader import load
@@ -241,22 +248,8 @@ def test_a_bad_client_key_is_a_named_context_error(
 def test_an_exec_plugin_user_is_read_by_the_kubernetes_client(
     kb: KnowledgeBase, fake_api: FakeAPIFactory, tmp_path: Path
 ) -> None:
-    plugin = tmp_path / "credential.py"
-    plugin.write_text(
-        "import json\n"
-        "print(json.dumps({'apiVersion': 'client.authentication.k8s.io/v1',"
-        " 'kind': 'ExecCredential', 'status': {'token': 'from-the-plugin'}}))\n",
-        encoding="utf-8",
-    )
     server = https(fake_api, "s7")
-    user = {
-        "exec": {
-            "apiVersion": "client.authentication.k8s.io/v1",
-            "command": sys.executable,
-            "args": [str(plugin)],
-            "interactiveMode": "Never",
-        }
-    }
+    user = exec_plugin_user(tmp_path)
     res = read(kb, fake_api.kubeconfig({"exec": server}, users={"exec": user}))
     assert res.via == f"{CLIENT} (user 'exec-reader' uses exec)"
     assert res.state is not None and res.state.value("installed.harness-delegate") == "0.31.2"

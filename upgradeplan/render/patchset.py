@@ -171,6 +171,11 @@ def _json6902_replacements(content: str) -> list[tuple[str, str]]:
     return out
 
 
+def _of_action(item: PatchItem, action: Action) -> PatchItem:
+    """``item`` with the action's timing, the hazards it fixes and its placeholders."""
+    return replace(item, when=action.when, fixes=action.fixes, placeholders=action.placeholders)
+
+
 def _require_yaml(content: str, action: Action) -> None:
     """A rendered patch or manifest must be YAML; a value that breaks it is bad input."""
     import yaml
@@ -383,14 +388,7 @@ class _Builder:
             if found is not None and found[0] in self.live:
                 item = self.file_edit(step_no, found[0], found[1], action.title, action.migration)
                 if item is not None:
-                    self.items.append(
-                        replace(
-                            item,
-                            when=action.when,
-                            fixes=action.fixes,
-                            placeholders=action.placeholders,
-                        )
-                    )
+                    self.items.append(_of_action(item, action))
                 return
             hr = self._helmrelease_values(action)
             if hr is not None:
@@ -405,14 +403,7 @@ class _Builder:
                         f"the same change as the diff of {path}, for a kustomize overlay of "
                         "the rendered workload: apply one of the two"
                     )
-                    self.items.append(
-                        replace(
-                            item,
-                            when=action.when,
-                            fixes=action.fixes,
-                            placeholders=action.placeholders,
-                        )
-                    )
+                    self.items.append(_of_action(item, action))
         content = action.content if action.content.endswith("\n") else action.content + "\n"
         if kind in ("strategic-merge", "manifest", "json6902"):
             _require_yaml(content, action)

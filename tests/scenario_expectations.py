@@ -30,16 +30,16 @@ S1_STATED = (
     "agent-platform-connectivity=4.7.18",
     *KAGENT_UNPROTECTED,
 )
-S3_STATED = (
+# S3's versions: connectivity already moved to 4.7.19 under a range pin
+S3_VERSIONS = (
     "--installed",
     "agent-platform=4.7.18",
     "--installed",
     "agent-platform-connectivity=4.7.19",
     "--pin",
     "agent-platform-connectivity=>=4.7.0 <5.0.0",
-    "--fact",
-    "object.Harness.kagent.kagent.exists=true",
 )
+S3_STATED = (*S3_VERSIONS, "--fact", "object.Harness.kagent.kagent.exists=true")
 S4_STATED = (
     "--installed",
     "agent-platform=4.8.0",

@@ -10,23 +10,13 @@ import yaml
 from cli_helpers import run_stdout
 from click.testing import CliRunner
 from fakeapi import FakeAPIFactory, fake_api
-from scenario_expectations import S1_STATED
+from scenario_expectations import S1_STATED, S3_VERSIONS, S8_STATED
 
 from upgradeplan.cli import cli
 
 __all__ = ["fake_api"]  # the fixture, imported for pytest
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "cluster"
-
-S3_SETTLED = [
-    "--installed",
-    "agent-platform=4.7.18",
-    "--installed",
-    "agent-platform-connectivity=4.7.19",
-    "--pin",
-    "agent-platform-connectivity=>=4.7.0 <5.0.0",
-]
-
 
 # --------------------------------------------------------------------------- --fail-on
 
@@ -42,7 +32,7 @@ def test_fail_on_lowers_the_bar_for_an_applying_warning(fail_on: str, expected: 
 
 def test_fail_on_warning_turns_a_may_apply_warning_into_undetermined() -> None:
     code, out = run_stdout(
-        "check", *S3_SETTLED, "--to", "agent-platform=4.8.0", "--fail-on", "warning", "-o", "json"
+        "check", *S3_VERSIONS, "--to", "agent-platform=4.8.0", "--fail-on", "warning", "-o", "json"
     )
     assert code == 4
     assert json.loads(out)["results"][0]["verdict"] == "undetermined"
@@ -52,15 +42,7 @@ def test_fail_on_never_exits_0_even_when_blocked() -> None:
     code, _ = run_stdout("check", *S1_STATED, "--to", "agent-platform=4.8.0", "--fail-on", "never")
     assert code == 0
     code, _ = run_stdout(
-        "plan",
-        "--installed",
-        "harness-delegate=0.29.0",
-        "--fact",
-        "kubernetes=1.27.3",
-        "--to",
-        "harness-delegate=0.31.2",
-        "--fail-on",
-        "never",
+        "plan", *S8_STATED, "--to", "harness-delegate=0.31.2", "--fail-on", "never"
     )
     assert code == 0
 

@@ -17,9 +17,10 @@ import pytest
 import yaml
 
 from upgradeplan.kb import loader
+from upgradeplan.kb.checks import walk_conditions
 from upgradeplan.kb.lint import lint
 from upgradeplan.kb.templating import render_migration
-from upgradeplan.model import Condition, Hazard, KnowledgeBase
+from upgradeplan.model import Hazard, KnowledgeBase
 
 KNOWLEDGE = Path(__file__).resolve().parents[1] / "knowledge"
 
@@ -84,16 +85,8 @@ def _raw_files() -> Iterator[tuple[Path, dict[str, Any]]]:
             yield path, yaml.load(fh, Loader=yaml.CSafeLoader)
 
 
-def _walk(cond: Condition | None) -> Iterator[Condition]:
-    if cond is None:
-        return
-    yield cond
-    for child in cond.children:
-        yield from _walk(child)
-
-
 def _predicates(hazard: Hazard) -> list[tuple[str, dict[str, Any]]]:
-    return [(c.predicate, dict(c.args)) for c in _walk(hazard.when) if c.op == "pred"]
+    return [(c.predicate, dict(c.args)) for c in walk_conditions(hazard.when) if c.op == "pred"]
 
 
 # --------------------------------------------------------------------------- whole base

@@ -118,12 +118,13 @@ def _constraint(text: str, where: Where, what: str, out: list[Problem]) -> Any:
         return None
 
 
-def _walk(cond: Condition | None) -> Iterator[Condition]:
+def walk_conditions(cond: Condition | None) -> Iterator[Condition]:
+    """Every node of a condition tree, parents before their children."""
     if cond is None:
         return
     yield cond
     for child in cond.children:
-        yield from _walk(child)
+        yield from walk_conditions(child)
 
 
 def _all_hazards(kb: KnowledgeBase) -> Iterable[Hazard]:
@@ -190,7 +191,7 @@ def check_references(loaded: Loaded) -> Iterator[Problem]:
                         "KB007", ctx.at(hz.location, "migrations", i), f"unknown migration {mid!r}"
                     )
                 )
-        for cond in _walk(hz.when):
+        for cond in walk_conditions(hz.when):
             if cond.op != "pred":
                 continue
             name = cond.predicate
@@ -473,7 +474,7 @@ def check_fact_keys(loaded: Loaded) -> Iterator[Problem]:
                     fact, ctx.at(mig.location, "params", name, "fact"), f"param {name}", products
                 )
     for hz in _all_hazards(ctx.kb):
-        for cond in _walk(hz.when):
+        for cond in walk_conditions(hz.when):
             fact = cond.args.get("fact") if cond.op == "pred" else None
             if isinstance(fact, str):
                 yield from _fact_problems(fact, cond.location, cond.predicate, products)

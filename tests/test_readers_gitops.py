@@ -17,7 +17,14 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from scenario_expectations import CASES, Case, check_mismatches, statuses_of
+from fakeapi import FakeAPIFactory, fake_api
+from scenario_expectations import (
+    CASES,
+    CLUSTER_FIXTURES,
+    Case,
+    check_mismatches,
+    statuses_of,
+)
 
 from upgradeplan.cli import cli
 from upgradeplan.errors import BadInput
@@ -32,6 +39,8 @@ from upgradeplan.model import (
 )
 from upgradeplan.readers import gitops
 from upgradeplan.readers.gitops_gate import pin_changes
+
+__all__ = ["fake_api"]  # the pytest fixture, imported for its side effect
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "gitops"
 
@@ -661,6 +670,23 @@ def test_base_gate_points_at_the_new_line_when_lines_moved(repo: Path) -> None:
     assert code == 3
     findings = {f["hazard"]: f for f in json.loads(out)["results"][0]["findings"]}
     assert findings["harness-handover-skipped"]["location"] == "clusters/prod/bom.yaml:10"
+
+
+def test_base_gate_keeps_its_targets_when_a_cluster_is_read_too(
+    repo: Path, fake_api: FakeAPIFactory
+) -> None:
+    # the cluster supplies what files cannot (the Harness); the diff still says what moves
+    server = fake_api.start(CLUSTER_FIXTURES / "s1")
+    kubeconfig = fake_api.kubeconfig({"s1": server})
+    _bump(repo)
+    gate = ["check", "--gitops", "clusters/prod", "--base", "HEAD", "--kubeconfig", kubeconfig]
+    code, out, err = _run([*gate, "-o", "json"], cwd=repo)
+    result = json.loads(out)["results"][0]
+    assert (code, result["verdict"]) == (3, "blocked"), err
+    assert result["targets"] == [{"product": "agent-platform", "version": "4.8.0"}]
+    assert {f["hazard"]: f["status"] for f in result["findings"]}[
+        "harness-handover-skipped"
+    ] == "applies"
 
 
 def test_base_gate_in_order_bump_passes(repo: Path) -> None:

@@ -134,7 +134,15 @@ def gather(kb: KnowledgeBase, inputs: Inputs) -> list[Gathered]:
             out.append(Gathered(name=res.name, state=None, error=res.error or "unreadable"))
             continue
         merged = combine.derive(combine.merge(*offline, res.state, said))
-        out.append(Gathered(name=res.name, state=_named(merged, res.name)))
+        out.append(
+            Gathered(
+                name=res.name,
+                state=_named(merged, res.name),
+                targets=asked,
+                holds=kept,
+                relocate=moved,
+            )
+        )
     if out and all(g.state is None for g in out):
         names = ", ".join(f"{g.name} ({g.error})" for g in out)
         raise errors.ClusterUnreachable(f"no context could be read: {names}")

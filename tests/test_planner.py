@@ -399,3 +399,14 @@ def test_reason_names_the_deciding_predicates() -> None:
     reason = finding(plan.direct.findings, "harness-handover-skipped").reason
     assert reason.startswith("does not apply: ") and "keep" in reason
     assert "runs a version below" not in reason  # true, but not why it does not apply
+
+
+def test_a_pin_the_plan_moved_says_so_and_keeps_where_it_is_written() -> None:
+    plan = planner.plan(KB, S1, to(AP, "4.8.0"))
+    ev = finding(plan.direct.findings, "connectivity-pin-behind-479-second-owner").evidence[0]
+    pin = next(f for f in ev.facts if f.key == f"pin.{CONN}")
+    assert pin.value == "4.8.0"
+    assert pin.source == "clusters/prod/bom.yaml:12 (moved to 4.8.0 with agent-platform@4.8.0)"
+    assert planner.written_at(pin.source) == "clusters/prod/bom.yaml:12"
+    pin_moves = [m for s in plan.steps for m in s.moves if m.kind == "pin"]
+    assert pin_moves and all(m.source == "clusters/prod/bom.yaml:12" for m in pin_moves)

@@ -274,13 +274,28 @@ def _in(con: Any, version: Any) -> bool:
     return version is not None and bool(con.check(version))
 
 
+_MOVED = re.compile(r"^(?P<where>.*) \(moved to \S+ with \S+\)$")
+
+
+def moved_source(written: Fact | None, version: str, release: str) -> str:
+    """The source of a pin the plan moved: where it is written, and that the plan moved it."""
+    where = written.source if written is not None else release
+    return f"{written_at(where)} (moved to {version} with {release})"
+
+
+def written_at(source: str) -> str:
+    """Where a pin is written, without the note that the plan moved it."""
+    m = _MOVED.match(source)
+    return m.group("where") if m else source
+
+
 def _location(evidence: Iterable[Evidence]) -> str:
     best = ""
     for ev in evidence:
         if ev.result is Truth.UNKNOWN:
             continue
         for fact in ev.facts:
-            src = fact.source
+            src = written_at(fact.source)
             inner = re.fullmatch(r"derived: exact pin \((.*)\)", src)
             if inner:
                 src = str(inner.group(1))
@@ -709,11 +724,13 @@ class _Search:
         if self.product in self._pins and self.product not in self.holds:
             # the product's own exact pin is what the user bumps to make the hop
             src = self.start_state.get(f"pin.{self.product}")
-            facts.append(Fact(f"pin.{self.product}", rel.version, src.source if src else rel.key))
+            facts.append(
+                Fact(f"pin.{self.product}", rel.version, moved_source(src, rel.version, rel.key))
+            )
         for comp, version in rel.bom.items():
             if comp in self._pins and comp not in self.holds and comp != self.product:
                 src = self.start_state.get(f"pin.{comp}")
-                facts.append(Fact(f"pin.{comp}", version, src.source if src else rel.key))
+                facts.append(Fact(f"pin.{comp}", version, moved_source(src, version, rel.key)))
                 facts.append(Fact(f"installed.{comp}", version, f"plan: BOM of {rel.key}"))
         for key, value in rel.effects.items():
             facts.append(Fact(str(key), value, f"effects of {rel.key} ({rel.location})"))
@@ -1039,7 +1056,7 @@ def _moves(before: State, after: State, product: str, comps: Iterable[str]) -> t
         pb, pa = before.value(f"pin.{comp}"), after.value(f"pin.{comp}")
         if pb != pa:
             src = after.get(f"pin.{comp}")
-            out.append(Move("pin", comp, pb, pa, src.source if src else ""))
+            out.append(Move("pin", comp, pb, pa, written_at(src.source) if src else ""))
         ib, ia = before.installed(comp), after.installed(comp)
         if ib != ia and comp != product:
             out.append(Move("installed", comp, ib, ia))
@@ -1369,9 +1386,11 @@ __all__ = [
     "evaluate_hazard",
     "fixable",
     "latest_release",
+    "moved_source",
     "plan",
     "render_action",
     "resolve_target",
     "threshold",
     "verdict_of",
+    "written_at",
 ]

@@ -178,3 +178,22 @@ def test_a_finding_without_a_file_is_shown_at_its_products_pin() -> None:
         ("bom.yaml", 9),
         ("bom.yaml", 9),
     ]
+
+
+def test_github_summary_of_a_blocked_plan_names_what_blocks_it() -> None:
+    from dataclasses import replace
+
+    from upgradeplan.model import Step
+
+    step = Step("agent-platform", "4.7.18", "4.8.1", verdict="blocked")
+    blocked = replace(
+        PLAN, steps=(step,), verdict="blocked", blocked_by=("harness-handover-skipped",)
+    )
+    summary = github.render(blocked).splitlines()[-1]
+    assert "no safe path (harness-handover-skipped)" in summary
+    assert "recommended" not in summary
+    safe = replace(PLAN, steps=(replace(step, verdict="safe"),), verdict="safe")
+    assert (
+        "recommended path agent-platform: 4.7.18 → 4.8.1 (safe)"
+        in github.render(safe).splitlines()[-1]
+    )

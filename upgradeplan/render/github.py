@@ -66,7 +66,10 @@ def render(plan: Plan, *, findings: Sequence[Finding] | None = None) -> str:
     out = [annotation(f, fallback.get(f.product, "")) for f in reported]
     path = " ; ".join(f"{p}: {' → '.join(vs)}" for p, vs in plan.path.items())
     summary = f"upgradeplan: verdict {plan.direct.verdict}"
-    if plan.steps:
+    if plan.steps and plan.verdict == "blocked":
+        blockers = ", ".join(plan.blocked_by) or "a blocking hazard"
+        summary += f"; no safe path ({blockers}): the least-bad path is {path}"
+    elif plan.steps:
         summary += f"; recommended path {path} ({plan.verdict})"
     out.append(f"::notice title=upgradeplan::{escape_data(summary)}")
     return "\n".join(out) + "\n"

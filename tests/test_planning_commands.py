@@ -218,3 +218,11 @@ def test_to_latest_targets_the_newest_release_of_the_installed_product() -> None
     )
     targets = json.loads(out)["results"][0]["plan"]["targets"]
     assert targets == [{"product": "agent-platform", "version": newest}]
+
+
+def test_check_text_of_a_blocked_plan_does_not_call_its_path_recommended() -> None:
+    code, out = run_stdout("check", *S8_STATED, "--to", "harness-delegate=0.31.2")
+    assert code == 3
+    assert "No safe path (blocked); the least-bad path:" in out
+    assert "Recommended path" not in out
+    assert "blocked by: delegate-needs-kubernetes-128" in out

@@ -213,7 +213,10 @@ def render_check(results: Sequence[CheckResult], color: bool = False) -> str:
             out.append(f"  not in scope of this move: {', '.join(others)}")
         if r.recommended is not None:
             rec = r.recommended
-            out.append(f"Recommended path ({s.verdict(rec.verdict)}):")
+            if rec.verdict == "blocked":
+                out.append(f"No safe path ({s.verdict(rec.verdict)}); the least-bad path:")
+            else:
+                out.append(f"Recommended path ({s.verdict(rec.verdict)}):")
             out.extend(path_lines(rec))
             if rec.blocked_by:
                 out.append(f"  blocked by: {', '.join(rec.blocked_by)}")

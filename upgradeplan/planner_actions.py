@@ -1,0 +1,111 @@
+"""Actions: which findings the plan's migrations fix, rendering them, merging them per step."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from upgradeplan import errors
+from upgradeplan.model import Action, Finding, KnowledgeBase, Migration, State
+
+
+def migration_available(m: Migration | None, holds: Sequence[str]) -> bool:
+    if m is None:
+        return False
+    if m.kind == "bom-pin":
+        named = {str(m.target.get(k)) for k in ("component", "product", "name") if m.target.get(k)}
+        if named & set(holds):
+            return False
+    return True
+
+
+def fixable(kb: KnowledgeBase, finding: Finding, holds: Sequence[str]) -> bool:
+    """Can the step's actions fix ``finding`` (it applies, has migrations, none is held)?"""
+    if finding.status != "applies" or finding.scope == "skip":
+        return False
+    h = kb.hazards.get(finding.hazard)
+    if h is None or not h.migrations:
+        return False
+    return all(migration_available(kb.migrations.get(m), holds) for m in h.migrations)
+
+
+def _render(m: Migration, values: dict[str, Any]) -> str:
+    try:
+        from upgradeplan.kb.templating import render_migration
+    except ImportError:  # pragma: no cover - the kb package ships it
+        return _render_fallback(m, values)
+    try:
+        return render_migration(m, values)
+    except Exception as exc:  # jinja2 TemplateError subclasses
+        raise errors.BadInput(
+            f"migration {m.id} does not render: {exc}",
+            location=str(m.location),
+            hint="run 'upgradeplan kb lint'",
+        ) from None
+
+
+def _render_fallback(m: Migration, values: dict[str, Any]) -> str:  # pragma: no cover
+    import shlex
+
+    from jinja2 import StrictUndefined
+    from jinja2.sandbox import SandboxedEnvironment
+
+    env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
+    env.filters["shq"] = lambda v: shlex.quote("" if v is None else str(v))
+    env.globals.clear()
+    return env.from_string(m.template).render(**values)
+
+
+def render_action(
+    m: Migration,
+    state: State,
+    *,
+    product: str,
+    from_version: str,
+    to_version: str,
+    bom: Mapping[str, str],
+    fixes: Sequence[str],
+) -> Action:
+    """Fill ``m``'s params from ``state`` (placeholders where unknown) and render it."""
+    values: dict[str, Any] = {}
+    placeholders: list[str] = []
+    for name, spec in m.params.items():
+        if isinstance(spec, Mapping):
+            key = spec.get("fact")
+            fact = state.get(str(key)) if key else None
+            if fact is not None and fact.value is not None:
+                value: Any = fact.value
+            elif "value" in spec:
+                value = spec["value"]
+            else:
+                value = spec.get("placeholder", f"<{name}>")
+                placeholders.append(str(name))
+        else:
+            value = spec
+        values[str(name)] = value
+    values["step"] = {"product": product, "from": from_version, "to": to_version, "bom": dict(bom)}
+    return Action(
+        migration=m.id,
+        title=m.title,
+        kind=m.kind,
+        when=m.when,
+        content=_render(m, values),
+        target=dict(m.target),
+        fixes=tuple(fixes),
+        placeholders=tuple(placeholders),
+    )
+
+
+def merge_actions(actions: Sequence[Action]) -> tuple[Action, ...]:
+    """One action per migration (fixes merged), before-actions first."""
+    by_id: dict[str, Action] = {}
+    for a in actions:
+        if a.migration in by_id:
+            old = by_id[a.migration]
+            fixes = tuple(dict.fromkeys((*old.fixes, *a.fixes)))
+            by_id[a.migration] = replace(old, fixes=fixes)
+        else:
+            by_id[a.migration] = a
+    merged = list(by_id.values())
+    return tuple(sorted(merged, key=lambda a: 0 if a.when == "before" else 1))

@@ -1,0 +1,320 @@
+"""Findings: judging one hazard on a hop or on the installation, requirements, locations.
+
+A finding says whether a hazard applies, may apply or does not apply, in a sentence naming the
+scope and the predicates that decided it, with the evidence and where the deciding pin is written.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from upgradeplan import conditions, errors
+from upgradeplan.model import (
+    SEVERITY_RANK,
+    Evidence,
+    Fact,
+    Finding,
+    Hazard,
+    KnowledgeBase,
+    MissingFact,
+    Release,
+    State,
+    Truth,
+)
+from upgradeplan.planner_index import index_of
+from upgradeplan.planner_verdicts import threshold
+
+_FILE_LINE = re.compile(r"^[^\s:][^:]*:\d+$")
+
+
+def _in(con: Any, version: Any) -> bool:
+    return version is not None and bool(con.check(version))
+
+
+_MOVED = re.compile(r"^(?P<where>.*) \(moved to \S+ with \S+\)$")
+
+
+def moved_source(written: Fact | None, version: str, release: str) -> str:
+    """The source of a pin the plan moved: where it is written, and that the plan moved it."""
+    where = written.source if written is not None else release
+    return f"{written_at(where)} (moved to {version} with {release})"
+
+
+def written_at(source: str) -> str:
+    """Where a pin is written, without the note that the plan moved it."""
+    m = _MOVED.match(source)
+    return m.group("where") if m else source
+
+
+def _location(evidence: Iterable[Evidence]) -> str:
+    best = ""
+    for ev in evidence:
+        if ev.result is Truth.UNKNOWN:
+            continue
+        for fact in ev.facts:
+            src = written_at(fact.source)
+            inner = re.fullmatch(r"derived: exact pin \((.*)\)", src)
+            if inner:
+                src = str(inner.group(1))
+            if _FILE_LINE.match(src) and not src.startswith(("flag ", "cluster ")):
+                if fact.key.startswith(("pin.", "installed.")):
+                    return src
+                best = best or src
+    return best
+
+
+def _scope_phrase(h: Hazard, f: str | None, t: str | None) -> str:
+    if h.scope == "skip":
+        return f"the hop {f} → {t} skips {h.stop}"
+    if h.scope == "landing":
+        return f"{h.product} {t} is in {h.to_range}"
+    if h.scope == "transition":
+        return f"the hop {f} → {t} goes from {h.from_range} to {h.to_range}"
+    return f"{h.product} runs {t}" + (f" (in {h.from_range})" if h.from_range else "")
+
+
+def not_in_scope(h: Hazard, f: str | None, t: str | None) -> Finding:
+    if h.scope == "skip":
+        why = f"the hop {f} → {t} does not skip {h.stop} into {h.to_range}"
+    elif h.scope == "landing":
+        why = f"{h.product} {t} is not in {h.to_range}"
+    elif h.scope == "transition":
+        why = f"the hop {f} → {t} is not from {h.from_range} to {h.to_range}"
+    else:
+        why = f"{h.product} {t} is not in {h.from_range}"
+    return _finding(h, "does-not-apply", f, t, reason=f"not in scope: {why}")
+
+
+def _finding(
+    h: Hazard,
+    status: str,
+    f: str | None,
+    t: str | None,
+    *,
+    reason: str,
+    evidence: tuple[Any, ...] = (),
+    missing: Sequence[str] = (),
+    location: str = "",
+) -> Finding:
+    return Finding(
+        hazard=h.id,
+        title=h.title,
+        severity=h.severity,
+        scope=h.scope,
+        status=status,  # type: ignore[arg-type]
+        product=h.product,
+        from_version=f,
+        to_version=t,
+        evidence=evidence,
+        missing=tuple(MissingFact(k, conditions.missing_fact_hint(k)) for k in missing),
+        consequence=h.consequence,
+        recover=h.recover,
+        avoid=h.avoid,
+        location=location,
+        reason=reason,
+    )
+
+
+def judge(h: Hazard, state: State, kb: KnowledgeBase, f: str | None, t: str | None) -> Finding:
+    """Evaluate an in-scope hazard's condition on ``state`` with ``$from``/``$to`` = f, t."""
+    phrase = _scope_phrase(h, f, t)
+    if h.when is None:
+        return _finding(h, "applies", f, t, reason=f"applies: {phrase}")
+    res = conditions.evaluate_full(h.when, state, kb, hop=(f, t))
+    if res.truth is Truth.TRUE:
+        said = _deciding(res.evidence, Truth.TRUE)
+        return _finding(
+            h,
+            "applies",
+            f,
+            t,
+            reason=f"applies: {phrase}; {said}",
+            evidence=res.evidence,
+            location=_location(res.evidence),
+        )
+    if res.truth is Truth.UNKNOWN:
+        return _finding(
+            h,
+            "may-apply",
+            f,
+            t,
+            reason=f"may apply: {phrase}; not known: {', '.join(res.missing) or 'see evidence'}",
+            evidence=res.evidence,
+            missing=res.missing,
+        )
+    said = _deciding(res.evidence, Truth.FALSE)
+    return _finding(
+        h, "does-not-apply", f, t, reason=f"does not apply: {said}", evidence=res.evidence
+    )
+
+
+def _deciding(evidence: Sequence[Evidence], outcome: Truth) -> str:
+    """The sentences of the predicates that pushed the condition to ``outcome``.
+
+    A predicate counts when its result, read through its negations, equals the outcome (for
+    the usual ``all`` of possibly negated predicates those are exactly the deciding ones);
+    when none does, every settled predicate is listed.
+    """
+    settled = [e for e in evidence if e.result is not Truth.UNKNOWN]
+    chosen = [e for e in settled if (~e.result if e.negated else e.result) is outcome]
+    return "; ".join(e.description for e in (chosen or settled))
+
+
+def evaluate_hazard(
+    kb: KnowledgeBase,
+    hazard: Hazard,
+    state: State,
+    from_version: str | None,
+    to_version: str | None,
+) -> Finding:
+    """``hazard`` for the hop ``from_version`` → ``to_version`` of its product on ``state``.
+
+    The caller picks the state: before the hop for skip/transition hazards, after it for
+    landing/state hazards. Out of scope gives a does-not-apply finding saying why.
+    """
+    from upgradeplan.versions import parse_constraint, parse_version
+
+    state = conditions.derive(state, kb)
+    fv = parse_version(from_version) if from_version else None
+    tv = parse_version(to_version) if to_version else None
+    if _hazard_in_scope(hazard, fv, tv, parse_constraint, parse_version):
+        return judge(hazard, state, kb, from_version, to_version)
+    return not_in_scope(hazard, from_version, to_version)
+
+
+def _hazard_in_scope(h: Hazard, fv: Any, tv: Any, con: Any, ver: Any) -> bool:
+    if h.scope == "skip":
+        return (
+            fv is not None
+            and tv is not None
+            and bool(h.stop)
+            and bool(h.to_range)
+            and fv < ver(h.stop)
+            and _in(con(h.to_range), tv)
+        )
+    if h.scope == "landing":
+        return bool(h.to_range) and _in(con(h.to_range), tv)
+    if h.scope == "transition":
+        return (
+            bool(h.from_range)
+            and bool(h.to_range)
+            and _in(con(h.from_range), fv)
+            and _in(con(h.to_range), tv)
+        )
+    return not h.from_range or _in(con(h.from_range), tv)
+
+
+def requires_finding(
+    kb: KnowledgeBase,
+    rel: Release,
+    state: State,
+    f: str | None,
+    already: Mapping[str, str] | None = None,
+) -> Finding | None:
+    """``rel.requires`` on ``state``: one blocking finding, applies when one is unmet.
+
+    A requirement whose product's version is unknown is checked (may apply) only when it is
+    new or raised compared with ``already`` (the requirements of the release running before
+    the hop; None when nothing is known to run, e.g. the installation as it is).
+    """
+    from upgradeplan.versions import parse_constraint
+
+    evidence: list[Evidence] = []
+    truth = Truth.FALSE  # "some requirement is unmet"
+    missing: list[str] = []
+    checked: dict[str, str] = {}
+    for product, text in sorted(rel.requires.items()):
+        key = f"installed.{product}"
+        fact = state.get(key)
+        if fact is None and (already is None or already.get(product) == text):
+            continue
+        checked[product] = text
+        claim = f"{product} is not in {text}"
+        if fact is None or not isinstance(fact.value, str):
+            t = Truth.UNKNOWN
+            desc = f"{claim}: unknown ({key} not known)"
+            if fact is None:
+                missing.append(key)
+            facts: tuple[Fact, ...] = () if fact is None else (fact,)
+            if fact is not None and fact.value is None:
+                t, desc = Truth.TRUE, f"{claim}: yes ({product} is not installed)"
+        else:
+            facts = (fact,)
+            unmet = not parse_constraint(text).check(fact.value)
+            t = Truth.TRUE if unmet else Truth.FALSE
+            desc = f"{claim}: {'yes' if unmet else 'no'} (runs {fact.value})"
+        truth = truth | t
+        evidence.append(Evidence("requires", desc, t, facts, (key,) if t is Truth.UNKNOWN else ()))
+    if not checked:
+        return None
+    reqs = ", ".join(f"{p} {c}" for p, c in sorted(checked.items()))
+    h = Hazard(
+        id=f"requires:{rel.product}@{rel.version}",
+        title=f"{rel.product} {rel.version} requires {reqs}",
+        product=rel.product,
+        severity="blocking",
+        scope="landing",
+        consequence=f"{rel.product} {rel.version} does not work without {reqs}.",
+        location=rel.location,
+        to_range=rel.version,
+        avoid=f"Meet the requirement ({reqs}) before moving to {rel.version}.",
+    )
+    status = {Truth.TRUE: "applies", Truth.UNKNOWN: "may-apply", Truth.FALSE: "does-not-apply"}
+    said = "; ".join(e.description for e in evidence)
+    reason = {
+        Truth.TRUE: f"applies: {said}",
+        Truth.UNKNOWN: f"may apply: not known: {', '.join(missing)}",
+        Truth.FALSE: f"does not apply: {said}",
+    }[truth]
+    return _finding(
+        h,
+        status[truth],
+        f,
+        rel.version,
+        reason=reason,
+        evidence=tuple(evidence),
+        missing=missing if truth is Truth.UNKNOWN else (),
+        location=_location(evidence) if truth is Truth.TRUE else "",
+    )
+
+
+def current_findings(
+    kb: KnowledgeBase,
+    state: State,
+    fail_on: str = "blocking",
+    *,
+    products: Iterable[str] | None = None,
+) -> tuple[Finding, ...]:
+    """Landing hazards on the installed versions, state hazards and unmet requirements.
+
+    ``products`` limits the products looked at (default: every installed one). A requirement
+    is reported only when the required product's version is known.
+    """
+    from upgradeplan.versions import parse_version
+
+    threshold(fail_on)
+    state = conditions.derive(state, kb)
+    idx = index_of(kb)
+    out: list[Finding] = []
+    wanted = set(kb.products) if products is None else set(products) & set(kb.products)
+    for product in sorted(wanted):
+        installed = state.installed(product)
+        if installed is None:
+            continue
+        try:
+            v = parse_version(installed)
+        except errors.InvalidVersion:
+            continue
+        pidx = idx.product(product)
+        hz = [h for h, rng in pidx.landing if rng.check(v)]
+        hz += [h for h, rng in pidx.state if rng is None or rng.check(v)]
+        for h in sorted(hz, key=lambda h: (-SEVERITY_RANK[h.severity], h.id)):
+            out.append(judge(h, state, kb, None, installed))
+        rel = next((r for r, rv in zip(pidx.releases, pidx.versions, strict=True) if rv == v), None)
+        if rel is not None:
+            req = requires_finding(kb, rel, state, None)
+            if req is not None:
+                out.append(req)
+    return tuple(out)

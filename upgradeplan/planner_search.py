@@ -1,0 +1,465 @@
+"""The per-product path search: the window of releases, landing states, hop weights, Dijkstra.
+
+Each hop costs 1 plus the cost of the hazards it meets; a hop on which a hazard at or above
+``fail_on`` applies and cannot be fixed by actions is *forbidden* (it only appears in a path
+when no path avoids it). Large windows are pruned to the releases worth stopping at; when the
+pruned window gives no path, every release is tried.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from upgradeplan import conditions
+from upgradeplan.model import (
+    SEVERITY_RANK,
+    STATUS_OF_TRUTH,
+    Fact,
+    Finding,
+    Hazard,
+    KnowledgeBase,
+    Release,
+    State,
+    Truth,
+)
+from upgradeplan.planner_actions import migration_available
+from upgradeplan.planner_findings import judge, moved_source, not_in_scope, requires_finding
+from upgradeplan.planner_index import Index
+
+# hop weights
+HOP_COST = 1.0
+FORBIDDEN_COST = 1_000_000.0
+APPLIES_COST = {"blocking": 1000.0, "warning": 10.0, "notice": 0.5}
+MAY_APPLY_COST = {"blocking": 100.0, "warning": 2.0, "notice": 0.1}
+FIXED_COST = {"blocking": 3.0, "warning": 2.0, "notice": 0.5}
+
+# windows larger than this consider only hops to the next release, the target and releases
+# where some hazard range or upgrade_from constraint starts or stops matching
+EXHAUSTIVE_WINDOW = 40
+
+_UNSET = object()
+
+
+@dataclass
+class _Node:
+    version: str
+    parsed: Any
+    release: Release | None
+    state: State | None = None  # computed lazily
+
+
+@dataclass
+class _Hop:
+    statuses: Sequence[tuple[str, str, str, bool]]  # (hazard id, severity, status, fixable)
+    forbidden: tuple[str, ...]
+    cost: float
+
+
+class Search:
+    """Hop evaluation and the path search for one product from one state.
+
+    During the search only the status of each in-scope hazard is computed (cached by the
+    identity of the facts its condition reads); findings with evidence are built afterwards
+    for the hops of the chosen path only.
+    """
+
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        idx: Index,
+        product: str,
+        start_state: State,
+        current: str,
+        target: str,
+        holds: Sequence[str],
+        limit: int,
+    ) -> None:
+        from upgradeplan.versions import parse_version
+
+        self.kb, self.idx, self.product = kb, idx, product
+        self.holds = tuple(holds)
+        self.limit = limit
+        self.pidx = idx.product(product)
+        self.start_state = start_state
+        cur_v = parse_version(current)
+        tgt_v = parse_version(target)
+        pairs = list(zip(self.pidx.versions, self.pidx.releases, strict=True))
+        start_rel = next((r for v, r in pairs if v == cur_v), None)
+        self.nodes: list[_Node] = [_Node(current, cur_v, start_rel, start_state)]
+        self.nodes += [_Node(r.version, v, r) for v, r in pairs if cur_v < v <= tgt_v]
+        self.target = len(self.nodes) - 1
+        self._pins = {
+            k[len("pin.") :]
+            for k, f in start_state.facts.items()
+            if k.startswith("pin.") and isinstance(f.value, str) and _is_exact(f.value)
+        }
+        self._hop_cache: dict[tuple[int, int], _Hop] = {}
+        self._truth_cache: dict[tuple[Any, ...], Truth] = {}
+        self._req_cache: dict[tuple[int, int], Finding | None] = {}
+        self._fix_cache: dict[str, bool] = {}
+        self._landed_cache: dict[tuple[str, str, int], list[tuple[Hazard, Truth]]] = {}
+        self._allowed: list[int] | None = None  # None: every release
+        self._allowed_ready = False
+        self._landed_states: dict[tuple[int, int], State] = {}
+        self._landing: dict[int, list[Fact]] = {}
+
+    @property
+    def carried(self) -> tuple[str, ...]:
+        """Components whose exact pins move with this product's BOM."""
+        published = {c for node in self.nodes[1:] if node.release for c in node.release.bom}
+        return tuple(sorted((self._pins & published) - {self.product} - set(self.holds)))
+
+    # ---- states along the window
+
+    def state_at(self, i: int) -> State:
+        """The state once the path has reached release ``i`` (every release before it visited)."""
+        node = self.nodes[i]
+        if node.state is not None:
+            return node.state
+        rel = node.release
+        assert rel is not None
+        node.state = self.state_at(i - 1).with_facts(*self._landing_facts(i))
+        return node.state
+
+    def landed_state(self, i: int, j: int) -> State:
+        """The state right after the hop ``i -> j``: what ``j`` brings on top of ``i``.
+
+        Releases the hop skips contribute nothing (their effects never happened).
+        """
+        if j == i + 1 or j == i:
+            return self.state_at(j)
+        key = (i, j)
+        cached = self._landed_states.get(key)
+        if cached is None:
+            cached = self.state_at(i).with_facts(*self._landing_facts(j))
+            self._landed_states[key] = cached
+        return cached
+
+    def _landing_facts(self, j: int) -> list[Fact]:
+        """Installed version, lockstep pins and effects that landing on release ``j`` sets.
+
+        Built once per release, so the facts keep their identity across hops (the truth
+        cache is keyed by the identity of the facts a condition reads).
+        """
+        hit = self._landing.get(j)
+        if hit is not None:
+            return hit
+        rel = self.nodes[j].release
+        assert rel is not None
+        facts: list[Fact] = [Fact(f"installed.{self.product}", rel.version, f"plan: {rel.key}")]
+        if self.product in self._pins and self.product not in self.holds:
+            # the product's own exact pin is what the user bumps to make the hop
+            src = self.start_state.get(f"pin.{self.product}")
+            facts.append(
+                Fact(f"pin.{self.product}", rel.version, moved_source(src, rel.version, rel.key))
+            )
+        for comp, version in rel.bom.items():
+            if comp in self._pins and comp not in self.holds and comp != self.product:
+                src = self.start_state.get(f"pin.{comp}")
+                facts.append(Fact(f"pin.{comp}", version, moved_source(src, version, rel.key)))
+                facts.append(Fact(f"installed.{comp}", version, f"plan: BOM of {rel.key}"))
+        for key, value in rel.effects.items():
+            facts.append(Fact(str(key), value, f"effects of {rel.key} ({rel.location})"))
+        self._landing[j] = facts
+        return facts
+
+    # ---- candidate hops
+
+    def _interesting(self) -> list[int] | None:
+        """For a large window: the releases worth stopping at (None: every release).
+
+        The target; the next release; the first release at or above each skip hazard's stop;
+        releases where a transition range starts or stops matching; releases whose effects
+        change a fact; where the target's ``upgrade_from`` starts or stops matching.
+        """
+        n = len(self.nodes)
+        if n <= EXHAUSTIVE_WINDOW:
+            return None
+        from upgradeplan.versions import parse_constraint
+
+        marks: set[int] = {0, n - 1}
+        if n > 1:
+            marks.add(1)
+        parsed = [node.parsed for node in self.nodes]
+        for _, stop, _to in self.pidx.skip:
+            first = bisect.bisect_left(parsed, stop, lo=1)
+            if first < n:
+                marks.add(first)
+        # a transition is avoided by a stop outside its `from` range (and outside its `to`)
+        for _, a, b in self.pidx.transition:
+            inside = a.check(self.nodes[0].parsed)
+            for i in range(1, n):
+                if inside and not a.check(self.nodes[i].parsed):
+                    if not b.check(self.nodes[i].parsed):
+                        marks.add(i)
+                    break
+        target_rel = self.nodes[-1].release
+        if target_rel is not None and target_rel.upgrade_from:
+            con = parse_constraint(target_rel.upgrade_from)
+            before = con.check(self.nodes[0].parsed)
+            for i in range(1, n):
+                now = con.check(self.nodes[i].parsed)
+                if now != before:
+                    marks.update((i - 1, i))
+                before = now
+        effects: dict[str, Any] = {}
+        for i in range(1, n):
+            rel = self.nodes[i].release
+            if rel is not None and any(effects.get(k, _UNSET) != v for k, v in rel.effects.items()):
+                marks.add(i)
+                effects.update(rel.effects)
+        return sorted(marks)
+
+    @property
+    def allowed(self) -> list[int] | None:
+        """The releases the search may stop at (computed on first use); None: all."""
+        if not self._allowed_ready:
+            self._allowed, self._allowed_ready = self._interesting(), True
+        return self._allowed
+
+    @allowed.setter
+    def allowed(self, value: list[int] | None) -> None:
+        self._allowed, self._allowed_ready = value, True
+
+    def successors(self, i: int) -> list[int]:
+        from upgradeplan.graph import may_hop
+
+        n = len(self.nodes)
+        allowed = self.allowed
+        cands = range(i + 1, n) if allowed is None else [j for j in allowed if j > i]
+        out = []
+        for j in cands:
+            rel = self.nodes[j].release
+            if (
+                rel is not None
+                and self.nodes[j].parsed > self.nodes[i].parsed
+                and may_hop(rel, self.nodes[i].version)
+            ):
+                out.append(j)
+        return out
+
+    # ---- hop evaluation (search: statuses only)
+
+    def _truth(self, h: Hazard, state: State, f: str, t: str) -> Truth:
+        if h.when is None:
+            return Truth.TRUE
+        refs = self.idx.refs.get(h.id, frozenset())
+        bound = (f if "$from" in refs else None, t if "$to" in refs else None)
+        keys = self.idx.keys.get(h.id)
+        if keys is None:
+            ck: tuple[Any, ...] = (h.id, bound, id(state))
+        else:
+            ck = (h.id, bound, *map(id, map(state.facts.get, keys)))
+        hit = self._truth_cache.get(ck)
+        if hit is None:
+            hit = conditions.truth(h.when, state, self.kb, hop=(f, t))
+            self._truth_cache[ck] = hit
+        return hit
+
+    def _scan(
+        self, product: str, f: str, t: str, fv: Any, tv: Any, pre: State, post: State
+    ) -> list[tuple[Hazard, Truth]]:
+        """In-scope hazards of ``product`` for the hop f -> t with their truth."""
+        a = self.idx.sides(product, f, fv)
+        b = self.idx.sides(product, t, tv)
+        truth = self._truth
+        out = [(h, truth(h, pre, f, t)) for h in a.skip_pre if h.id in b.skip_post]
+        out += [(h, truth(h, pre, f, t)) for h in a.trans_pre if h.id in b.trans_post]
+        if b.landed:
+            key = (product, t, id(post))
+            landed = None if b.landed_uses_from else self._landed_cache.get(key)
+            if landed is None:
+                landed = [(h, truth(h, post, f, t)) for h in b.landed]
+                if not b.landed_uses_from:
+                    self._landed_cache[key] = landed
+            out += landed
+        return out
+
+    def _moved(self, pre: State, post: State) -> list[tuple[str, str, str]]:
+        out = []
+        for comp in sorted(self._pins):
+            a, b = pre.installed(comp), post.installed(comp)
+            if a is not None and b is not None and a != b and comp != self.product:
+                out.append((comp, a, b))
+        return out
+
+    def _requires(self, i: int, j: int) -> Finding | None:
+        rel = self.nodes[j].release
+        if rel is None or not rel.requires:
+            return None
+        before = self.nodes[i].release
+        already = before.requires if before else {}
+        ck = (j, id(already))
+        if ck not in self._req_cache:
+            self._req_cache[ck] = requires_finding(
+                self.kb, rel, self.state_at(j), self.nodes[i].version, already
+            )
+        found = self._req_cache[ck]
+        if found is not None and found.from_version != self.nodes[i].version:
+            found = replace(found, from_version=self.nodes[i].version)
+        return found
+
+    def fixable_id(self, hazard_id: str) -> bool:
+        hit = self._fix_cache.get(hazard_id)
+        if hit is None:
+            h = self.kb.hazards.get(hazard_id)
+            hit = (
+                h is not None
+                and h.scope != "skip"
+                and bool(h.migrations)
+                and all(
+                    migration_available(self.kb.migrations.get(m), self.holds) for m in h.migrations
+                )
+            )
+            self._fix_cache[hazard_id] = hit
+        return hit
+
+    def hop(self, i: int, j: int) -> _Hop:
+        """The weight of the hop i -> j (cached)."""
+        from upgradeplan.versions import parse_version
+
+        hit = self._hop_cache.get((i, j))
+        if hit is not None:
+            return hit
+        pre, post = self.state_at(i), self.landed_state(i, j)
+        f, t = self.nodes[i].version, self.nodes[j].version
+        found = self._scan(
+            self.product, f, t, self.nodes[i].parsed, self.nodes[j].parsed, pre, post
+        )
+        for comp, a, b in self._moved(pre, post):
+            found += self._scan(comp, a, b, parse_version(a), parse_version(b), pre, post)
+        statuses = [
+            (h.id, h.severity, STATUS_OF_TRUTH[truth], self.fixable_id(h.id)) for h, truth in found
+        ]
+        req = self._requires(i, j)
+        if req is not None:
+            statuses.append((req.hazard, req.severity, req.status, False))
+        result = self._weigh(statuses)
+        self._hop_cache[(i, j)] = result
+        return result
+
+    def _weigh(self, statuses: Sequence[tuple[str, str, str, bool]]) -> _Hop:
+        cost = HOP_COST
+        forbidden: list[str] = []
+        for hazard, severity, status, can_fix in statuses:
+            if status == "does-not-apply":
+                continue
+            if status == "may-apply":
+                cost += MAY_APPLY_COST[severity]
+            elif can_fix:
+                cost += FIXED_COST[severity]
+            else:
+                cost += APPLIES_COST[severity]
+                if SEVERITY_RANK[severity] >= self.limit:
+                    forbidden.append(hazard)
+                    cost += FORBIDDEN_COST
+        return _Hop(statuses, tuple(forbidden), cost)
+
+    # ---- hop findings (the chosen path and the direct jump: full evidence)
+
+    def hop_findings(self, i: int, j: int, *, out_of_scope: bool = False) -> list[Finding]:
+        from upgradeplan.versions import parse_version
+
+        pre, post = self.state_at(i), self.landed_state(i, j)
+        f, t = self.nodes[i].version, self.nodes[j].version
+        findings = self.product_findings(
+            self.product,
+            f,
+            t,
+            self.nodes[i].parsed,
+            self.nodes[j].parsed,
+            pre,
+            post,
+            out_of_scope=out_of_scope,
+        )
+        for comp, a, b in self._moved(pre, post):
+            findings += self.product_findings(
+                comp, a, b, parse_version(a), parse_version(b), pre, post
+            )
+        req = self._requires(i, j)
+        if req is not None:
+            findings.append(req)
+        return findings
+
+    def product_findings(
+        self,
+        product: str,
+        f: str,
+        t: str,
+        fv: Any,
+        tv: Any,
+        pre: State,
+        post: State,
+        *,
+        out_of_scope: bool = False,
+    ) -> list[Finding]:
+        pidx = self.idx.product(product)
+        kb = self.kb
+        out: list[Finding] = []
+        skipped: list[Hazard] = []
+        for h, stop, to in pidx.skip:
+            if fv < stop and to.check(tv):
+                out.append(judge(h, pre, kb, f, t))
+            else:
+                skipped.append(h)
+        for h, a, b in pidx.transition:
+            if a.check(fv) and b.check(tv):
+                out.append(judge(h, pre, kb, f, t))
+            else:
+                skipped.append(h)
+        for h, rng in pidx.landing:
+            if rng.check(tv):
+                out.append(judge(h, post, kb, f, t))
+            else:
+                skipped.append(h)
+        for h, rng_ in pidx.state:
+            if rng_ is None or rng_.check(tv):
+                out.append(judge(h, post, kb, f, t))
+            else:
+                skipped.append(h)
+        if out_of_scope:
+            out += [not_in_scope(h, f, t) for h in skipped]
+        return out
+
+    # ---- search
+
+    def search(self) -> list[int]:
+        """Node indices of the cheapest path from the current version to the target."""
+        dist: dict[int, float] = {0: 0.0}
+        prev: dict[int, int] = {}
+        heap: list[tuple[float, int]] = [(0.0, 0)]
+        done: set[int] = set()
+        while heap:
+            d, i = heapq.heappop(heap)
+            if i in done:
+                continue
+            done.add(i)
+            if i == self.target:
+                break
+            for j in self.successors(i):
+                if j in done:
+                    continue
+                nd = d + self.hop(i, j).cost
+                if nd < dist.get(j, float("inf")):
+                    dist[j] = nd
+                    prev[j] = i
+                    heapq.heappush(heap, (nd, j))
+        if self.target not in done:
+            if self.allowed is not None:
+                self.allowed = None  # the pruned releases gave no path: try them all
+                return self.search()
+            return []
+        path = [self.target]
+        while path[-1] != 0:
+            path.append(prev[path[-1]])
+        return path[::-1]
+
+
+def _is_exact(text: str) -> bool:
+    from upgradeplan.versions import is_exact
+
+    return is_exact(text)

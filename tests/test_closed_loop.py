@@ -210,3 +210,31 @@ def test_s6_from_gitops_files_the_values_file_edits_clear_the_hazards(
     after = _check(kb, again, to)
     assert _status(after, "delegate-metadata-flag-renamed") == "does-not-apply"
     assert _status(after, "delegate-version-value-not-bumped") == "does-not-apply"
+
+
+def test_s7_from_gitops_files_the_env_rewrite_clears_the_token_type_hazard(
+    kb: KnowledgeBase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """S7 read from GitOps files: the env entry reading the old token is rewritten in place."""
+    _work_on_a_copy("s7", tmp_path, monkeypatch)
+    inputs = api.Inputs(gitops=".", installed=("harness-cd=24.12.0",))
+    state = _gathered(kb, inputs)
+    assert _status(_check(kb, state), "delegate-token-secret-type") == "applies"
+
+    patches, _plan = build_patches(kb, state, [])
+    env = [i for i in patches.items if i.migration == "delegate-api-key-env"]
+    assert len(env) == 1 and env[0].kind == "json6902"
+    ops = yaml.safe_load(env[0].content)
+    assert [o["op"] for o in ops] == ["test", "replace"]  # in place, not a new entry
+    manifests = [i for i in patches.items if i.kind == "manifest"]
+    assert manifests, "no Secret manifest generated"
+    Path("api-key-secret.yaml").write_text(manifests[0].content)
+    docs = list(yaml.safe_load_all(Path("delegate.yaml").read_text()))
+    hits = [i for i, d in enumerate(docs) if same_object(d, env[0].target)]
+    assert len(hits) == 1
+    docs[hits[0]] = apply_json6902(docs[hits[0]], ops)
+    Path("delegate.yaml").write_text(yaml.safe_dump_all(docs, sort_keys=False))
+
+    again = _gathered(kb, inputs)
+    assert again.value("workload.harness-delegate.env-secrets") == ["harness-api-key"]
+    assert _status(_check(kb, again), "delegate-token-secret-type") == "does-not-apply"

@@ -329,6 +329,61 @@ def test_delegate_values_deployment_secret_and_namespace() -> None:
     }
 
 
+def test_env_secret_refs_of_a_deployment_manifest(tmp_path: Path) -> None:
+    """Where each env entry that reads a Secret sits, as the cluster reader gives it."""
+    _write(
+        tmp_path,
+        {
+            "deploy.yaml": """
+                apiVersion: apps/v1
+                kind: Deployment
+                metadata: {name: delegate, namespace: hd}
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: sidecar
+                          image: busybox:1.36
+                        - name: delegate
+                          image: harness/delegate:0.31.2
+                          envFrom:
+                            - secretRef: {name: delegate-env}
+                          env:
+                            - name: PLAIN
+                              value: x
+                            - name: DELEGATE_TOKEN
+                              valueFrom:
+                                secretKeyRef: {name: old-token, key: token}
+            """,
+        },
+    )
+    facts = _facts(gitops.read(KB, str(tmp_path)))
+    assert facts["workload.harness-delegate.env-secret-refs"] == (
+        {"/spec/template/spec/containers/1/env/1": "DELEGATE_TOKEN=old-token"},
+        f"{tmp_path}/deploy.yaml:17",
+    )
+
+
+def test_env_secret_refs_empty_without_secret_env(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "deploy.yaml": """
+                apiVersion: apps/v1
+                kind: Deployment
+                metadata: {name: delegate, namespace: hd}
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - {name: delegate, image: "harness/delegate:0.31.2"}
+            """,
+        },
+    )
+    facts = _facts(gitops.read(KB, str(tmp_path)))
+    assert facts["workload.harness-delegate.env-secret-refs"][0] == {}
+
+
 def test_immutable_delegate_pins_by_image_tag_and_reads_tolerations(tmp_path: Path) -> None:
     _write(
         tmp_path,

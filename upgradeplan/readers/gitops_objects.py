@@ -19,6 +19,7 @@ from upgradeplan.readers.gitops_facts import (
     text_of,
 )
 from upgradeplan.readers.gitops_yaml import View
+from upgradeplan.readers.objects import env_secret_refs
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 
@@ -89,6 +90,13 @@ class ObjectFacts(FactSink):
         # A values file says what the chart renders; a rendered manifest only repeats it.
         self.add(f"{w}.args", args, args_at, LOW)
         self.add(f"{w}.env-secrets", list(dict.fromkeys(secrets)), secrets_at)
+        refs = env_secret_refs(v.sequence(*cpath))
+        if refs:  # at the first env entry that reads a Secret
+            _, ci, _, ei = next(iter(refs)).rsplit("/", 3)
+            refs_at = v.where(*cpath, int(ci), "env", int(ei))
+        else:
+            refs_at = v.where(*cpath)
+        self.add(f"{w}.env-secret-refs", refs, refs_at)
         pod_ann = v.mapping("spec", "template", "metadata", "annotations")
         self.add(
             f"{w}.pod-annotations",

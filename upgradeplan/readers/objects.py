@@ -14,7 +14,7 @@ whose complete list was read (``"Harness"``) or single objects asked for by name
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -546,16 +546,11 @@ def _deployment(
         secrets,
         ref + " env valueFrom.secretKeyRef / envFrom.secretRef",
     )
-    # where each env entry that reads a Secret sits (JSON pointer -> "ENV=secret"), so a
-    # JSON 6902 patch can rewrite exactly that entry
-    env_refs: dict[str, str] = {}
-    for ci, c in enumerate(containers):
-        for ei, env in enumerate(c.get("env") or []):
-            secret = _get(env, "valueFrom", "secretKeyRef", "name")
-            if secret and isinstance(env, Mapping) and env.get("name"):
-                pointer = f"/spec/template/spec/containers/{ci}/env/{ei}"
-                env_refs[pointer] = f"{env['name']}={secret}"
-    b.add(f"workload.{pid}.env-secret-refs", env_refs, ref + " env valueFrom.secretKeyRef")
+    b.add(
+        f"workload.{pid}.env-secret-refs",
+        env_secret_refs(containers),
+        ref + " env valueFrom.secretKeyRef",
+    )
     annotations = _str_map(_get(dep, "spec", "template", "metadata", "annotations"))
     b.add(
         f"workload.{pid}.pod-annotations", annotations, ref + " spec.template.metadata.annotations"
@@ -590,6 +585,23 @@ def _deployment(
         b.add(f"installed.{pid}", _strip_v(_image_tag(image)), f"{ref} image tag {image}")
     for name in secrets:
         yield ns, name
+
+
+def env_secret_refs(containers: Sequence[Any]) -> dict[str, str]:
+    """Where each env entry that reads a Secret sits: JSON pointer -> ``ENV_NAME=secret``.
+
+    ``containers`` is the pod template's container list (indexes are positions in it), so a
+    JSON 6902 patch can rewrite exactly that entry. Shared by the cluster/snapshot reader and
+    the GitOps reader.
+    """
+    refs: dict[str, str] = {}
+    for ci, c in enumerate(containers):
+        env_list = c.get("env") if isinstance(c, Mapping) else None
+        for ei, env in enumerate(env_list if isinstance(env_list, list) else []):
+            secret = _get(env, "valueFrom", "secretKeyRef", "name")
+            if secret and isinstance(env, Mapping) and env.get("name"):
+                refs[f"/spec/template/spec/containers/{ci}/env/{ei}"] = f"{env['name']}={secret}"
+    return refs
 
 
 def _storage_classes(

@@ -238,3 +238,40 @@ def test_s7_from_gitops_files_the_env_rewrite_clears_the_token_type_hazard(
     again = _gathered(kb, inputs)
     assert again.value("workload.harness-delegate.env-secrets") == ["harness-api-key"]
     assert _status(_check(kb, again), "delegate-token-secret-type") == "does-not-apply"
+
+
+def test_s4_from_gitops_files_the_bom_edit_clears_the_480_landing_hazards(
+    kb: KnowledgeBase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """S4 read from GitOps files: the meta chart renders the kagent HelmRelease from the BOM,
+    so turning drift detection on is an edit of the BOM, and only the new lines differ."""
+    import difflib
+
+    from upgradeplan.render.yamlinsert import set_keys
+
+    _work_on_a_copy("s4", tmp_path, monkeypatch)
+    inputs = api.Inputs(gitops=".", facts=("object.Harness.kagent.kagent.exists=false",))
+    state = _gathered(kb, inputs)
+    before = _check(kb, state)
+    assert _status(before, "harness-missing-on-480") == "applies"
+    assert _status(before, "no-drift-detection-on-480") == "applies"
+
+    patches, _plan = build_patches(kb, state, ["agent-platform=4.8.1"])
+    drift = [i for i in patches.items if i.migration == "kagent-drift-detection"]
+    assert len(drift) == 1 and drift[0].kind == "file-edit" and drift[0].file == "bom.yaml"
+    assert not any(i.kind == "strategic-merge" for i in patches.items)
+    original = Path("bom.yaml").read_text()
+    edited = set_keys(original, drift[0].keys, where="bom.yaml")
+    opcodes = difflib.SequenceMatcher(
+        a=original.splitlines(keepends=True), b=edited.splitlines(keepends=True)
+    ).get_opcodes()
+    assert [op[0] for op in opcodes if op[0] != "equal"] == ["insert"]
+    (_tag, _i1, _i2, j1, j2) = next(op for op in opcodes if op[0] == "insert")
+    assert edited.splitlines()[j1:j2] == ["    driftDetection:", "      mode: enabled"]
+    Path("bom.yaml").write_text(edited)
+
+    again = _gathered(kb, inputs)
+    assert again.value("helmrelease.kagent.drift-detection") == "enabled"
+    after = _check(kb, again)
+    assert _status(after, "harness-missing-on-480") == "does-not-apply"
+    assert _status(after, "no-drift-detection-on-480") == "does-not-apply"

@@ -286,3 +286,76 @@ def test_step_option_shows_one_step(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert steps == {2}
     text = run([*args, "--step", "2"]).stdout
     assert "# Step 2:" in text and "# Step 1:" not in text
+
+
+# ----------------------------------------------------------------- the kagent BOM passthrough
+
+HARNESS_GONE = ["--fact", "object.Harness.kagent.kagent.exists=false"]
+
+
+def _s4_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    src = GITOPS / "s4"
+    if not src.is_dir():
+        pytest.skip(f"GitOps fixture {src} not present")
+    repo = tmp_path / "repo"
+    shutil.copytree(src, repo)
+    monkeypatch.chdir(repo)
+    return repo
+
+
+def test_s4_gitops_drift_detection_is_a_bom_diff_and_write_inserts_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _s4_copy(tmp_path, monkeypatch)
+    bom = (repo / "bom.yaml").read_text()
+    args = ["patch", "--gitops", ".", *HARNESS_GONE, "--to", "agent-platform=4.8.1"]
+    shown = run(args)
+    assert shown.exit_code == 0, shown.output
+    assert "[kagent-drift-detection; unified diff; bom.yaml]" in shown.stdout
+    assert "+    driftDetection:\n+      mode: enabled\n" in shown.stdout
+    assert "kind: HelmRelease" not in shown.stdout  # no patch with nothing to apply to
+
+    written = run([*args, "--write"])
+    assert written.exit_code == 0, written.output
+    expected = bom.replace(
+        '  kagent:\n    versionRange: "0.11.0-gs.6"\n',
+        '  kagent:\n    versionRange: "0.11.0-gs.6"\n    driftDetection:\n      mode: enabled\n',
+    ).replace('versionRange: "4.8.0"', 'versionRange: "4.8.1"')
+    assert (repo / "bom.yaml").read_text() == expected
+    assert sorted(p.name for p in repo.iterdir() if p.name.startswith(".")) == []
+
+
+def test_s4_gitops_flow_mapping_bom_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _s4_copy(tmp_path, monkeypatch)
+    bom = repo / "bom.yaml"
+    flow = bom.read_text().replace(
+        '  kagent:\n    versionRange: "0.11.0-gs.6"\n', '  kagent: {versionRange: "0.11.0-gs.6"}\n'
+    )
+    bom.write_text(flow)
+    result = run(["patch", "--gitops", ".", *HARNESS_GONE, "--write"])
+    assert result.exit_code == 2
+    assert "bom.yaml:7" in result.stderr and "flow mapping" in result.stderr
+    assert "Traceback" not in result.output
+    assert bom.read_text() == flow
+
+
+def test_a_kagent_helmrelease_manifest_keeps_the_kustomize_patch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _s4_copy(tmp_path, monkeypatch)
+    (repo / "kagent.yaml").write_text(
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\n"
+        "metadata:\n  name: kagent\n  namespace: flux-giantswarm\n"
+        "spec:\n  chart:\n    spec: {chart: kagent, version: 0.11.0-gs.6}\n"
+    )
+    kust = repo / "kustomization.yaml"
+    kust.write_text(
+        kust.read_text().replace("  - agent-platform\n", "  - agent-platform\n  - kagent.yaml\n")
+    )
+    result = run(["patch", "--gitops", ".", *HARNESS_GONE, "--to", "agent-platform=4.8.1"])
+    assert result.exit_code == 0, result.output
+    header = "[kagent-drift-detection; kustomize strategic-merge patch; HelmRelease "
+    assert header + "flux-giantswarm/kagent]" in result.stdout
+    assert "+    driftDetection:" not in result.stdout

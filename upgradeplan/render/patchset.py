@@ -7,6 +7,10 @@ facts were read.
   the file as step 1 left it.
 - A ``values-edit`` of a key read from a HelmRelease's ``spec.values`` (a cluster, a
   snapshot) becomes a **strategic-merge patch** of that HelmRelease.
+- A ``helmrelease-patch`` that only sets ``spec.driftDetection`` of a HelmRelease the meta
+  chart renders from a BOM (the GitOps reader read or derived its drift-detection mode from
+  ``components.<name>``) becomes an **edit of the BOM** (``components.<name>.driftDetection``,
+  the chart's passthrough), since no HelmRelease manifest in the files could take the patch.
 - ``helmrelease-patch`` / ``json6902`` / ``manifest`` / ``command`` migrations stay what they
   are, with kustomize targets naming the observed objects.
 
@@ -23,6 +27,7 @@ from typing import Any, Literal
 from upgradeplan.errors import BadInput
 from upgradeplan.model import Action, Fact, KnowledgeBase, Move, Plan, State, Step
 from upgradeplan.render.yamledit import ScalarEdit, content_hash, scalar_lines, set_scalars
+from upgradeplan.render.yamlinsert import KeyEdit, entry_paths_at, set_keys
 
 ItemKind = Literal["file-edit", "strategic-merge", "json6902", "manifest", "command", "snippet"]
 
@@ -38,6 +43,11 @@ KIND_OF_MIGRATION: dict[str, ItemKind] = {
 _LOC = re.compile(r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+)$")
 _HR_VALUES = re.compile(r"HelmRelease (?P<ns>[^/\s]+)/(?P<name>\S+) spec\.values\.(?P<key>\S+)")
 _WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
+# The source the GitOps reader gives a drift-detection mode the meta chart's defaults give a
+# component its BOM lists without one (readers/gitops.py, _drift_default).
+_DERIVED_BOM = re.compile(
+    r"^derived: (?P<file>.+?):(?P<line>\d+) sets no driftDetection for (?P<name>[^;\s]+);"
+)
 
 
 def source_location(source: str) -> tuple[str, int] | None:
@@ -51,6 +61,12 @@ def source_location(source: str) -> tuple[str, int] | None:
     return m.group("file"), int(m.group("line"))
 
 
+def derived_location(source: str) -> tuple[str, int] | None:
+    """``(file, line)`` of the BOM entry a derived drift-detection mode names, else None."""
+    m = _DERIVED_BOM.match(source.strip())
+    return (m.group("file"), int(m.group("line"))) if m is not None else None
+
+
 @dataclass(frozen=True)
 class PatchItem:
     step: int  # 1-based index of the plan step; 0 = a fix for the installation as it is
@@ -62,6 +78,7 @@ class PatchItem:
     target: Mapping[str, Any] = field(default_factory=dict)
     file: str = ""  # file-edit: the file it changes
     edits: tuple[ScalarEdit, ...] = ()  # file-edit: the scalar changes behind the diff
+    keys: tuple[KeyEdit, ...] = ()  # file-edit: the values set at key paths behind the diff
     placeholders: tuple[str, ...] = ()
     fixes: tuple[str, ...] = ()
     note: str = ""  # e.g. why no diff could be made
@@ -76,6 +93,7 @@ class FileChange:
     original_hash: str
     edits: tuple[ScalarEdit, ...]
     result: str
+    keys: tuple[KeyEdit, ...] = ()  # values set at a key path, added where missing
 
 
 @dataclass(frozen=True)
@@ -201,6 +219,7 @@ class _Builder:
         self.kb = kb
         self.live = dict(files)
         self.edits: dict[str, list[ScalarEdit]] = {}
+        self.key_edits: dict[str, list[KeyEdit]] = {}
         self.items: list[PatchItem] = []
 
     # ------------------------------------------------------------------ file edits
@@ -226,9 +245,13 @@ class _Builder:
                 note="file not available; edit it by hand",
             )
         before = self.live[path]
-        after = set_scalars(before, [edit], where=path)
+        if path in self.key_edits:  # added lines moved the rest: render from the original
+            self.edits.setdefault(path, []).append(edit)
+            after = self._rendered(path)
+        else:
+            after = set_scalars(before, [edit], where=path)
+            self.edits.setdefault(path, []).append(edit)
         self.live[path] = after
-        self.edits.setdefault(path, []).append(edit)
         return PatchItem(
             step=step_no,
             kind="file-edit",
@@ -240,22 +263,53 @@ class _Builder:
             edits=(edit,),
         )
 
+    def key_edit(
+        self, step_no: int, path: str, edits: Sequence[KeyEdit], title: str, migration: str
+    ) -> PatchItem | None:
+        """A diff of ``path`` setting values at key paths (adding missing keys)."""
+        before = self.live[path]
+        self.key_edits.setdefault(path, []).extend(edits)
+        after = self._rendered(path)
+        if after == before:
+            del self.key_edits[path][-len(edits) :]
+            return None
+        self.live[path] = after
+        return PatchItem(
+            step=step_no,
+            kind="file-edit",
+            migration=migration,
+            title=title,
+            when="during",
+            content=_diff(path, before, after),
+            file=path,
+            keys=tuple(edits),
+        )
+
+    def _merged(self, path: str) -> tuple[ScalarEdit, ...]:
+        by_line: dict[int, ScalarEdit] = {}
+        for e in self.edits.get(path, []):  # chained edits of a line: first value -> last value
+            first = by_line.get(e.line)
+            by_line[e.line] = e if first is None else replace(first, after=e.after)
+        return tuple(by_line[line] for line in sorted(by_line))
+
+    def _rendered(self, path: str) -> str:
+        """The original file with every edit so far: the scalars (at their original lines)
+        first, then the key edits (found by path, so added lines move nothing they need)."""
+        text = set_scalars(self.files[path], self._merged(path), where=path)
+        return set_keys(text, self.key_edits.get(path, ()), where=path)
+
     def changes(self) -> tuple[FileChange, ...]:
         out: list[FileChange] = []
-        for path in sorted(self.edits):
+        for path in sorted(set(self.edits) | set(self.key_edits)):
             original = self.files[path]
-            by_line: dict[int, ScalarEdit] = {}
-            for e in self.edits[path]:  # chained edits of a line: first value -> last value
-                first = by_line.get(e.line)
-                by_line[e.line] = e if first is None else replace(first, after=e.after)
-            merged = tuple(by_line[line] for line in sorted(by_line))
             out.append(
                 FileChange(
                     path=path,
                     original=original,
                     original_hash=content_hash(original),
-                    edits=merged,
-                    result=set_scalars(original, merged, where=path),
+                    edits=self._merged(path),
+                    result=self._rendered(path),
+                    keys=tuple(self.key_edits.get(path, ())),
                 )
             )
         return tuple(out)
@@ -333,6 +387,65 @@ class _Builder:
             )
         return None
 
+    def _bom_passthrough(self, action: Action) -> tuple[str, list[KeyEdit], str] | None:
+        """A HelmRelease patch that only sets ``spec.driftDetection``, as edits of the BOM the
+        HelmRelease is rendered from (None when the state does not say it is rendered so)."""
+        docs = _yaml_docs(action.content) if action.kind == "helmrelease-patch" else []
+        doc = docs[0] if len(docs) == 1 and isinstance(docs[0], dict) else {}
+        meta, spec = doc.get("metadata"), doc.get("spec")
+        if doc.get("kind") != "HelmRelease" or not isinstance(meta, dict):
+            return None
+        name = str(meta.get("name") or "")
+        if not isinstance(spec, dict) or list(spec) != ["driftDetection"]:
+            return None
+        leaves = spec["driftDetection"]
+        if not isinstance(leaves, dict) or not leaves:
+            return None
+        if not all(isinstance(v, str) and isinstance(k, str) for k, v in leaves.items()):
+            return None
+        found = self._bom_component(name)
+        if found is None:
+            return None
+        path, doc_no, component, line = found
+        edits = [
+            KeyEdit(doc_no, (*component, "driftDetection", k), v, line, f"{name} driftDetection")
+            for k, v in leaves.items()
+        ]
+        note = (
+            f"the {name} HelmRelease is rendered from this BOM: components.{name}.driftDetection "
+            "is passed through to its spec.driftDetection"
+        )
+        return path, edits, note
+
+    def _bom_component(self, name: str) -> tuple[str, int, tuple[Any, ...], int] | None:
+        """(file, document, key path of ``components.<name>``, line) when the state read or
+        derived the HelmRelease's drift-detection mode from a BOM entry in a file."""
+        fact = self.state.get(f"helmrelease.{name}.drift-detection")
+        if fact is None:
+            return None
+        derived = _DERIVED_BOM.match(fact.source)
+        if derived is not None:
+            if derived.group("name") != name:
+                return None
+            loc: tuple[str, int] | None = (derived.group("file"), int(derived.group("line")))
+            tail: tuple[Any, ...] = ("components", name)
+        else:
+            loc = source_location(fact.source)
+            tail = ("components", name, "driftDetection", "mode")
+        if loc is None or loc[0] not in self.files:
+            return None
+        for doc_no, path in entry_paths_at(self.files[loc[0]], loc[1], where=loc[0]):
+            if path[-len(tail) :] == tail:
+                return loc[0], doc_no, path[: len(path) - len(tail) + 2], loc[1]
+        if derived is not None:  # a BOM, but not one whose keys we can reach in the file
+            raise BadInput(
+                f"cannot add driftDetection to components.{name} in place (it is not a "
+                "mapping of this file's YAML, e.g. it sits in a ConfigMap's text block)",
+                location=f"{loc[0]}:{loc[1]}",
+                hint=f"add driftDetection: {{mode: enabled}} under components.{name} by hand",
+            )
+        return None
+
     def _replacement_edits(self, action: Action) -> list[tuple[str, ScalarEdit]]:
         """JSON 6902 replacements of values that were read from files (e.g. the delegate's
         args in a values file) as edits of those files."""
@@ -394,6 +507,12 @@ class _Builder:
             if hr is not None:
                 self.items.append(replace(hr, step=step_no))
                 return
+        bom = self._bom_passthrough(action) if kind == "strategic-merge" else None
+        if bom is not None and bom[0] in self.live:
+            item = self.key_edit(step_no, bom[0], bom[1], action.title, action.migration)
+            if item is not None:
+                self.items.append(_of_action(replace(item, note=bom[2]), action))
+            return
         note = ""
         if kind == "json6902":
             for path, edit in self._replacement_edits(action):

@@ -359,3 +359,26 @@ def test_a_kagent_helmrelease_manifest_keeps_the_kustomize_patch(
     header = "[kagent-drift-detection; kustomize strategic-merge patch; HelmRelease "
     assert header + "flux-giantswarm/kagent]" in result.stdout
     assert "+    driftDetection:" not in result.stdout
+
+
+def test_s4_gitops_bom_inside_a_configmap_text_block_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _s4_copy(tmp_path, monkeypatch)
+    bom = (repo / "bom.yaml").read_text()
+    (repo / "bom.yaml").unlink()
+    block = "".join("    " + line + "\n" for line in bom.splitlines())
+    (repo / "bom-configmap.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: agent-platform-bom\n"
+        "data:\n  values.yaml: |\n" + block
+    )
+    kust = repo / "kustomization.yaml"
+    text = kust.read_text()
+    kust.write_text(
+        text[: text.index("configMapGenerator:")].replace(
+            "  - agent-platform\n", "  - agent-platform\n  - bom-configmap.yaml\n"
+        )
+    )
+    result = run(["patch", "--gitops", ".", *HARNESS_GONE, "--to", "agent-platform=4.8.1"])
+    assert result.exit_code == 2
+    assert "bom-configmap.yaml:13" in result.stderr and "by hand" in result.stderr

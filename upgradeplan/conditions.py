@@ -17,7 +17,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from upgradeplan import errors
-from upgradeplan.model import NEXT, Condition, Evidence, Fact, KnowledgeBase, State, Truth
+from upgradeplan.model import (
+    NEXT,
+    Condition,
+    Evidence,
+    Fact,
+    KnowledgeBase,
+    State,
+    Truth,
+    derived_from_pin,
+)
 
 Hop = tuple[str | None, str | None]
 
@@ -873,9 +882,7 @@ def derive(state: State, kb: KnowledgeBase | None = None) -> State:
             continue
         if exact is None:
             continue
-        added.append(
-            Fact(f"installed.{product}", str(exact), f"derived: exact pin ({fact.source})")
-        )
+        added.append(Fact(f"installed.{product}", str(exact), derived_from_pin(fact.source)))
     return state.with_facts(*added) if added else state
 
 

@@ -213,6 +213,21 @@ class KnowledgeBase:
 FactValue = str | bool | int | None | list[str] | dict[str, str]
 
 
+_DERIVED_PIN = "derived: exact pin ("
+
+
+def derived_from_pin(source: str) -> str:
+    """The source of an installed version derived from an exact pin at ``source``."""
+    return f"{_DERIVED_PIN}{source})"
+
+
+def pin_source_behind(source: str) -> str:
+    """The pin's own source inside a ``derived: exact pin (…)`` source; else ``source``."""
+    if source.startswith(_DERIVED_PIN) and source.endswith(")"):
+        return source[len(_DERIVED_PIN) : -1]
+    return source
+
+
 @dataclass(frozen=True)
 class Fact:
     """One observed fact. ``source`` says where it came from.

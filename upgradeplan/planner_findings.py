@@ -22,6 +22,7 @@ from upgradeplan.model import (
     Release,
     State,
     Truth,
+    pin_source_behind,
 )
 from upgradeplan.planner_index import index_of
 from upgradeplan.planner_verdicts import threshold
@@ -54,10 +55,7 @@ def _location(evidence: Iterable[Evidence]) -> str:
         if ev.result is Truth.UNKNOWN:
             continue
         for fact in ev.facts:
-            src = written_at(fact.source)
-            inner = re.fullmatch(r"derived: exact pin \((.*)\)", src)
-            if inner:
-                src = str(inner.group(1))
+            src = pin_source_behind(written_at(fact.source))
             if _FILE_LINE.match(src) and not src.startswith(("flag ", "cluster ")):
                 if fact.key.startswith(("pin.", "installed.")):
                     return src

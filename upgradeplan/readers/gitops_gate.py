@@ -16,7 +16,16 @@ from dataclasses import dataclass, field, replace
 
 from upgradeplan import versions
 from upgradeplan.errors import BadInput, UpgradeplanError
-from upgradeplan.model import NEXT, Fact, Finding, KnowledgeBase, Plan, State, Target
+from upgradeplan.model import (
+    NEXT,
+    Fact,
+    Finding,
+    KnowledgeBase,
+    Plan,
+    State,
+    Target,
+    pin_source_behind,
+)
 
 __all__ = ["PinChanges", "gitops_targets", "pin_changes"]
 
@@ -131,15 +140,8 @@ def pin_changes(kb: KnowledgeBase, base_state: State, head_state: State) -> PinC
         holds=tuple(holds),
         locations={c.product: c.source for c in changes},
         changes=tuple(changes),
-        base_locations={c.product: _file_line(base[c.product].source) for c in changes},
+        base_locations={c.product: pin_source_behind(base[c.product].source) for c in changes},
     )
-
-
-def _file_line(source: str) -> str:
-    """The file:line inside a derived source (``derived: exact pin (bom.yaml:9)``)."""
-    if source.startswith("derived: exact pin (") and source.endswith(")"):
-        return source[len("derived: exact pin (") : -1]
-    return source
 
 
 def _pins(state: State) -> dict[str, Fact]:

@@ -245,12 +245,11 @@ class _Builder:
                 note="file not available; edit it by hand",
             )
         before = self.live[path]
+        self.edits.setdefault(path, []).append(edit)
         if path in self.key_edits:  # added lines moved the rest: render from the original
-            self.edits.setdefault(path, []).append(edit)
             after = self._rendered(path)
         else:
             after = set_scalars(before, [edit], where=path)
-            self.edits.setdefault(path, []).append(edit)
         self.live[path] = after
         return PatchItem(
             step=step_no,

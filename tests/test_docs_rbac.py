@@ -10,7 +10,7 @@ from fakeapi import FakeAPIFactory, Request, fake_api
 from scenario_expectations import CLUSTER_FIXTURES
 
 from upgradeplan.kb.loader import load
-from upgradeplan.readers import cluster
+from upgradeplan.readers.kube import cluster
 
 __all__ = ["fake_api"]
 

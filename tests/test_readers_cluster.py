@@ -25,8 +25,8 @@ from scenario_expectations import CASES, CLUSTER_FIXTURES, Case, check_mismatche
 from upgradeplan.cli import cli
 from upgradeplan.kb.loader import load
 from upgradeplan.model import KnowledgeBase
-from upgradeplan.readers import cluster
-from upgradeplan.readers.transport import Unreachable
+from upgradeplan.readers.kube import cluster
+from upgradeplan.readers.kube.transport import Unreachable
 
 __all__ = ["fake_api"]  # the pytest fixture, imported for its side effect
 

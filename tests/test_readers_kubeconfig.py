@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from upgradeplan.errors import BadInput
-from upgradeplan.readers import cluster
-from upgradeplan.readers.kubeconfig import Connection, Fallback, connection, load
+from upgradeplan.readers.kube import cluster
+from upgradeplan.readers.kube.kubeconfig import Connection, Fallback, connection, load
 
 PEM = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 

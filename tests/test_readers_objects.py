@@ -8,7 +8,7 @@ import pytest
 
 from upgradeplan.kb.loader import load
 from upgradeplan.model import KnowledgeBase, State
-from upgradeplan.readers.objects import (
+from upgradeplan.readers.kube.objects import (
     flatten_documents,
     interests,
     server_version_object,

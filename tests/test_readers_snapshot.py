@@ -137,10 +137,10 @@ def test_missing_file_is_bad_input(tmp_path: Path) -> None:
         snapshot.read(str(tmp_path / "nope.yaml"))
 
 
-HAS_OBJECTS = importlib.util.find_spec("upgradeplan.readers.objects") is not None
+HAS_OBJECTS = importlib.util.find_spec("upgradeplan.readers.kube.objects") is not None
 
 
-@pytest.mark.skipif(not HAS_OBJECTS, reason="upgradeplan.readers.objects (H-cluster) not present")
+@pytest.mark.skipif(not HAS_OBJECTS, reason="readers.kube.objects not present")
 def test_plain_kubectl_list_is_read_through_the_object_reader(tmp_path: Path) -> None:
     from upgradeplan.kb.loader import load
 
@@ -177,7 +177,7 @@ def test_multi_document_states_merge_later_wins(tmp_path: Path) -> None:
     assert snapshot.read(str(path)).value("installed.agent-platform") == "4.7.19"
 
 
-@pytest.mark.skipif(not HAS_OBJECTS, reason="upgradeplan.readers.objects (H-cluster) not present")
+@pytest.mark.skipif(not HAS_OBJECTS, reason="readers.kube.objects not present")
 def test_an_empty_kubectl_list_is_an_empty_state_not_an_error(tmp_path: Path) -> None:
     path = tmp_path / "empty.yaml"
     path.write_text("apiVersion: v1\nkind: List\nitems: []\n", encoding="utf-8")

@@ -28,7 +28,7 @@ from scenario_expectations import CLUSTER_FIXTURES
 
 from upgradeplan.kb.loader import load
 from upgradeplan.model import KnowledgeBase
-from upgradeplan.readers import cluster, kubeconfig, transport
+from upgradeplan.readers.kube import cluster, kubeconfig, transport
 
 __all__ = ["fake_api"]
 

@@ -123,7 +123,7 @@ def gather(kb: KnowledgeBase, inputs: Inputs) -> list[Gathered]:
         merged = combine.derive(combine.merge(*offline, said))
         return [Gathered(name=merged.name, state=merged, targets=asked, holds=kept, relocate=moved)]
 
-    from upgradeplan.readers import cluster
+    from upgradeplan.readers.kube import cluster
 
     results = cluster.read_contexts(
         kb, inputs.kubeconfig, list(inputs.contexts), inputs.all_contexts

@@ -165,8 +165,8 @@ def snapshot(
     Exit codes: 0 written, 1 no context could be reached, 2 bad input, 4 some context could
     not be read (the others are written).
     """
-    from upgradeplan.readers import cluster
     from upgradeplan.readers import snapshot as snapshot_format
+    from upgradeplan.readers.kube import cluster
 
     kb = api.load_kb(kb_dirs(ctx))
     results = cluster.read_contexts(kb, kubeconfig, list(contexts), all_contexts)

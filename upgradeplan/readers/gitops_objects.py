@@ -19,7 +19,7 @@ from upgradeplan.readers.gitops_facts import (
     text_of,
 )
 from upgradeplan.readers.gitops_yaml import View
-from upgradeplan.readers.objects import env_secret_refs
+from upgradeplan.readers.kube.objects import env_secret_refs
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 

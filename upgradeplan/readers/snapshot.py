@@ -2,7 +2,7 @@
 
 A snapshot is the serialised :class:`State` (docs/state-format.md). Plain Kubernetes objects
 (a ``List``, a ``*List``, single objects, several YAML documents) are handed to
-:func:`upgradeplan.readers.objects.state_from_objects`, so a customer needs nothing but
+:func:`upgradeplan.readers.kube.objects.state_from_objects`, so a customer needs nothing but
 kubectl. Reading never executes anything from the file (``yaml.CSafeLoader``).
 """
 
@@ -55,7 +55,7 @@ def read(path: str, kb: KnowledgeBase | None = None) -> State:
         elif isinstance(doc.get("kind"), str) and "apiVersion" in doc:
             objects.append(doc)
         elif isinstance(doc.get("serverVersion"), dict):  # kubectl version -o json|yaml
-            from upgradeplan.readers.objects import server_version_object
+            from upgradeplan.readers.kube.objects import server_version_object
 
             objects.append(server_version_object(doc["serverVersion"]))
         else:
@@ -214,7 +214,7 @@ def _check(key: str, value: str, where: str) -> None:
 
 
 def _from_objects(kb: KnowledgeBase | None, objects: list[dict[str, Any]], label: str) -> State:
-    from upgradeplan.readers.objects import state_from_objects
+    from upgradeplan.readers.kube.objects import state_from_objects
 
     if kb is None:
         from upgradeplan.kb.loader import load

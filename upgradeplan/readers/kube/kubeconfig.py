@@ -6,7 +6,7 @@ current context comes from the first file that sets one; relative certificate, k
 token-file paths are relative to the folder of the file that defines them.
 
 ``connection`` turns one context into the settings the standard-library transport
-(:mod:`upgradeplan.readers.transport`) needs, when the context asks for nothing else: a
+(:mod:`upgradeplan.readers.kube.transport`) needs, when the context asks for nothing else: a
 bearer token or token file, a client certificate and key, a user name and password, or no
 credentials at all; a server URL, a certificate authority (file or data), skipping TLS
 verification, a TLS server name. Anything else (exec credential plugins, auth providers,

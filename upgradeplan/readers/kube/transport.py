@@ -1,7 +1,7 @@
 """GET JSON from a Kubernetes API server with the standard library (http.client and ssl).
 
 One :class:`HttpTransport` per context: an ``ssl.SSLContext`` built once from the
-:class:`~upgradeplan.readers.kubeconfig.Connection` (certificate authority as a file or
+:class:`~upgradeplan.readers.kube.kubeconfig.Connection` (certificate authority as a file or
 as data, a client certificate and key, or no verification at all), keep-alive connections
 (one per request in flight; an idle one serves the next request of any thread), a timeout
 per request. It only fetches; retries and the meaning of statuses are
@@ -25,7 +25,7 @@ from typing import Protocol
 
 from upgradeplan import __version__
 from upgradeplan.errors import BadInput
-from upgradeplan.readers.kubeconfig import Connection
+from upgradeplan.readers.kube.kubeconfig import Connection
 
 USER_AGENT = f"upgradeplan/{__version__}"
 

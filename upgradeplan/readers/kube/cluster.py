@@ -1,12 +1,12 @@
 """Read live clusters: raw GETs of JSON, parsed into plain dicts, turned into facts.
 
-Per context one transport: the standard-library one (:mod:`upgradeplan.readers.transport`)
-when the context needs only what :func:`upgradeplan.readers.kubeconfig.connection`
+Per context one transport: the standard-library one (:mod:`upgradeplan.readers.kube.transport`)
+when the context needs only what :func:`upgradeplan.readers.kube.kubeconfig.connection`
 understands (tokens, token files, client certificates, basic auth; CA, skip-verify, TLS
 server name), else an isolated ``ApiClient`` of the kubernetes client
 (``new_client_from_config``, imported lazily: exec plugins, auth providers, proxies, and
 anything else the kubeconfig asks for). The JSON is parsed into plain dicts (no typed
-model classes), then :mod:`upgradeplan.readers.objects` turns the objects into facts.
+model classes), then :mod:`upgradeplan.readers.kube.objects` turns the objects into facts.
 
 Requests per context: ``/version``, one list per resource type (plus its pages,
 ``limit``/``continue``; an older API version only after a 404; no discovery), the
@@ -33,10 +33,16 @@ from urllib.parse import quote, urlencode
 
 from upgradeplan.errors import BadInput, UnknownName, UpgradeplanError
 from upgradeplan.model import KnowledgeBase, State
-from upgradeplan.readers.kubeconfig import Connection, Kubeconfig, connection
-from upgradeplan.readers.kubeconfig import load as load_kubeconfig
-from upgradeplan.readers.objects import interests, server_version_object, state_from_objects
-from upgradeplan.readers.transport import HttpTransport, NoAnswer, Response, Transport, Unreachable
+from upgradeplan.readers.kube.kubeconfig import Connection, Kubeconfig, connection
+from upgradeplan.readers.kube.kubeconfig import load as load_kubeconfig
+from upgradeplan.readers.kube.objects import interests, server_version_object, state_from_objects
+from upgradeplan.readers.kube.transport import (
+    HttpTransport,
+    NoAnswer,
+    Response,
+    Transport,
+    Unreachable,
+)
 
 T = TypeVar("T")
 

@@ -29,6 +29,15 @@ _Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 def read(path: str, kb: KnowledgeBase | None = None) -> State:
     """Read a snapshot file (``-`` is stdin). Raises errors.BadInput with ``file:line``."""
     text, label = _read_text(path)
+    from upgradeplan.readers.combine import merge
+
+    return merge(*states_of(text, label, kb))
+
+
+def states_of(text: str, label: str, kb: KnowledgeBase | None = None) -> list[State]:
+    """The states a snapshot text holds, unmerged: one per upgradeplan-state document (a
+    ``snapshot --all-contexts`` stream holds one per context), then one for all Kubernetes
+    objects together. ``label`` names the text in errors and sources."""
     docs = _parse(text, label)
     states: list[State] = []
     objects: list[dict[str, Any]] = []
@@ -70,9 +79,7 @@ def read(path: str, kb: KnowledgeBase | None = None) -> State:
         states.append(_from_objects(kb, objects, label))
     if not states:
         raise errors.BadInput("the file holds no state and no objects", location=label)
-    from upgradeplan.readers.combine import merge
-
-    return merge(*states)
+    return states
 
 
 def _read_text(path: str) -> tuple[str, str]:

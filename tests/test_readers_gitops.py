@@ -38,7 +38,7 @@ from upgradeplan.model import (
     Target,
 )
 from upgradeplan.readers import gitops
-from upgradeplan.readers.gitops_gate import pin_changes
+from upgradeplan.readers.gitops.gate import pin_changes
 
 __all__ = ["fake_api"]  # the pytest fixture, imported for its side effect
 

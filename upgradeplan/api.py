@@ -109,7 +109,7 @@ def gather(kb: KnowledgeBase, inputs: Inputs) -> list[Gathered]:
 
         offline.append(gitops.read(kb, inputs.gitops, ref=inputs.base))
         if inputs.base:
-            from upgradeplan.readers import gitops_gate
+            from upgradeplan.readers.gitops import gate as gitops_gate
 
             head = gitops.read(kb, inputs.gitops)
             changes = gitops_gate.pin_changes(kb, offline[-1], head)

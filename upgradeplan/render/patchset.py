@@ -44,7 +44,7 @@ _LOC = re.compile(r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+)$")
 _HR_VALUES = re.compile(r"HelmRelease (?P<ns>[^/\s]+)/(?P<name>\S+) spec\.values\.(?P<key>\S+)")
 _WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 # The source the GitOps reader gives a drift-detection mode the meta chart's defaults give a
-# component its BOM lists without one (readers/gitops.py, _drift_default).
+# component its BOM lists without one (readers/gitops/__init__.py, _drift_default).
 _DERIVED_BOM = re.compile(
     r"^derived: (?P<file>.+?):(?P<line>\d+) sets no driftDetection for (?P<name>[^;\s]+);"
 )

@@ -29,12 +29,12 @@ from pathlib import Path
 from upgradeplan import versions
 from upgradeplan.errors import BadInput, UpgradeplanError
 from upgradeplan.model import NEXT, KnowledgeBase, State
-from upgradeplan.readers.gitops_facts import DEFAULT, HIGH, LOW, NORMAL, image_matches, is_version
-from upgradeplan.readers.gitops_gate import gitops_targets, pin_changes
-from upgradeplan.readers.gitops_objects import WORKLOAD_KINDS, ObjectFacts
-from upgradeplan.readers.gitops_trees import GitTree, Tree, git_tree, work_tree
-from upgradeplan.readers.gitops_walk import YAML_SUFFIXES, Source, walk
-from upgradeplan.readers.gitops_yaml import Doc, View, documents, iter_objects, json6902_object
+from upgradeplan.readers.gitops.facts import DEFAULT, HIGH, LOW, NORMAL, image_matches, is_version
+from upgradeplan.readers.gitops.gate import gitops_targets, pin_changes
+from upgradeplan.readers.gitops.objects import WORKLOAD_KINDS, ObjectFacts
+from upgradeplan.readers.gitops.trees import GitTree, Tree, git_tree, work_tree
+from upgradeplan.readers.gitops.walk import YAML_SUFFIXES, Source, walk
+from upgradeplan.readers.gitops.yamldocs import Doc, View, documents, iter_objects, json6902_object
 
 __all__ = ["gitops_targets", "pin_changes", "read"]
 

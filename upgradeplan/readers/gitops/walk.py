@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from upgradeplan.readers.gitops_trees import Tree, norm
-from upgradeplan.readers.gitops_yaml import PathKey, documents
+from upgradeplan.readers.gitops.trees import Tree, norm
+from upgradeplan.readers.gitops.yamldocs import PathKey, documents
 
 YAML_SUFFIXES = (".yaml", ".yml")
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from upgradeplan.model import KnowledgeBase
-from upgradeplan.readers.gitops_facts import (
+from upgradeplan.readers.gitops.facts import (
     LOW,
     FactSink,
     image_matches,
@@ -18,7 +18,7 @@ from upgradeplan.readers.gitops_facts import (
     image_tag,
     text_of,
 )
-from upgradeplan.readers.gitops_yaml import View
+from upgradeplan.readers.gitops.yamldocs import View
 from upgradeplan.readers.kube.objects import env_secret_refs
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from upgradeplan import errors, graph
+from upgradeplan import errors
 from upgradeplan.model import KnowledgeBase, Product, Recognise, Release, Withdrawn
+from upgradeplan.planner import graph
 
 
 def kb_of(*releases: Release, product: str = "p") -> KnowledgeBase:

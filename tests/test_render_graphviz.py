@@ -112,7 +112,7 @@ def test_upgrade_from_and_withdrawn_releases_shape_the_chain() -> None:
         hazards={},
         migrations={},
     )
-    from upgradeplan.graph import release_graph
+    from upgradeplan.planner.graph import release_graph
 
     allowed = [(str(a), str(b)) for a, b in release_graph(kb2, "p").edges()]
     view = graphviz.release_view(kb2, "p", allowed=allowed)

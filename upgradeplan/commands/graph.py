@@ -67,7 +67,7 @@ def graph(
 
         state = stated.from_flags(kb, [f"{product}={path_from}"], [], [])
         plan = api.plan(kb, state, [f"{product}={path_to}"], fail_on="never").plan
-    from upgradeplan.graph import release_graph
+    from upgradeplan.planner.graph import release_graph
 
     allowed = [(str(a), str(b)) for a, b in release_graph(kb, product).edges()]
     view = graphviz.release_view(kb, product, plan=plan, allowed=allowed, all_edges=all_edges)

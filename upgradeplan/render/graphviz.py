@@ -61,7 +61,7 @@ def release_view(
     """The release graph of ``product`` (see the module doc).
 
     ``allowed``: the upgrade edges the knowledge allows (those of
-    :func:`upgradeplan.graph.release_graph`); a release whose ``upgrade_from`` refuses its
+    :func:`upgradeplan.planner.graph.release_graph`); a release whose ``upgrade_from`` refuses its
     predecessor is then drawn from its nearest allowed one, and a withdrawn release stands
     apart. ``all_edges`` also draws every allowed edge, thin.
     """

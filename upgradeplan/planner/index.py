@@ -78,7 +78,7 @@ class Index:
         return hit
 
     def _build(self, product: str) -> _ProductIndex:
-        from upgradeplan.graph import planned_releases
+        from upgradeplan.planner.graph import planned_releases
         from upgradeplan.versions import parse_constraint, parse_version
 
         rels = planned_releases(self.kb, product)

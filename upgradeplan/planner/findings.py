@@ -24,8 +24,8 @@ from upgradeplan.model import (
     Truth,
     pin_source_behind,
 )
-from upgradeplan.planner_index import index_of
-from upgradeplan.planner_verdicts import threshold
+from upgradeplan.planner.index import index_of
+from upgradeplan.planner.verdicts import threshold
 
 _FILE_LINE = re.compile(r"^[^\s:][^:]*:\d+$")
 

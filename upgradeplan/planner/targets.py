@@ -7,7 +7,7 @@ from typing import Any
 
 from upgradeplan import conditions, errors
 from upgradeplan.model import NEXT, KnowledgeBase, State, Target
-from upgradeplan.planner_index import index_of
+from upgradeplan.planner.index import index_of
 
 
 def parse_named(text: str, what: str) -> Any:

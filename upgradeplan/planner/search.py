@@ -26,9 +26,9 @@ from upgradeplan.model import (
     State,
     Truth,
 )
-from upgradeplan.planner_actions import migration_available
-from upgradeplan.planner_findings import judge, moved_source, not_in_scope, requires_finding
-from upgradeplan.planner_index import Index
+from upgradeplan.planner.actions import migration_available
+from upgradeplan.planner.findings import judge, moved_source, not_in_scope, requires_finding
+from upgradeplan.planner.index import Index
 
 # hop weights
 HOP_COST = 1.0
@@ -226,7 +226,7 @@ class Search:
         self._allowed, self._allowed_ready = value, True
 
     def successors(self, i: int) -> list[int]:
-        from upgradeplan.graph import may_hop
+        from upgradeplan.planner.graph import may_hop
 
         n = len(self.nodes)
         allowed = self.allowed

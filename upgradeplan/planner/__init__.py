@@ -14,26 +14,26 @@ on adds what ``T`` itself brings (its version, its BOM pins, the product's own e
 effects); releases the hop skips bring nothing, so the direct jump never borrows the effects of
 a required stop it jumps over.
 
-This module is the planner's public face; the work is done in one module per concept:
-``planner_verdicts`` (the ``--fail-on`` threshold, verdicts), ``planner_index`` (hazards by
-product and scope with parsed constraints), ``planner_targets`` (resolving targets, installed
-versions, target order), ``planner_findings`` (judging a hazard on a hop or on the installation,
-requirements, locations), ``planner_actions`` (fixability, rendering and merging migrations),
-``planner_search`` (the window, landing states, hop weights, the Dijkstra search) and
-``planner_assemble`` (steps, the direct jump, the plan).
+This package is the planner's public face; the work is done in one module per concept:
+``verdicts`` (the ``--fail-on`` threshold, verdicts), ``index`` (hazards by
+product and scope with parsed constraints), ``targets`` (resolving targets, installed
+versions, target order), ``findings`` (judging a hazard on a hop or on the installation,
+requirements, locations), ``actions`` (fixability, rendering and merging migrations),
+``search`` (the window, landing states, hop weights, the Dijkstra search) and
+``assemble`` (steps, the direct jump, the plan).
 """
 
 from __future__ import annotations
 
-from upgradeplan.planner_actions import fixable, render_action
-from upgradeplan.planner_assemble import plan
-from upgradeplan.planner_findings import (
+from upgradeplan.planner.actions import fixable, render_action
+from upgradeplan.planner.assemble import plan
+from upgradeplan.planner.findings import (
     current_findings,
     evaluate_hazard,
     moved_source,
     written_at,
 )
-from upgradeplan.planner_search import (
+from upgradeplan.planner.search import (
     APPLIES_COST,
     EXHAUSTIVE_WINDOW,
     FIXED_COST,
@@ -41,8 +41,8 @@ from upgradeplan.planner_search import (
     HOP_COST,
     MAY_APPLY_COST,
 )
-from upgradeplan.planner_targets import latest_release, resolve_target
-from upgradeplan.planner_verdicts import threshold, verdict_of, worst
+from upgradeplan.planner.targets import latest_release, resolve_target
+from upgradeplan.planner.verdicts import threshold, verdict_of, worst
 
 __all__ = [
     "APPLIES_COST",

@@ -20,12 +20,12 @@ from upgradeplan.model import (
     Target,
     Verdict,
 )
-from upgradeplan.planner_actions import fixable, merge_actions, render_action
-from upgradeplan.planner_findings import current_findings, written_at
-from upgradeplan.planner_index import Index, index_of
-from upgradeplan.planner_search import Search
-from upgradeplan.planner_targets import current_version, order_targets, parse_named, resolve_target
-from upgradeplan.planner_verdicts import threshold, verdict_of, worst
+from upgradeplan.planner.actions import fixable, merge_actions, render_action
+from upgradeplan.planner.findings import current_findings, written_at
+from upgradeplan.planner.index import Index, index_of
+from upgradeplan.planner.search import Search
+from upgradeplan.planner.targets import current_version, order_targets, parse_named, resolve_target
+from upgradeplan.planner.verdicts import threshold, verdict_of, worst
 
 
 @dataclass

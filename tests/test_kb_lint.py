@@ -19,6 +19,7 @@ MINI = FIXTURES / "kb-mini"
 
 # file:line CODE — every problem kb-broken holds, and nothing else.
 EXPECTED = {
+    "kb-broken/hazards/amends-nothing.yaml:4 KB028",
     "kb-broken/hazards/bad-pattern.yaml:10 KB015",
     "kb-broken/hazards/bad-predicate.yaml:10 KB018",
     "kb-broken/hazards/bad-predicate.yaml:11 KB018",
@@ -47,6 +48,8 @@ EXPECTED = {
     "kb-broken/releases/app/1.6.0.yaml:4 KB002",
     "kb-broken/releases/app/1.7.0.yaml:7 KB024",
     "kb-broken/releases/app/1.7.0.yaml:8 KB022",
+    "kb-broken/releases/app/1.8.0.yaml:8 KB025",
+    "kb-broken/releases/app/1.8.0.yaml:9 KB027",
     "kb-broken/releases/app/2.0.0.yaml:6 KB001",
     "kb-broken/releases/app/next.yaml:5 KB016",
     "kb-broken/releases/lib/banana.yaml:4 KB008",
@@ -109,8 +112,8 @@ def test_json_output_lists_problems_with_severity() -> None:
     assert code == 2
     doc = json.loads(out)
     assert doc["schema_version"] == 1
-    assert doc["warnings"] == 2
-    assert doc["errors"] == len(EXPECTED) - 2
+    assert doc["warnings"] == 3
+    assert doc["errors"] == len(EXPECTED) - 3
     first = doc["problems"][0]
     assert set(first) == {"file", "line", "code", "severity", "message"}
 

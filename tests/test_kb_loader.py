@@ -252,6 +252,9 @@ def test_kb_list_shows_releases_marks_and_counts(
         "title": "beta 0.1.0",
         "unreleased": False,
         "withdrawn": None,
+        "file": "kb-mini/releases/beta/0.1.0.yaml",
+        "amendments": [],
+        "inferred": {},
     }
     result = runner.invoke(cli, ["--kb", str(MINI), "kb", "list", "--product", "alpah"])
     assert result.exit_code == 2

@@ -43,6 +43,15 @@ NEXT = "next"  # the version of an unreleased knowledge entry
 
 
 @dataclass(frozen=True)
+class Amendment:
+    """A file of a later knowledge directory that adds to an entry (``amend:``)."""
+
+    location: Location
+    reason: str
+    overrides: Mapping[str, str] = field(default_factory=dict)  # field -> why it replaces it
+
+
+@dataclass(frozen=True)
 class Recognise:
     """How readers find a product in a cluster or in GitOps files."""
 
@@ -64,6 +73,8 @@ class Product:
     location: Location = NOWHERE
     upgrade_doc_title: str = ""  # H1 of the generated UPGRADE.md ("Upgrading agent-platform")
     upgrade_doc_intro: str = ""  # the one line under it
+    inferred: Mapping[str, str] = field(default_factory=dict)  # field path -> why inferred
+    amendments: tuple[Amendment, ...] = ()  # what later directories added to it
 
 
 @dataclass(frozen=True)
@@ -108,6 +119,13 @@ class Release:
     verify: tuple[str, ...] = ()  # commands that show the upgrade worked
     withdrawn: Withdrawn | None = None
     from_label: str = ""  # the <from> of the UPGRADE.md heading ("" = the previous release)
+    # components.<name>.versionRange: component product -> the range this release publishes
+    components: Mapping[str, str] = field(default_factory=dict)
+    built_against: Mapping[str, str] = field(default_factory=dict)  # product -> exact version
+    defaults: Mapping[str, Any] = field(default_factory=dict)  # chart defaults (nested values)
+    requires_when: Mapping[str, Condition] = field(default_factory=dict)  # conditional requires
+    inferred: Mapping[str, str] = field(default_factory=dict)  # field path -> why inferred
+    amendments: tuple[Amendment, ...] = ()  # what later directories added to it
 
     @property
     def unreleased(self) -> bool:
@@ -153,7 +171,8 @@ class Hazard:
     # scope parameters (constraints are Masterminds strings):
     stop: str | None = None  # skip: the required stop S
     to_range: str | None = None  # skip/transition: where the hop lands; landing: the range
-    from_range: str | None = None  # transition: where the hop starts; state: installed range
+    # transition/skip: where the hop starts (optional for skip); state: installed range
+    from_range: str | None = None
     when: Condition | None = None  # None means "always" within the scope
     description: str = ""
     symptoms: tuple[Symptom, ...] = ()
@@ -164,6 +183,8 @@ class Hazard:
     verify: tuple[str, ...] = ()  # commands that show it is fixed / did not happen
     references: tuple[str, ...] = ()
     withdrawn: Withdrawn | None = None
+    inferred: Mapping[str, str] = field(default_factory=dict)  # field path -> why inferred
+    amendments: tuple[Amendment, ...] = ()  # what later directories added to it
 
 
 MigrationKind = Literal[
@@ -188,6 +209,8 @@ class Migration:
     target: Mapping[str, Any] = field(default_factory=dict)  # kind/name/namespace/path/key…
     params: Mapping[str, Any] = field(default_factory=dict)  # param -> {fact:, placeholder:}
     when: Literal["before", "after"] = "before"  # relative to the step it belongs to
+    inferred: Mapping[str, str] = field(default_factory=dict)  # field path -> why inferred
+    amendments: tuple[Amendment, ...] = ()  # what later directories added to it
 
 
 @dataclass(frozen=True)

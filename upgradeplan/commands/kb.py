@@ -111,6 +111,18 @@ def list_cmd(ctx: click.Context, product: str | None, output: str) -> None:
     ctx.exit(int(ExitCode.SAFE))
 
 
+def _origin(entry: Any) -> dict[str, Any]:
+    """Where an entry is defined and what amended it (for `kb list`)."""
+    return {
+        "file": entry.location.file,
+        "amendments": [
+            {"file": a.location.file, "reason": a.reason, "overrides": dict(a.overrides)}
+            for a in entry.amendments
+        ],
+        "inferred": dict(entry.inferred),
+    }
+
+
 def _product_row(knowledge: Any, pid: str) -> dict[str, Any]:
     prod = knowledge.products.get(pid)
     releases = []
@@ -124,16 +136,36 @@ def _product_row(knowledge: Any, pid: str) -> dict[str, Any]:
                 "withdrawn": None
                 if rel.withdrawn is None
                 else {"date": rel.withdrawn.date, "reason": rel.withdrawn.reason},
+                **_origin(rel),
             }
         )
+    hazards = [{"id": h.id, **_origin(h)} for h in knowledge.hazards.values() if h.product == pid]
     return {
         "id": pid,
         "name": prod.name if prod else pid,
         "type": prod.kind if prod else "",
+        **(_origin(prod) if prod else {"file": "", "amendments": [], "inferred": {}}),
         "releases": releases,
-        "hazards": sum(1 for h in knowledge.hazards.values() if h.product == pid),
+        "hazards": len(hazards),
+        "hazard_entries": hazards,
         "migrations": sum(1 for m in knowledge.migrations.values() if m.product == pid),
     }
+
+
+def _root(file: str) -> str:
+    return file.split("/", 1)[0]
+
+
+def _origin_marks(entry: dict[str, Any], home: str) -> list[str]:
+    marks = []
+    if entry["file"] and _root(entry["file"]) != home:
+        marks.append(f"[from {entry['file']}]")
+    for a in entry["amendments"]:
+        why = "".join(f"; overrides {k}: {v}" for k, v in sorted(a["overrides"].items()))
+        marks.append(f"[amended by {a['file']}: {a['reason'].rstrip('.')}{why}]")
+    if entry["inferred"]:
+        marks.append(f"[inferred: {', '.join(sorted(entry['inferred']))}]")
+    return marks
 
 
 def _text(rows: list[dict[str, Any]]) -> str:
@@ -145,6 +177,7 @@ def _text(rows: list[dict[str, Any]]) -> str:
             f"{row['hazards']} hazard{'s' if row['hazards'] != 1 else ''}, "
             f"{row['migrations']} migration{'s' if row['migrations'] != 1 else ''}"
         )
+        home = _root(row["file"]) if row["file"] else ""
         width = max((len(r["version"]) for r in row["releases"]), default=0)
         for rel in row["releases"]:
             marks = []
@@ -152,7 +185,12 @@ def _text(rows: list[dict[str, Any]]) -> str:
                 marks.append("[unreleased]")
             if rel["withdrawn"]:
                 marks.append(f"[withdrawn {rel['withdrawn']['date']}]")
+            marks += _origin_marks(rel, home or _root(rel["file"]))
             date = rel["date"] or "-"
             line = f"  {rel['version']:<{width}}  {date:<10}  {rel['title']}"
             out.append(" ".join([line, *marks]) if marks else line)
+        for hz in row["hazard_entries"]:
+            marks = _origin_marks(hz, home or _root(hz["file"]))
+            if marks:
+                out.append(" ".join([f"  hazard {hz['id']}", *marks]))
     return "\n".join(out)

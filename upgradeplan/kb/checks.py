@@ -177,6 +177,36 @@ def check_references(loaded: Loaded) -> Iterator[Problem]:
             if req not in products:
                 out.append(problem("KB005", at_req(), f"requires: unknown product {req!r}"))
             _constraint(constraint, at_req, f"requires {req}", out)
+        for cond in rel.requires_when.values():
+            out.extend(_condition_problems(cond, products))
+        for comp, rng in rel.components.items():
+            at_comp = partial(ctx.at, loc, "components", comp, "versionRange")
+            if comp not in products:
+                out.append(problem("KB005", at_comp(), f"components: unknown product {comp!r}"))
+            _constraint(rng, at_comp, f"components.{comp}.versionRange", out)
+            if comp in rel.bom:
+                out.append(
+                    problem(
+                        "KB002",
+                        at_comp(),
+                        f"{comp} is in both bom (exact) and components (range); keep one",
+                    )
+                )
+        for dep, version in rel.built_against.items():
+            at_dep = partial(ctx.at, loc, "built_against", dep)
+            if dep not in products:
+                out.append(problem("KB005", at_dep(), f"built_against: unknown product {dep!r}"))
+            bad = _version_problem(version, at_dep, f"built_against {dep}")
+            if bad is not None:
+                out.append(bad)
+            elif ctx.known_versions(dep) and version not in ctx.known_versions(dep):
+                out.append(
+                    problem(
+                        "KB006",
+                        at_dep(),
+                        f"built_against: {dep} {version!r} is not a known release of {dep}",
+                    )
+                )
         if rel.upgrade_from is not None:
             _constraint(rel.upgrade_from, partial(ctx.at, loc, "upgrade_from"), "upgrade_from", out)
     for hz in _all_hazards(kb):
@@ -191,22 +221,7 @@ def check_references(loaded: Loaded) -> Iterator[Problem]:
                         "KB007", ctx.at(hz.location, "migrations", i), f"unknown migration {mid!r}"
                     )
                 )
-        for cond in walk_conditions(hz.when):
-            if cond.op != "pred":
-                continue
-            name = cond.predicate
-            args = cond.args
-            product = args.get("product")
-            if isinstance(product, str) and product not in products:
-                out.append(problem("KB005", cond.location, f"{name}: unknown product {product!r}"))
-            varg = args.get("version")
-            if name != "crd_stored_version" and isinstance(varg, str) and varg not in HOP_VARIABLES:
-                bad = _version_problem(varg, cond.location, name)
-                if bad is not None:
-                    out.append(bad)
-            rng = args.get("range")
-            if isinstance(rng, str):
-                _constraint(rng, cond.location, name, out)
+        out.extend(_condition_problems(hz.when, products))
     for mig in kb.migrations.values():
         if mig.product and mig.product not in products:
             out.append(
@@ -215,6 +230,29 @@ def check_references(loaded: Loaded) -> Iterator[Problem]:
                 )
             )
     yield from out
+
+
+def _condition_problems(root: Condition | None, products: Any) -> list[Problem]:
+    """KB005/KB008/KB009 for the products, versions and ranges a condition names."""
+    out: list[Problem] = []
+    for cond in walk_conditions(root):
+        if cond.op != "pred":
+            continue
+        name = cond.predicate
+        args = cond.args
+        for arg in ("product", "component"):
+            product = args.get(arg)
+            if isinstance(product, str) and product not in products:
+                out.append(problem("KB005", cond.location, f"{name}: unknown product {product!r}"))
+        varg = args.get("version")
+        if name != "crd_stored_version" and isinstance(varg, str) and varg not in HOP_VARIABLES:
+            bad = _version_problem(varg, cond.location, name)
+            if bad is not None:
+                out.append(bad)
+        rng = args.get("range")
+        if isinstance(rng, str):
+            _constraint(rng, cond.location, name, out)
+    return out
 
 
 # --------------------------------------------------------------------------- hazard ranges
@@ -246,6 +284,20 @@ def check_hazard_ranges(loaded: Loaded) -> Iterator[Problem]:
                 else:
                     stop = parse_version(hz.stop)
             to = _constraint(hz.to_range, to_loc, "skip to", out) if hz.to_range else None
+            if hz.from_range is not None:
+
+                def from_loc(at: Location = stop_at) -> Location:
+                    return ctx.at(at, "skip", "from")
+
+                start = _constraint(hz.from_range, from_loc, "skip from", out)
+                if start is not None and known and not any(start.check(v) for v, _ in known):
+                    out.append(
+                        problem(
+                            "KB011",
+                            from_loc(),
+                            f"skip from {hz.from_range!r} matches no known release of {hz.product}",
+                        )
+                    )
             if to is None or not known:
                 continue
             matching = [(v, r) for v, r in known if to.check(v)]
@@ -422,6 +474,38 @@ def check_advice(loaded: Loaded) -> Iterator[Problem]:
             yield problem("KB020", hz.location, f"hazard {hz.id!r} has no verify commands")
 
 
+def check_inferred(loaded: Loaded) -> Iterator[Problem]:
+    """KB025 (warning): every field marked inferred, with its reason."""
+    ctx = _Ctx(loaded)
+    kb = ctx.kb
+    entries: list[Any] = [*kb.products.values(), *_all_releases(kb), *_all_hazards(kb)]
+    entries += kb.migrations.values()
+    for entry in entries:
+        for path, reason in entry.inferred.items():
+            yield problem(
+                "KB025", ctx.at(entry.location, "inferred", path), f"{path} is inferred: {reason}"
+            )
+
+
+def check_hazard_references(loaded: Loaded) -> Iterator[Problem]:
+    """KB026: a live hazard names at least one source (an issue, a pull request, a page)."""
+    ctx = _Ctx(loaded)
+    for hz in _all_hazards(ctx.kb):
+        if hz.withdrawn is None and not hz.references:
+            yield problem(
+                "KB026",
+                ctx.at(hz.location, "references")
+                if "references" in _keys(ctx, hz)
+                else hz.location,
+                f"hazard {hz.id!r} has no reference; add the issue, pull request or page behind it",
+            )
+
+
+def _keys(ctx: _Ctx, entry: Any) -> frozenset[str]:
+    doc = ctx.doc(entry.location)
+    return frozenset(doc.data) if doc is not None else frozenset()
+
+
 def check_reference_format(loaded: Loaded) -> Iterator[Problem]:
     """KB021: references are owner/repo#N or http(s) URLs."""
     ctx = _Ctx(loaded)
@@ -473,8 +557,10 @@ def check_fact_keys(loaded: Loaded) -> Iterator[Problem]:
                 yield from _fact_problems(
                     fact, ctx.at(mig.location, "params", name, "fact"), f"param {name}", products
                 )
-    for hz in _all_hazards(ctx.kb):
-        for cond in walk_conditions(hz.when):
+    roots = [hz.when for hz in _all_hazards(ctx.kb)]
+    roots += [c for rel in _all_releases(ctx.kb) for c in rel.requires_when.values()]
+    for root in roots:
+        for cond in walk_conditions(root):
             fact = cond.args.get("fact") if cond.op == "pred" else None
             if isinstance(fact, str):
                 yield from _fact_problems(fact, cond.location, cond.predicate, products)
@@ -539,6 +625,7 @@ CHECKS: tuple[Check, ...] = (
     Check(("KB015",), check_patterns, lint_only=True),
     Check(("KB019", "KB020"), check_advice),
     Check(("KB021",), check_reference_format),
+    Check(("KB025",), check_inferred),
     Check(("KB005", "KB024"), check_fact_keys),
     Check(("KB014",), check_templates, lint_only=True),
 )

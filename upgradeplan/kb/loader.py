@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from upgradeplan.errors import BadInput, KnowledgeError
 from upgradeplan.kb.problems import Problem, problem
@@ -25,7 +25,9 @@ from upgradeplan.kb.when import parse_condition
 from upgradeplan.kb.yamlio import LineDict, YamlSyntaxError, line_of, load_text_with_duplicates
 from upgradeplan.model import (
     NEXT,
+    Amendment,
     Change,
+    Condition,
     Hazard,
     KnowledgeBase,
     Location,
@@ -49,6 +51,21 @@ SEVERITIES = ("blocking", "warning", "notice")
 SCOPES = ("skip", "landing", "transition", "state")
 MIGRATION_TYPES = ("bom-pin", "helmrelease-patch", "json6902", "values-edit", "manifest", "command")
 WHERE = ("logs", "events", "status", "any")
+
+_E = TypeVar("_E", Product, Release, Hazard, Migration)
+
+# YAML keys that name an entry rather than set a field of it
+_IDENTITY = frozenset({"schema_version", "kind", "id", "amend", "version"})
+# YAML key -> the model attributes it sets (default: the attribute of the same name)
+_ATTRS: dict[str, tuple[str, ...]] = {
+    "type": ("kind",),
+    "upgrade_doc": ("upgrade_doc_title", "upgrade_doc_intro"),
+    "requires": ("requires", "requires_when"),
+    "skip": ("stop", "to_range", "from_range"),
+    "landing": ("to_range",),
+    "transition": ("from_range", "to_range"),
+    "state": ("from_range",),
+}
 
 
 def bundled_dir() -> Path:
@@ -255,6 +272,7 @@ class _Builder:
             location=ctx.where(),
             upgrade_doc_title=ctx.text_in(upgrade_doc, "title", ("upgrade_doc",)),
             upgrade_doc_intro=ctx.text_in(upgrade_doc, "intro", ("upgrade_doc",)),
+            inferred=ctx.inferred(),
         )
         if pid != ctx.doc.path.stem:
             ctx.report(
@@ -262,10 +280,9 @@ class _Builder:
                 ("id",),
                 f"product {pid!r} is in {ctx.doc.path.name}; name the file {pid}.yaml",
             )
-        if pid in self.products:
-            self._duplicate(ctx, "product", pid, self.products[pid].location)
-            return
-        self.products[pid] = product
+        kept = self._place(ctx, "product", pid, self.products.get(pid), product)
+        if kept is not None:
+            self.products[pid] = kept
 
     def add_release(self, ctx: _Ctx, rel: tuple[str, ...]) -> None:
         dir_product = rel[1] if len(rel) == 3 else ""
@@ -310,6 +327,15 @@ class _Builder:
                     details=_plain(details),
                 )
             )
+        requires, requires_when = self._requires(ctx)
+        components: dict[str, str] = {}
+        for comp, spec in (ctx.mapping("components") or {}).items():
+            rng = ctx.text_in(spec, "versionRange", ("components", comp), required=True)
+            if not isinstance(spec, dict):
+                ctx.report("KB002", ("components", comp), "a component is {versionRange: RANGE}")
+            elif rng:
+                components[str(comp)] = rng
+        defaults = ctx.mapping("defaults") or {}
         effects = ctx.data.get("effects", {})
         if not isinstance(effects, dict):
             ctx.report("KB002", ("effects",), "effects must be a mapping of fact key -> value")
@@ -323,7 +349,7 @@ class _Builder:
             summary=ctx.text("summary"),
             references=ctx.strlist(ctx.data, "references"),
             bom=ctx.strmap(ctx.data, "bom"),
-            requires=ctx.strmap(ctx.data, "requires"),
+            requires=requires,
             upgrade_from=ctx.text("upgrade_from") or None,
             changes=tuple(changes),
             effects=_plain(effects),
@@ -331,12 +357,45 @@ class _Builder:
             verify=ctx.strlist(ctx.data, "verify"),
             withdrawn=ctx.withdrawn(),
             from_label=ctx.text("from_label"),
+            components=components,
+            built_against=ctx.strmap(ctx.data, "built_against"),
+            defaults=_plain(defaults),
+            requires_when=requires_when,
+            inferred=ctx.inferred(),
         )
         key = (product, version)
-        if key in self.releases:
-            self._duplicate(ctx, "release", f"{product}@{version}", self.releases[key].location)
-            return
-        self.releases[key] = release
+        name = f"{product}@{version}"
+        kept_release = self._place(ctx, "release", name, self.releases.get(key), release)
+        if kept_release is not None:
+            self.releases[key] = kept_release
+
+    def _requires(self, ctx: _Ctx) -> tuple[dict[str, str], dict[str, Condition]]:
+        """``requires``: product -> constraint, or {range, when} (a conditional requirement)."""
+        plain: dict[str, str] = {}
+        when: dict[str, Condition] = {}
+        for req, spec in (ctx.mapping("requires") or {}).items():
+            path = ("requires", req)
+            if isinstance(spec, dict):
+                rng = ctx.text_in(spec, "range", path, required=True)
+                for k in spec:
+                    if k not in ("range", "when"):
+                        ctx.report("KB002", (*path, k), f"takes range and when, not {k!r}")
+                if not rng:
+                    continue
+                plain[str(req)] = rng
+                if spec.get("when") is not None:
+                    cond = parse_condition(
+                        spec["when"], ctx.data, (*path, "when"), ctx.doc.file, ctx.report
+                    )
+                    if cond is not None:
+                        when[str(req)] = cond
+            elif isinstance(spec, str):
+                plain[str(req)] = spec
+            else:
+                ctx.report(
+                    "KB002", path, f"requires.{req}: {spec!r} must be a constraint string; quote it"
+                )
+        return plain, when
 
     def add_hazard(self, ctx: _Ctx) -> None:
         hid = ctx.ident("id")
@@ -364,7 +423,7 @@ class _Builder:
             ctx.report("KB002", (scope,), f"`{scope}:` must be a mapping")
             params, reported = {}, True
         allowed = {
-            "skip": ("stop", "to"),
+            "skip": ("stop", "to", "from"),
             "landing": ("range",),
             "transition": ("from", "to"),
             "state": ("range",),
@@ -372,12 +431,13 @@ class _Builder:
         for k in params:
             if k not in allowed:
                 ctx.report("KB002", (scope, k), f"`{scope}:` takes {', '.join(allowed)}, not {k!r}")
-        required = () if scope == "state" or reported else allowed
+        optional = ("from",) if scope == "skip" else ()
+        required = () if scope == "state" or reported else tuple(set(allowed) - set(optional))
         values = {
             k: ctx.text_in(params, k, (scope,), required=k in required) or None for k in allowed
         }
         if scope == "skip":
-            stop, to_range = values["stop"], values["to"]
+            stop, to_range, from_range = values["stop"], values["to"], values["from"]
         elif scope == "landing":
             to_range = values["range"]
         elif scope == "transition":
@@ -418,11 +478,11 @@ class _Builder:
             verify=ctx.strlist(ctx.data, "verify"),
             references=ctx.strlist(ctx.data, "references"),
             withdrawn=ctx.withdrawn(),
+            inferred=ctx.inferred(),
         )
-        if hid in self.hazards:
-            self._duplicate(ctx, "hazard", hid, self.hazards[hid].location)
-            return
-        self.hazards[hid] = hazard
+        kept = self._place(ctx, "hazard", hid, self.hazards.get(hid), hazard)
+        if kept is not None:
+            self.hazards[hid] = kept
 
     def add_migration(self, ctx: _Ctx) -> None:
         mid = ctx.ident("id")
@@ -457,11 +517,45 @@ class _Builder:
             target=target,
             params=params,
             when=ctx.choice("when", ("before", "after"), default="before"),  # type: ignore[arg-type]
+            inferred=ctx.inferred(),
         )
-        if mid in self.migrations:
-            self._duplicate(ctx, "migration", mid, self.migrations[mid].location)
-            return
-        self.migrations[mid] = migration
+        earlier = self.migrations.get(mid)
+        kept = self._place(ctx, "migration", mid, earlier, migration)
+        if kept is not None:
+            self.migrations[mid] = kept
+
+    # -- amendments
+
+    def _place(self, ctx: _Ctx, what: str, name: str, earlier: _E | None, new: _E) -> _E | None:
+        """The entry to keep: ``new``, ``earlier`` amended by it, or ``earlier`` (a duplicate)."""
+        amend = ctx.data.get("amend")
+        if amend is None:
+            if earlier is not None:
+                self._duplicate(ctx, what, name, earlier.location)
+                return earlier
+            return new
+        if not isinstance(amend, dict):
+            return earlier  # reported by the schema check
+        reason = ctx.text_in(amend, "reason", ("amend",), required=True)
+        overrides = ctx.strmap(amend, "overrides", ("amend",))
+        if earlier is None:
+            ctx.report(
+                "KB028",
+                ("amend",),
+                f"amends {what} {name!r}, which no earlier knowledge directory defines; "
+                "remove `amend:` to define it here",
+            )
+            return None
+        first = self.documents.get(earlier.location.file)
+        if first is not None and first.root == ctx.doc.root:
+            ctx.report(
+                "KB028",
+                ("amend",),
+                f"amends {what} {name!r} of the same knowledge directory ({earlier.location}); "
+                "edit that file instead",
+            )
+            return earlier
+        return _amended(ctx, earlier, new, Amendment(ctx.where(), reason, overrides))
 
     # -- the knowledge base
 
@@ -500,6 +594,56 @@ class _Builder:
         )
 
 
+def _amended(ctx: _Ctx, earlier: _E, new: _E, amendment: Amendment) -> _E:
+    """``earlier`` with what the amending file ``new`` adds: lists appended, mappings merged,
+    other fields (and changed mapping entries) replaced only when ``amend.overrides`` names
+    them with a reason."""
+    import dataclasses
+
+    changes: dict[str, Any] = {}
+    overrides = amendment.overrides
+    for key in ctx.data:
+        if key in _IDENTITY or key == "inferred":
+            continue
+        override = key in overrides
+        for attr in _ATTRS.get(str(key), (str(key),)):
+            if not hasattr(earlier, attr):
+                continue
+            old, value = getattr(earlier, attr), getattr(new, attr)
+            if override:
+                changes[attr] = value
+            elif isinstance(old, tuple) and isinstance(value, tuple):
+                changes[attr] = old + tuple(v for v in value if v not in old)
+            elif isinstance(old, dict) and isinstance(value, dict):
+                clash = [k for k in value if k in old and old[k] != value[k]]
+                if clash:
+                    ctx.report(
+                        "KB028",
+                        (key, clash[0]),
+                        f"{key}.{clash[0]} differs from {earlier.location}; to replace it add "
+                        f"{key!r} to amend.overrides with the reason",
+                    )
+                changes[attr] = {**old, **{k: v for k, v in value.items() if k not in clash}}
+            elif old != value:
+                ctx.report(
+                    "KB028",
+                    (key,),
+                    f"{key} differs from {earlier.location}; to replace it add {key!r} to "
+                    "amend.overrides with the reason",
+                )
+    for key in overrides:
+        if key not in ctx.data:
+            ctx.report(
+                "KB028",
+                ("amend", "overrides", key),
+                f"overrides {key!r}, which it does not set",
+            )
+    kept = {k: v for k, v in earlier.inferred.items() if split_path(k)[0] not in overrides}
+    changes["inferred"] = {**kept, **new.inferred}
+    changes["amendments"] = (*earlier.amendments, amendment)
+    return dataclasses.replace(earlier, **changes)
+
+
 def _yaml_files(root: Path) -> list[tuple[str, ...]]:
     """Every *.yaml / *.yml file under ``root`` as path parts relative to it, sorted.
 
@@ -517,6 +661,43 @@ def _yaml_files(root: Path) -> list[tuple[str, ...]]:
             if name.endswith((".yaml", ".yml")) and not name.startswith("."):
                 found.append((*prefix, name))
     return sorted(found)
+
+
+_ABSENT = object()
+
+
+def split_path(path: str) -> list[str]:
+    """A field path's keys: split at '.', except where the dot is written '\\.'."""
+    parts: list[str] = []
+    current = ""
+    i = 0
+    while i < len(path):
+        ch = path[i]
+        if ch == "\\" and path[i + 1 : i + 2] == ".":
+            current += "."
+            i += 2
+            continue
+        if ch == ".":
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+        i += 1
+    parts.append(current)
+    return parts
+
+
+def field_at(data: Any, path: str) -> Any:
+    """The value at a field path of a document (``_ABSENT`` when there is none)."""
+    node = data
+    for part in split_path(path):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return _ABSENT
+    return node
 
 
 def _reason(exc: BaseException) -> str:
@@ -538,6 +719,22 @@ class _Ctx:
         self.doc = doc
         self.data = doc.data
         self.problems = problems
+        # an amending file names its entry and sets only what it adds
+        self.amending = isinstance(doc.data.get("amend"), dict)
+
+    def inferred(self) -> dict[str, str]:
+        """``inferred:`` field path -> reason; each path must name a field of this file."""
+        marks = self.strmap(self.data, "inferred")
+        for path in list(marks):
+            if field_at(self.data, path) is _ABSENT:
+                del marks[path]
+                self.report(
+                    "KB027",
+                    ("inferred", path),
+                    f"inferred: {path!r} names no field of this file "
+                    "(keys joined by '.', a '.' inside a key written '\\.', list items by index)",
+                )
+        return marks
 
     def report(self, code: str, path: tuple[Any, ...], message: str) -> None:
         self.problems.append(problem(code, self.doc.at(*path), message))
@@ -577,7 +774,7 @@ class _Ctx:
     ) -> str:
         value = d.get(key) if isinstance(d, dict) else None
         if value is None:
-            if required:
+            if required and not (self.amending and not path):
                 self.report("KB002", path, f"missing required property {key!r}")
             return default
         if isinstance(value, str):

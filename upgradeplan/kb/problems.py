@@ -140,6 +140,21 @@ CATALOGUE: tuple[CheckInfo, ...] = (
         "error",
         "a fact key outside the vocabulary of docs/state-format.md (effects, params, predicates)",
     ),
+    CheckInfo(
+        "KB025",
+        "inferred-field",
+        "warning",
+        "a field is marked inferred (its value rests on a reason, not on a source)",
+    ),
+    CheckInfo(
+        "KB027", "bad-inferred-path", "error", "an `inferred` path names no field of its file"
+    ),
+    CheckInfo(
+        "KB028",
+        "bad-amend",
+        "error",
+        "an `amend` names no entry of an earlier directory, or changes a field without an override",
+    ),
 )
 
 BY_CODE: dict[str, CheckInfo] = {c.code: c for c in CATALOGUE}

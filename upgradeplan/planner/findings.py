@@ -75,7 +75,9 @@ def _scope_phrase(h: Hazard, f: str | None, t: str | None) -> str:
 
 def not_in_scope(h: Hazard, f: str | None, t: str | None) -> Finding:
     if h.scope == "skip":
-        why = f"the hop {f} → {t} does not skip {h.stop} into {h.to_range}"
+        why = f"the hop {f} → {t} does not skip {h.stop} into {h.to_range}" + (
+            f" from {h.from_range}" if h.from_range else ""
+        )
     elif h.scope == "landing":
         why = f"{h.product} {t} is not in {h.to_range}"
     elif h.scope == "transition":
@@ -191,6 +193,7 @@ def _hazard_in_scope(h: Hazard, fv: Any, tv: Any, con: Any, ver: Any) -> bool:
             and bool(h.to_range)
             and fv < ver(h.stop)
             and _in(con(h.to_range), tv)
+            and (not h.from_range or _in(con(h.from_range), fv))
         )
     if h.scope == "landing":
         return bool(h.to_range) and _in(con(h.to_range), tv)

@@ -18,11 +18,17 @@ class _ProductIndex:
     """Hazards of one product by scope, with their constraints parsed once."""
 
     skip: list[tuple[Hazard, Any, Any]] = field(default_factory=list)  # (h, stop, to)
+    skip_from: dict[str, Any] = field(default_factory=dict)  # hazard id -> its `from` range
     landing: list[tuple[Hazard, Any]] = field(default_factory=list)  # (h, range)
     transition: list[tuple[Hazard, Any, Any]] = field(default_factory=list)  # (h, from, to)
     state: list[tuple[Hazard, Any]] = field(default_factory=list)  # (h, range or None)
     releases: list[Release] = field(default_factory=list)  # planned, ascending
     versions: list[Any] = field(default_factory=list)  # parsed, parallel to releases
+
+    def starts(self, h: Hazard, parsed: Any) -> bool:
+        """Whether a skip hazard's optional `from` range admits a hop starting at ``parsed``."""
+        rng = self.skip_from.get(h.id)
+        return rng is None or bool(rng.check(parsed))
 
 
 @dataclass
@@ -67,7 +73,9 @@ class Index:
             landed = [h for h, rng in pidx.landing if rng.check(parsed)]
             landed += [h for h, rng_ in pidx.state if rng_ is None or rng_.check(parsed)]
             hit = _Sides(
-                skip_pre=[h for h, stop, _ in pidx.skip if parsed < stop],
+                skip_pre=[
+                    h for h, stop, _ in pidx.skip if parsed < stop and pidx.starts(h, parsed)
+                ],
                 trans_pre=[h for h, a, _ in pidx.transition if a.check(parsed)],
                 skip_post=frozenset(h.id for h, _, to in pidx.skip if to.check(parsed)),
                 trans_post=frozenset(h.id for h, _, b in pidx.transition if b.check(parsed)),
@@ -87,6 +95,8 @@ class Index:
         for h in self.by_product.get(product, ()):
             if h.scope == "skip" and h.stop and h.to_range:
                 idx.skip.append((h, parse_version(h.stop), con(h.to_range)))
+                if h.from_range:
+                    idx.skip_from[h.id] = con(h.from_range)
             elif h.scope == "landing" and h.to_range:
                 idx.landing.append((h, con(h.to_range)))
             elif h.scope == "transition" and h.from_range and h.to_range:

@@ -402,7 +402,7 @@ class Search:
         out: list[Finding] = []
         skipped: list[Hazard] = []
         for h, stop, to in pidx.skip:
-            if fv < stop and to.check(tv):
+            if fv < stop and to.check(tv) and pidx.starts(h, fv):
                 out.append(judge(h, pre, kb, f, t))
             else:
                 skipped.append(h)

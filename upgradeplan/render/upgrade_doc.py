@@ -44,6 +44,7 @@ class Section:
     references: tuple[str, ...]
     withdrawn: str  # "" or "Withdrawn on DATE: reason"
     bullets: tuple[Bullet, ...]
+    inferred: str = ""  # "" or "Inferred, not from a source: FIELD (reason); …"
 
 
 @dataclass(frozen=True)
@@ -333,7 +334,16 @@ def section(kb: KnowledgeBase, release: Release) -> Section:
         references=release.references,
         withdrawn=withdrawn,
         bullets=tuple(bullets),
+        inferred=_inferred_line(release),
     )
+
+
+def _inferred_line(release: Release) -> str:
+    """The release's inferred fields with their reasons, shown under its heading."""
+    if not release.inferred:
+        return ""
+    marks = "; ".join(f"{path} ({reason.rstrip('.')})" for path, reason in release.inferred.items())
+    return f"Inferred, not from a source: {marks}."
 
 
 def _require(kb: KnowledgeBase, product: str) -> Product:

@@ -1,0 +1,225 @@
+"""The knowledge-format features a real release history needs, each on a fragment of our own.
+
+tests/fixtures/kb-format is a small line (fmeta, its components fcomp and fbase);
+tests/fixtures/kb-format-team is a second directory that amends it. Each feature is shown
+through the CLI with stated facts: the hazard fires where it should, is quiet where it should
+not, and "may apply" naming the missing fact where that fact is unknown.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from upgradeplan.cli import cli
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FORMAT = FIXTURES / "kb-format"
+TEAM = FIXTURES / "kb-format-team"
+
+
+def run(*args: str, kb: tuple[Path, ...] = (FORMAT,)) -> tuple[int, str, str]:
+    flags = [a for d in kb for a in ("--kb", str(d))]
+    result = CliRunner().invoke(cli, [*flags, *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def check_json(*args: str, kb: tuple[Path, ...] = (FORMAT,)) -> tuple[int, dict[str, object]]:
+    code, out, err = run("check", *args, "-o", "json", kb=kb)
+    assert code in (0, 3, 4), err
+    doc: dict[str, object] = json.loads(out)
+    return code, doc
+
+
+def findings(doc: dict[str, object], hazard: str) -> list[dict[str, object]]:
+    """Every finding of ``hazard`` anywhere in a JSON result."""
+    found: list[dict[str, object]] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if node.get("hazard") == hazard and "status" in node:
+                found.append(node)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(doc)
+    return found
+
+
+def status_of(doc: dict[str, object], hazard: str) -> str:
+    statuses = {str(f["status"]) for f in findings(doc, hazard)}
+    for status in ("applies", "may-apply", "does-not-apply"):
+        if status in statuses:
+            return status
+    return "absent"
+
+
+# --------------------------------------------------------------------------- the fragments
+
+
+def test_the_fragments_lint_clean_with_only_the_inferred_warning() -> None:
+    for dirs in ((FORMAT,), (FORMAT, TEAM)):
+        code, out, err = run("kb", "lint", *map(str, dirs))
+        assert code == 0, out + err
+        assert {line.split()[1] for line in out.splitlines()} <= {"KB025"}
+        assert "0 error(s)" in err
+
+
+# --------------------------------------------------------------------------- 4: skip `from`
+
+
+def test_a_skip_hazard_with_from_is_quiet_for_hops_that_start_below_it() -> None:
+    code, doc = check_json("--installed", "fmeta=1.0.0", "--to", "fmeta=3.0.0")
+    assert code == 0
+    assert status_of(doc, "fmeta-handover-skipped") in ("does-not-apply", "absent")
+
+
+def test_a_skip_hazard_with_from_may_apply_naming_the_fact_inside_it() -> None:
+    code, out, _ = run("check", "--installed", "fmeta=2.0.0", "--to", "fmeta=3.0.0")
+    assert code == 4
+    assert "may-apply      blocking fmeta-handover-skipped" in out
+    assert "missing object.Widget.fmeta.shared.exists" in out
+
+
+def test_a_skip_hazard_with_from_fires_and_stays_quiet_on_the_fact() -> None:
+    base = ("--installed", "fmeta=2.0.0", "--to", "fmeta=3.0.0")
+    fact = "object.Widget.fmeta.shared.exists"
+    code, doc = check_json(*base, "--fact", f"{fact}=false")
+    assert (code, status_of(doc, "fmeta-handover-skipped")) == (3, "applies")
+    code, doc = check_json(*base, "--fact", f"{fact}=true")
+    assert (code, status_of(doc, "fmeta-handover-skipped")) == (0, "does-not-apply")
+
+
+# --------------------------------------------------------------------------- 7: inferred
+
+
+def test_lint_warns_on_each_inferred_field_with_its_reason_and_line() -> None:
+    _, out, _ = run("kb", "lint", str(FORMAT))
+    lines = out.splitlines()
+    assert (
+        "kb-format/hazards/fmeta-handover-skipped.yaml:17 KB025 warning: severity is inferred: "
+        "the issue says the object is lost; that this blocks is our judgement"
+    ) in lines
+    assert any(line.startswith("kb-format/releases/fmeta/3.1.0.yaml:9 KB025") for line in lines)
+
+
+def test_upgrade_md_marks_inferred_fields_visibly() -> None:
+    code, out, _ = run("docs", "upgrade-md", "--product", "fmeta", "--from", "3.0.0")
+    assert code == 0
+    section = out.split("## 3.0.0 → 3.1.0", 1)[1].split("\n## ", 1)[0]
+    assert (
+        "> *Inferred, not from a source: date (the changelog entry is undated; "
+        "the tag is from that day).*"
+    ) in section
+
+
+def test_an_inferred_path_that_names_no_field_is_an_error(tmp_path: Path) -> None:
+    kb = tmp_path / "kb"
+    shutil.copytree(FORMAT, kb)
+    path = kb / "releases" / "fmeta" / "1.0.0.yaml"
+    path.write_text(path.read_text() + 'inferred: {"bom.fcomp": "guessed"}\n')
+    code, out, _ = run("kb", "lint", "--no-bundled", str(kb))
+    assert code == 2
+    assert "kb/releases/fmeta/1.0.0.yaml:7 KB027 inferred: 'bom.fcomp' names no field" in out
+
+
+# --------------------------------------------------------------------------- 6: overlays
+
+
+def test_an_overlay_amends_a_hazard_with_a_recorded_override() -> None:
+    base = ("--installed", "fmeta=2.0.0", "--to", "fmeta=3.0.0")
+    code, doc = check_json(*base, "--fact", "object.Widget.fmeta.shared.exists=false")
+    assert code == 3
+    code, doc = check_json(
+        *base, "--fact", "object.Widget.fmeta.shared.exists=false", kb=(FORMAT, TEAM)
+    )
+    (finding, *_) = [f for f in findings(doc, "fmeta-handover-skipped") if f["status"] == "applies"]
+    assert finding["severity"] == "warning"
+    assert code == 0  # a warning does not fail at --fail-on blocking
+
+
+def test_an_overlay_adds_a_hazard_and_a_release_to_an_earlier_product() -> None:
+    kb = (FORMAT, TEAM)
+    fact = "values.fmeta.proxy.enabled"
+    code, out, _ = run("check", "--installed", "fmeta=3.2.0", kb=kb)
+    assert code == 4
+    assert "may-apply      blocking team-proxy-on-320" in out and f"missing {fact}" in out
+    code, doc = check_json("--installed", "fmeta=3.2.0", "--fact", f"{fact}=true", kb=kb)
+    assert (code, status_of(doc, "team-proxy-on-320")) == (3, "applies")
+    code, doc = check_json("--installed", "fmeta=3.2.0", "--fact", f"{fact}=false", kb=kb)
+    assert (code, status_of(doc, "team-proxy-on-320")) == (0, "does-not-apply")
+    code, doc = check_json("--installed", "fmeta=3.1.0", "--fact", f"{fact}=true", kb=kb)
+    assert status_of(doc, "team-proxy-on-320") in ("does-not-apply", "absent")
+
+
+def test_an_overlay_adds_a_note_to_an_earlier_release() -> None:
+    code, out, _ = run(
+        "docs", "upgrade-md", "--product", "fmeta", "--from", "2.0.0", "--to", "2.1.0",
+        kb=(FORMAT, TEAM),
+    )  # fmt: skip
+    assert code == 0
+    assert "## 2.0.0 → 2.1.0 (fmeta 2.1.0, the stop where our egress exception goes in)" in out
+    assert "**If the fleet denies egress by default**" in out
+
+
+def test_kb_list_shows_what_came_from_where() -> None:
+    code, out, _ = run("kb", "list", "--product", "fmeta", kb=(FORMAT, TEAM))
+    assert code == 0
+    assert (
+        "[amended by kb-format-team/releases/fmeta/2.1.0.yaml: Our fleet needs an extra step at "
+        "this stop; overrides title: we name the stop after what our fleet must do there]"
+    ) in out
+    assert "[from kb-format-team/releases/fmeta/3.2.0.yaml]" in out
+    assert "  hazard team-proxy-on-320 [from kb-format-team/hazards/team-proxy-on-320.yaml]" in out
+    _, out, _ = run("kb", "list", "--product", "fmeta", "-o", "json", kb=(FORMAT, TEAM))
+    (row,) = json.loads(out)["products"]
+    (stop,) = [r for r in row["releases"] if r["version"] == "2.1.0"]
+    assert stop["file"] == "kb-format/releases/fmeta/2.1.0.yaml"
+    assert stop["amendments"][0]["overrides"] == {
+        "title": "we name the stop after what our fleet must do there"
+    }
+
+
+def test_a_bundled_release_and_product_can_be_amended(tmp_path: Path) -> None:
+    kb = tmp_path / "team"
+    (kb / "releases" / "kubernetes").mkdir(parents=True)
+    (kb / "hazards").mkdir()
+    (kb / "releases" / "kubernetes" / "1.31.0.yaml").write_text(
+        "schema_version: 1\nkind: release\nproduct: kubernetes\nversion: '1.31.0'\n"
+        "amend: {reason: our clusters need the audit policy re-applied}\n"
+        "notes:\n  - condition: If the audit policy is ours\n    text: Re-apply it.\n"
+    )
+    (kb / "hazards" / "team-k8s-131.yaml").write_text(
+        "schema_version: 1\nkind: hazard\nid: team-k8s-131\ntitle: Our admission webhook\n"
+        "product: kubernetes\nseverity: warning\nscope: landing\nlanding: {range: '>=1.31.0'}\n"
+        "consequence: The webhook rejects pods.\nreferences: ['example/team#10']\n"
+    )
+    code, out, err = run("kb", "lint", str(kb), kb=())
+    assert code == 0, out + err
+    _, out, _ = run("kb", "list", "--product", "kubernetes", kb=(kb,))
+    assert "[amended by team/releases/kubernetes/1.31.0.yaml: our clusters need" in out
+    assert "hazard team-k8s-131 [from team/hazards/team-k8s-131.yaml]" in out
+
+
+def test_a_true_duplicate_is_still_kb004_and_a_silent_change_is_kb028(tmp_path: Path) -> None:
+    dup = tmp_path / "dup"
+    (dup / "releases" / "fmeta").mkdir(parents=True)
+    shutil.copy(FORMAT / "releases" / "fmeta" / "1.0.0.yaml", dup / "releases" / "fmeta")
+    code, out, _ = run("kb", "lint", str(FORMAT), str(dup))
+    assert code == 2 and "dup/releases/fmeta/1.0.0.yaml:1 KB004" in out
+    change = tmp_path / "change"
+    (change / "releases" / "fmeta").mkdir(parents=True)
+    (change / "releases" / "fmeta" / "1.0.0.yaml").write_text(
+        "schema_version: 1\nkind: release\nproduct: fmeta\nversion: '1.0.0'\n"
+        "amend: {reason: retitle it}\ntitle: another title\n"
+    )
+    code, out, _ = run("kb", "lint", str(FORMAT), str(change))
+    assert code == 2
+    assert "change/releases/fmeta/1.0.0.yaml:6 KB028 title differs from" in out
+    assert "add 'title' to amend.overrides with the reason" in out

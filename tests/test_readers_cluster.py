@@ -246,7 +246,7 @@ def test_403_on_secrets_leaves_the_secret_type_unknown_and_named(
     assert "secret.harness-delegate-ng.harness-delegate-token.type" not in res.state
     reason = res.state.unreadable["secret.harness-delegate-ng.harness-delegate-token"]
     assert reason.startswith(
-        "403 Forbidden reading Secret harness-delegate-ng/harness-delegate-token"
+        "Secret harness-delegate-ng/harness-delegate-token in context s7: 403 Forbidden"
     )
     result = invoke(["check", "--kubeconfig", kubeconfig, "--installed", "harness-cd=24.12.0"])
     assert result.exit_code == 4, result.output  # the token hazard may apply
@@ -297,7 +297,7 @@ def test_slow_or_silent_answers_time_out(
     res = read(kb, kubeconfig, timeout=0.3, retries=1)
     assert time.monotonic() - started < 30  # loose bound: the run ends, it does not hang
     assert res.state is not None
-    assert "no answer" in res.state.unreadable["object.AgentTemplate"]
+    assert "no complete answer" in res.state.unreadable["object.AgentTemplate"]
     assert res.state.value("installed.agent-platform") == "4.7.18"
 
 
@@ -309,7 +309,7 @@ def test_a_server_that_never_answers_is_unreachable_not_a_hang(
     res = read(kb, kubeconfig, timeout=0.3, retries=1)
     assert time.monotonic() - started < 30
     assert res.state is None and res.error is not None
-    assert "GET /version: no answer within 0.3s (after 2 attempts)" in res.error
+    assert "GET /version: no complete answer" in res.error and "(after 2 attempts)" in res.error
     assert server.paths() == ["/version", "/version"]  # nothing else is tried
 
 

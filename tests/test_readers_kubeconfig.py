@@ -239,11 +239,6 @@ def test_data_that_is_not_base64_is_bad_input(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("cluster_body", "user_body", "reason"),
     [
-        (
-            {"server": "https://k"},
-            {"exec": {"command": "aws", "apiVersion": "client.authentication.k8s.io/v1"}},
-            "user 'u' uses exec",
-        ),
         ({"server": "https://k"}, {"auth-provider": {"name": "oidc"}}, "uses auth-provider"),
         ({"server": "https://k"}, {"token": "t", "as": "admin"}, "uses as"),
         ({"server": "https://k", "proxy-url": "http://proxy:3128"}, {}, "uses proxy-url"),

@@ -169,7 +169,7 @@ def relocate(findings: Sequence[Finding], moved: Mapping[str, str]) -> tuple[Fin
 
 
 def _named(state: State, name: str) -> State:
-    return State(facts=state.facts, name=name, unreadable=state.unreadable)
+    return State(facts=state.facts, name=name, unreadable=state.unreadable, unread=state.unread)
 
 
 # --------------------------------------------------------------------------- targets

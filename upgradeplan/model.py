@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal
 
+from upgradeplan.unreadable import Unreadable
+
 # --------------------------------------------------------------------------- locations
 
 
@@ -273,6 +275,9 @@ class State:
     facts: Mapping[str, Fact] = field(default_factory=dict)
     name: str = ""  # e.g. the context name, or the GitOps path
     unreadable: Mapping[str, str] = field(default_factory=dict)  # key prefix -> why unknown
+    unread: tuple[
+        Unreadable, ...
+    ] = ()  # the sources that could not be read (upgradeplan.unreadable)
 
     def get(self, key: str) -> Fact | None:
         return self.facts.get(key)
@@ -291,7 +296,7 @@ class State:
         merged = dict(self.facts)
         for f in facts:
             merged[f.key] = f
-        return State(facts=merged, name=self.name, unreadable=self.unreadable)
+        return State(facts=merged, name=self.name, unreadable=self.unreadable, unread=self.unread)
 
     def installed(self, product: str) -> str | None:
         v = self.value(f"installed.{product}")

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from upgradeplan.model import Fact, State
+from upgradeplan.unreadable import Unreadable
 
 
 def merge(*states: State) -> State:
     """One state from several; for the same key the later state's fact wins.
 
     The name joins the distinct non-empty names in order; ``unreadable`` entries are kept
-    unless a later state supplies facts under that prefix.
+    unless a later state supplies facts under that prefix, and so are the records naming them.
     """
     facts: dict[str, Fact] = {}
     unreadable: dict[str, str] = {}
+    unread: list[Unreadable] = []
     names: list[str] = []
     for state in states:
+        unread.extend(r for r in state.unread if r not in unread)
         for key, why in state.unreadable.items():
             unreadable[key] = why
         for key, fact in state.facts.items():
@@ -24,7 +27,8 @@ def merge(*states: State) -> State:
                 del unreadable[key]
         if state.name and state.name not in names:
             names.append(state.name)
-    return State(facts=facts, name=" + ".join(names), unreadable=unreadable)
+    kept = tuple(r for r in unread if not r.keys or any(k in unreadable for k in r.keys))
+    return State(facts=facts, name=" + ".join(names), unreadable=unreadable, unread=kept)
 
 
 def derive(state: State) -> State:

@@ -14,9 +14,15 @@ CustomResourceDefinitions the knowledge names, and the Secrets the product workl
 reference, by name. Secret ``data``/``stringData`` are dropped as soon as the
 answer is parsed and never reach a fact.
 
-Failures are bounded: a few retries with a short backoff on 5xx, timeouts, cut-off answers;
-a 403 leaves the affected facts unknown and names them in ``State.unreadable``; a context
-that cannot be reached at all becomes ``ContextResult(name, None, error)``.
+Failures are bounded: every request ends within its timeout (the whole answer, not one socket
+read), and a context's whole read within ``run_budget`` (timeout × (retries + 1)); a few
+retries back off on 429, 5xx, timeouts and cut-off answers, honouring ``Retry-After``; a
+repeated ``continue`` token or pages without items that never end stop a list. Whatever
+could not be read (a 403, a timeout, an answer that is not JSON) is an
+:class:`~upgradeplan.unreadable.Unreadable` in ``State.unread`` and leaves its facts unknown
+(``State.unreadable``); a context that cannot be reached, or of which nothing at all could
+be read, becomes ``ContextResult(name, None, error)``. Every message leaves through
+:func:`upgradeplan.redact.clean`.
 """
 
 from __future__ import annotations
@@ -42,6 +48,15 @@ from upgradeplan.readers.kube.transport import (
     Response,
     Transport,
     Unreachable,
+)
+from upgradeplan.unreadable import (
+    NOT_SERVED,
+    PARSE_ERROR,
+    TIMEOUT,
+    TOO_LARGE,
+    Unreadable,
+    note,
+    status_cause,
 )
 
 T = TypeVar("T")
@@ -116,9 +131,11 @@ _Unreachable = Unreachable  # the API server could not be reached at all
 
 @dataclass
 class _Answer:
-    status: int  # 0: no usable answer (timeout, cut off) after the retries
+    status: int  # 0: no usable answer (timeout, cut off, 5xx/429) after the retries
     body: dict[str, Any] | None
     problem: str = ""
+    cause: str = ""  # with status 0: TIMEOUT, CUT_OFF, TOO_LARGE, PARSE_ERROR, or a status
+    last_status: int = 0  # with status 0: the last HTTP status seen (429, 5xx), if any
 
 
 class _ClientTransport:
@@ -154,11 +171,9 @@ class _ClientTransport:
                 raise Unreachable(_reason(exc.reason)) from None
             raise NoAnswer(f"no answer ({_reason(exc.reason or exc)})") from None
         except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise NoAnswer(
-                f"no answer within {timeout:g}s"
-                if "timed out" in str(exc).lower()
-                else f"no answer ({_reason(exc)})"
-            ) from None
+            if "timed out" in str(exc).lower():
+                raise NoAnswer(f"no answer within {timeout:g}s", TIMEOUT) from None
+            raise NoAnswer(f"no answer ({_reason(exc)})") from None
         except Exception as exc:  # the client's own: TLS failures, exec plugin errors
             raise Unreachable(f"{type(exc).__name__}: {_reason(exc)}") from None
         return Response(int(resp.status), str(resp.reason or ""), data)
@@ -179,11 +194,17 @@ def _as_transport(client: Any) -> Transport:
 
 @dataclass
 class _Session:
-    """One context's transport: raw GETs with bounded retries, counting requests."""
+    """One context's transport: raw GETs with bounded retries, counting requests.
+
+    Every request is bounded by ``timeout`` and by the context's ``deadline`` (monotonic
+    seconds): retries (after 429 and 5xx, timeouts, cut-off answers) back off, honouring
+    ``Retry-After``, and stop when the deadline is near.
+    """
 
     transport: Transport
     timeout: float
     retries: int
+    deadline: float = float("inf")
     requests: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
     group_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -206,29 +227,78 @@ class _Session:
 
     def get(self, path: str, query: Mapping[str, str] | None = None) -> _Answer:
         url_path = path + ("?" + urlencode(dict(query)) if query else "")
-        last = ""
+        last, cause, last_status = "", TIMEOUT, 0
+        wait: float | None = None
+        attempts = 0
         for attempt in range(self.retries + 1):
+            left = self.deadline - time.monotonic()
             if attempt:
-                time.sleep(min(0.1 * (3 ** (attempt - 1)), 1.0))
+                pause = min(0.1 * (3 ** (attempt - 1)), 1.0) if wait is None else wait
+                if pause >= left:
+                    break
+                time.sleep(pause)
+                left -= pause
+            if left <= 0.01:
+                if not last:
+                    last = "the read's deadline passed before this request"
+                break
             with self.lock:
                 self.requests += 1
+            attempts += 1
+            wait = None
             try:
-                resp = self.transport.fetch(url_path, self.timeout)
+                resp = _bounded_fetch(self.transport, url_path, min(self.timeout, left))
             except NoAnswer as exc:
-                last = str(exc)
+                last, cause = str(exc), exc.cause
+                if exc.cause == TIMEOUT:
+                    last = (
+                        f"no complete answer within {self.timeout:g}s"
+                        if left >= self.timeout
+                        else "no complete answer before the read's deadline "
+                        f"({run_budget(self.timeout, self.retries):g}s)"
+                    )
+                if exc.cause == TOO_LARGE:
+                    break
                 continue
-            data = resp.data
             status = int(resp.status)
             try:
-                body = json.loads(data) if data else None
-            except ValueError:
+                body = json.loads(resp.data) if resp.data else None
+            except (ValueError, RecursionError):
                 last = f"HTTP {status}: the answer is not valid JSON (cut off?)"
+                cause, last_status = PARSE_ERROR, status
                 continue
             if status >= 500 or status == 429:
-                last = f"{status} {_message(body) or resp.reason}"
+                last = _message(body) or resp.reason or status_cause(status)
+                cause, last_status = status_cause(status), status
+                wait = None if resp.retry_after is None else min(resp.retry_after, self.timeout)
                 continue
             return _Answer(status, body if isinstance(body, dict) else None, _message(body))
-        return _Answer(0, None, f"{last} (after {self.retries + 1} attempts)")
+        tries = f"after {attempts} attempt{'s' if attempts != 1 else ''}"
+        return _Answer(0, None, f"{last} ({tries})", cause=cause, last_status=last_status)
+
+
+def _bounded_fetch(transport: Transport, path: str, timeout: float) -> Response:
+    """``transport.fetch``, ending as a timeout when it overruns (the kubernetes client bounds
+    only each socket read): HttpTransport bounds itself; others run on a thread left behind."""
+    if isinstance(transport, HttpTransport):
+        return transport.fetch(path, timeout)
+    box: list[Response | BaseException] = []
+
+    def run() -> None:
+        try:
+            box.append(transport.fetch(path, timeout))
+        except BaseException as exc:  # handed to the caller below
+            box.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(timeout + 0.5)
+    if not box:
+        raise NoAnswer(f"no complete answer within {timeout:g}s", TIMEOUT)
+    got = box[0]
+    if isinstance(got, BaseException):
+        raise got
+    return got
 
 
 def _reason(exc: BaseException) -> str:
@@ -256,39 +326,89 @@ def _strip_secret(obj: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass
 class _Read:
+    context: str = ""
     objects: list[dict[str, Any]] = field(default_factory=list)
     listed: set[str] = field(default_factory=set)
     unreadable: dict[str, str] = field(default_factory=dict)
+    unread: list[Unreadable] = field(default_factory=list)
     state: State | None = None  # the final state, when no Secret had to be read after it
+
+    def failed(self, source: str, answer: _Answer, key: str, what: str) -> None:
+        """Record that ``source`` could not be read (``what``: "listing X", "reading Y")."""
+        if answer.status:
+            cause, status = status_cause(answer.status), answer.status
+        else:
+            cause, status = answer.cause or TIMEOUT, answer.last_status
+        rec = Unreadable(
+            source,
+            cause,
+            kind="resource",
+            status=status,
+            context=self.context,
+            detail=(answer.problem or "").strip() or what,
+            keys=(key,),
+        )
+        note(self.unreadable, self.unread, rec)
+
+    def not_served(self, source: str, detail: str, key: str) -> None:
+        rec = Unreadable(
+            source, NOT_SERVED, kind="resource", context=self.context, detail=detail, keys=(key,)
+        )
+        note(self.unreadable, self.unread, rec)
+
+
+MAX_PAGES = 10_000  # pages of one list (5,000,000 objects at 500 a page)
 
 
 def _list_version(
     session: _Session, res: Resource, version: str
 ) -> tuple[_Answer, list[dict[str, Any]]]:
-    """All pages of one version's list; the failing answer, or the last page's, with the items."""
+    """All pages of one version's list; the failing answer, or the last page's, with the items.
+
+    A continue token seen before, or more than a few pages in a row without items, ends the
+    list as unreadable (a server looping would otherwise be followed for ever).
+    """
     relists = 0
     items: list[dict[str, Any]] = []
     query: dict[str, str] = {"limit": str(PAGE_SIZE)}
-    for _ in range(100_000):  # bounded: a page per round
+    seen: set[str] = set()
+    empty = 0
+    for _ in range(MAX_PAGES):
         answer = session.get(res.path(version), query)
         if answer.status == 410 and "continue" in query and relists < 2:
             relists += 1  # expired continue token: list again from the start
-            items, query = [], {"limit": str(PAGE_SIZE)}
+            items, query, seen, empty = [], {"limit": str(PAGE_SIZE)}, set(), 0
             continue
         if answer.status != 200 or answer.body is None:
             if answer.status == 200:
-                answer = _Answer(0, None, "HTTP 200 with an answer that is not an object")
+                answer = _Answer(
+                    0, None, "HTTP 200 with an answer that is not an object", PARSE_ERROR
+                )
             return answer, items
-        for item in answer.body.get("items") or []:
+        page = answer.body.get("items")
+        if page is not None and not isinstance(page, list):
+            return _Answer(0, None, "the list's items are not a list", PARSE_ERROR), items
+        got = 0
+        for item in page or []:
             if isinstance(item, dict):
                 item.setdefault("kind", res.kind)
                 item.setdefault("apiVersion", f"{res.group}/{version}" if res.group else version)
                 items.append(_strip_secret(item))
-        token = str((answer.body.get("metadata") or {}).get("continue") or "")
+                got += 1
+        meta = answer.body.get("metadata")
+        token = str((meta if isinstance(meta, dict) else {}).get("continue") or "")
         if not token:
             return answer, items
+        empty = 0 if got else empty + 1
+        if token in seen:
+            return _Answer(0, None, "the server repeated a continue token", "continue loop"), items
+        if empty >= 3:
+            return _Answer(
+                0, None, "the server sent pages without items that never end", "continue loop"
+            ), items
+        seen.add(token)
         query = {"limit": str(PAGE_SIZE), "continue": token}
-    return _Answer(0, None, "too many pages"), items
+    return _Answer(0, None, f"more than {MAX_PAGES} pages", "continue loop"), items
 
 
 def _list(session: _Session, res: Resource, out: _Read) -> None:
@@ -308,16 +428,21 @@ def _list(session: _Session, res: Resource, out: _Read) -> None:
                 served = session.group_versions(res.group)
                 if served is None:
                     break
+                if version in served:  # served, and still 404: the list itself failed
+                    out.failed(res.title, answer, res.unreadable_key, f"listing {res.title}")
+                    return
                 versions = [v for v in versions if v in served]
                 if not versions:
-                    out.unreadable[res.unreadable_key] = (
-                        f"{res.title} is served only in versions this reader does not know: "
-                        f"{', '.join(served) or 'none'}"
+                    out.not_served(
+                        res.title,
+                        f"served only in versions this reader does not know: "
+                        f"{', '.join(served) or 'none'}",
+                        res.unreadable_key,
                     )
                     return
             continue  # this version is not served: try the next (older) one
         if answer.status != 200:
-            out.unreadable[res.unreadable_key] = _problem(answer, f"listing {res.title}")
+            out.failed(res.title, answer, res.unreadable_key, f"listing {res.title}")
             return
         out.objects.extend(items)
         out.listed.add(res.kind)
@@ -325,17 +450,9 @@ def _list(session: _Session, res: Resource, out: _Read) -> None:
     # the API is not served at all, so there is no such object
     out.listed.add(res.kind)
     if res.group == "helm.toolkit.fluxcd.io":
-        out.unreadable.setdefault(
-            res.unreadable_key, f"{res.title} is not served by this cluster (Flux is not installed)"
+        out.not_served(
+            res.title, "not served by this cluster (Flux is not installed)", res.unreadable_key
         )
-
-
-def _problem(answer: _Answer, what: str) -> str:
-    if answer.status == 403:
-        return f"403 Forbidden {what}: {answer.problem}".rstrip(": ")
-    if answer.status == 0:
-        return f"{answer.problem} {what}"
-    return f"{answer.status} {what}: {answer.problem}".rstrip(": ")
 
 
 def _get_one(session: _Session, path: str, kind: str, ref: str, key: str, out: _Read) -> None:
@@ -346,7 +463,7 @@ def _get_one(session: _Session, path: str, kind: str, ref: str, key: str, out: _
     elif answer.status == 404:
         out.listed.add(f"{kind} {ref}")
     else:
-        out.unreadable[key] = _problem(answer, f"reading {kind} {ref}")
+        out.failed(f"{kind} {ref}", answer, key, f"reading {kind} {ref}")
 
 
 def _secret_refs(state: State) -> list[tuple[str, str]]:
@@ -362,15 +479,15 @@ def _secret_refs(state: State) -> list[tuple[str, str]]:
 
 def _read_all(kb: KnowledgeBase, session: _Session, name: str) -> _Read:
     """Every request of one context; raises _Unreachable when the server cannot be reached."""
-    out = _Read()
+    out = _Read(context=name)
     prefix = f"cluster {name}"
     version = session.get("/version")
-    if version.status == 0:  # it accepts connections but answers nothing: give up early
+    if version.status == 0 and version.cause != PARSE_ERROR:  # no answer at all: give up early
         raise _Unreachable(f"GET /version: {version.problem}")
     if version.status == 200 and version.body is not None:
         out.objects.append(server_version_object(version.body))
     else:
-        out.unreadable["installed.kubernetes"] = _problem(version, "reading /version")
+        out.failed("/version", version, "installed.kubernetes", "reading /version")
     # one list per resource type, and the CRDs the knowledge names, all at once
     calls: list[Callable[[_Read], None]] = [partial(_list, session, res) for res in RESOURCES]
     for crd in sorted(interests(kb).crds):
@@ -385,6 +502,7 @@ def _read_all(kb: KnowledgeBase, session: _Session, name: str) -> _Read:
         name=name,
         listed=out.listed,
         unreadable=out.unreadable,
+        unread=out.unread,
     )
     refs = _secret_refs(first)
     if not refs:
@@ -405,14 +523,27 @@ def read_context(
     *,
     timeout: float = DEFAULT_TIMEOUT,
     retries: int = DEFAULT_RETRIES,
+    deadline: float | None = None,
 ) -> ContextResult:
-    """Read one cluster through a transport or an ``ApiClient`` (tests may pass their own)."""
-    session = _Session(_as_transport(client), timeout, retries)
+    """Read one cluster through a transport or an ``ApiClient`` (tests may pass their own).
+
+    Every request of the read ends by ``deadline`` (monotonic seconds; default: ``timeout``
+    × (``retries`` + 1) from now). A context of which nothing at all could be read (no
+    answer, or every request refused) has no state: its error names the first cause.
+    """
+    if deadline is None:
+        deadline = time.monotonic() + run_budget(timeout, retries)
+    session = _Session(_as_transport(client), timeout, retries, deadline)
     try:
         out = _read_all(kb, session, name)
     except _Unreachable as exc:
         error = f"cannot reach the API server of context {name!r}: {exc}"
         return ContextResult(name, None, error, session.requests)
+    if not out.objects and not out.listed and out.unread:
+        first = out.unread[0]
+        error = f"nothing could be read from context {name!r}: {first.source}: {first.cause}"
+        detail = f" ({first.detail})" if first.detail else ""
+        return ContextResult(name, None, error + detail, session.requests)
     state = out.state or state_from_objects(
         kb,
         out.objects,
@@ -420,19 +551,27 @@ def read_context(
         name=name,
         listed=out.listed,
         unreadable=out.unreadable,
+        unread=out.unread,
     )
     return ContextResult(name, state, None, session.requests)
+
+
+def run_budget(timeout: float, retries: int) -> float:
+    """Seconds one context's whole read may take: every request's attempts end by then."""
+    return timeout * (retries + 1)
 
 
 def _merge(out: _Read, part: _Read) -> None:
     out.objects.extend(part.objects)
     out.listed |= part.listed
+    for rec in part.unread:
+        note(out.unreadable, out.unread, rec)
     out.unreadable.update(part.unreadable)
 
 
 def _read_parts(calls: Sequence[Callable[[_Read], None]], out: _Read) -> None:
     """Each call fills its own part, four at a time; the parts are merged in call order."""
-    parts = [_Read() for _ in calls]
+    parts = [_Read(context=out.context) for _ in calls]
     _in_parallel([partial(call, part) for call, part in zip(calls, parts, strict=True)], 4)
     for part in parts:
         _merge(out, part)
@@ -489,10 +628,12 @@ def list_contexts(kubeconfig: str | None) -> tuple[list[str], str]:
 
 
 def open_transport(
-    config: Kubeconfig, kubeconfig: str | None, context: str
+    config: Kubeconfig, kubeconfig: str | None, context: str, *, timeout: float = DEFAULT_TIMEOUT
 ) -> tuple[Transport, str]:
-    """The transport for one context, and which one it is (with why the client is used)."""
-    how = connection(config, context)
+    """The transport for one context, and which one it is (with why the client is used).
+
+    ``timeout`` bounds an exec credential plugin."""
+    how = connection(config, context, exec_timeout=timeout)
     if isinstance(how, Connection):
         return HttpTransport(how), "http.client"
     return _ClientTransport(new_client(kubeconfig, context)), f"kubernetes client ({how.reason})"
@@ -500,8 +641,14 @@ def open_transport(
 
 def new_client(kubeconfig: str | None, context: str) -> Any:
     """An isolated ApiClient for one context (never touching the process-wide default)."""
+    import logging
+
     from kubernetes.client import configuration
     from kubernetes.config import kube_config
+
+    root = logging.getLogger()
+    if not root.handlers:  # the client logs plugin and provider errors (secrets) to the root
+        root.addHandler(logging.NullHandler())
 
     cfg = type.__call__(configuration.Configuration)
     cfg.retries = False  # our own bounded retries; urllib3 would retry connects silently
@@ -560,25 +707,44 @@ def read_contexts(
     per_request = timeout if timeout is not None else _timeout_from_env()
 
     def one(ctx: str) -> ContextResult:
+        deadline = time.monotonic() + run_budget(per_request, retries)
         try:
             if client_factory is not None:
                 transport, via = _as_transport(client_factory(kubeconfig, ctx)), "injected"
             else:
-                transport, via = open_transport(config, kubeconfig, ctx)
+                transport, via = open_transport(config, kubeconfig, ctx, timeout=per_request)
         except UpgradeplanError as exc:  # a broken context must not stop the others
             return ContextResult(ctx, None, f"context {ctx!r}: {exc}")
         except Exception as exc:
-            return ContextResult(ctx, None, f"context {ctx!r}: {type(exc).__name__}: {exc}")
+            return ContextResult(ctx, None, f"context {ctx!r}: {type(exc).__name__}")
         try:
-            res = read_context(kb, transport, ctx, timeout=per_request, retries=retries)
+            res = read_context(
+                kb, transport, ctx, timeout=per_request, retries=retries, deadline=deadline
+            )
             return replace(res, via=via)
         except Exception as exc:  # one broken context must not stop the others
-            return ContextResult(
-                ctx, None, f"context {ctx!r}: {type(exc).__name__}: {exc}", via=via
-            )
+            return ContextResult(ctx, None, f"context {ctx!r}: {type(exc).__name__}", via=via)
         finally:
             transport.close()
 
+    def bounded(ctx: str) -> ContextResult:
+        return _redacted(one(ctx))
+
     if len(wanted) == 1:
-        return [one(wanted[0])]
-    return _in_parallel([partial(one, ctx) for ctx in wanted], 8)
+        return [bounded(wanted[0])]
+    return _in_parallel([partial(bounded, ctx) for ctx in wanted], 8)
+
+
+def _redacted(res: ContextResult) -> ContextResult:
+    """The context boundary: every message a context's read produced, through redact.clean."""
+    from upgradeplan import redact
+
+    error = None if res.error is None else redact.clean(res.error)
+    state = res.state
+    if state is not None and (state.unread or state.unreadable):
+        state = replace(
+            state,
+            unreadable={k: redact.clean(v) for k, v in state.unreadable.items()},
+            unread=tuple(replace(r, detail=redact.clean(r.detail)) for r in state.unread),
+        )
+    return replace(res, error=error, state=state)

@@ -9,11 +9,14 @@ token-file paths are relative to the folder of the file that defines them.
 (:mod:`upgradeplan.readers.kube.transport`) needs, when the context asks for nothing else: a
 bearer token or token file, a client certificate and key, a user name and password, or no
 credentials at all; a server URL, a certificate authority (file or data), skipping TLS
-verification, a TLS server name. Anything else (exec credential plugins, auth providers,
+verification, a TLS server name; an exec credential plugin, run here with a timeout (its
+stderr and stdout are never shown: they may hold secrets). Anything else (auth providers,
 impersonation, proxies, fields that contradict each other, fields it does not know) gives a
 :class:`Fallback` with the reason, and the kubernetes client reads that context.
 
-Token and key material is held in fields left out of ``repr`` and never put in a message.
+Token and key material is held in fields left out of ``repr``, never put in a message, and
+registered with :mod:`upgradeplan.redact` as soon as it is read. A token with a line break
+or another control character is refused (no header could carry it).
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from upgradeplan.errors import BadInput
+from upgradeplan.errors import BadInput, ExitCode, UpgradeplanError
+from upgradeplan.redact import register
 
 SECTIONS = {"clusters": "cluster", "users": "user", "contexts": "context"}
 
@@ -44,9 +48,14 @@ USER_FIELDS = frozenset(
         "client-certificate-data",
         "client-key",
         "client-key-data",
+        "exec",
         "extensions",
     }
 )
+EXEC_FIELDS = frozenset(
+    {"command", "args", "env", "apiVersion", "interactiveMode", "installHint", "provideClusterInfo"}
+)
+EXEC_TIMEOUT = 10.0  # seconds an exec credential plugin may take (the request timeout)
 CLUSTER_FIELDS = frozenset(
     {
         "server",
@@ -206,7 +215,11 @@ def load(path_list: str) -> Kubeconfig:
 
 
 def connection(
-    config: Kubeconfig, context: str, environ: Mapping[str, str] | None = None
+    config: Kubeconfig,
+    context: str,
+    environ: Mapping[str, str] | None = None,
+    *,
+    exec_timeout: float = EXEC_TIMEOUT,
 ) -> Connection | Fallback:
     """How to reach one context without the kubernetes client, or why not.
 
@@ -239,15 +252,104 @@ def connection(
     settings: dict[str, Any] = {}
     if url.scheme == "https":  # TLS material is used only over TLS (as the client does)
         settings = _tls(cluster, user)
+    authorization = _authorization(user)
+    if user is not None and user.set("exec"):
+        token, cert, key = _exec_credential(user, server, exec_timeout, env)
+        if token:
+            authorization = f"Bearer {token}"
+        if cert and key and url.scheme == "https":
+            settings.update(cert_data=cert, key_data=key, cert_file=None, key_file=None)
     return Connection(
         context=context,
         scheme=url.scheme,
         host=url.hostname,
         port=port,
         base_path=url.path.rstrip("/"),
-        authorization=_authorization(user),
+        authorization=authorization,
         **settings,
     )
+
+
+class ExecFailed(UpgradeplanError):
+    """An exec credential plugin failed: the context cannot be read (its output is not shown)."""
+
+    exit_code = ExitCode.ERROR
+
+
+def _exec_credential(
+    user: Named, server: str, timeout: float, environ: Mapping[str, str]
+) -> tuple[str, bytes | None, bytes | None]:
+    """(token, client certificate, client key) from the user's exec plugin, run once."""
+    import json
+    import subprocess
+
+    spec = user.body.get("exec")
+    if not isinstance(spec, Mapping) or not isinstance(spec.get("command"), str):
+        raise BadInput(f"kubeconfig {user.file}: exec of user {user.name!r} has no command")
+    command = str(spec["command"])
+    if os.sep in command and not os.path.isabs(command):  # as kubectl: relative to the file
+        command = str(user.file.parent / command)
+    args = spec.get("args") or []
+    if not isinstance(args, list):
+        raise BadInput(f"kubeconfig {user.file}: exec args of user {user.name!r} must be a list")
+    env = dict(environ)
+    for item in spec.get("env") or []:
+        if isinstance(item, Mapping) and isinstance(item.get("name"), str):
+            env[str(item["name"])] = str(item.get("value") or "")
+    api_version = str(spec.get("apiVersion") or "client.authentication.k8s.io/v1")
+    info: dict[str, Any] = {
+        "apiVersion": api_version,
+        "kind": "ExecCredential",
+        "spec": {"interactive": False},
+    }
+    if spec.get("provideClusterInfo") is True:
+        info["spec"]["cluster"] = {"server": server}
+    env["KUBERNETES_EXEC_INFO"] = json.dumps(info)
+    what = f"the exec credential plugin {os.path.basename(command)!r} of user {user.name!r}"
+    try:
+        done = subprocess.run(
+            [command, *map(str, args)],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise ExecFailed(f"{what} gave no credential within {timeout:g}s") from None
+    except OSError as exc:
+        raise ExecFailed(f"{what} cannot be run ({exc.strerror or type(exc).__name__})") from None
+    register(done.stdout, done.stderr)
+    if done.returncode != 0:
+        raise ExecFailed(
+            f"{what} failed (exit {done.returncode}; its output is not shown, it may hold secrets)",
+            hint="run it yourself to see why",
+        )
+    try:
+        cred = json.loads(done.stdout)
+        status = cred.get("status") or {}
+        token = str(status.get("token") or "")
+        cert = status.get("clientCertificateData")
+        key = status.get("clientKeyData")
+    except (ValueError, AttributeError, RecursionError):
+        raise ExecFailed(f"{what} did not print an ExecCredential (JSON)") from None
+    register(token, key if isinstance(key, str) else None)
+    _check_token(token, f"the token {what} gave")
+    if not token and not (cert and key):
+        raise ExecFailed(f"{what} gave neither a token nor a client certificate and key")
+    return (
+        token,
+        cert.encode() if isinstance(cert, str) else None,
+        key.encode() if isinstance(key, str) else None,
+    )
+
+
+def _check_token(token: str, what: str) -> None:
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in token):
+        raise BadInput(
+            f"{what} contains a line break or another control character (not shown)",
+            hint="a bearer token is one line; fix the kubeconfig or token file",
+        )
 
 
 def _unsupported(cluster: Named, user: Named | None) -> str:
@@ -329,6 +431,8 @@ def _tls(cluster: Named, user: Named | None) -> dict[str, Any]:
             key = "client-certificate" if kind == "cert" else "client-key"
             if user.set(f"{key}-data"):
                 out[f"{kind}_data"] = _decoded(user, f"{key}-data")
+                if kind == "key":
+                    register(out["key_data"], str(user.body[f"{key}-data"]))
             elif user.set(key):
                 out[f"{kind}_file"] = user.path(key)
     return out
@@ -338,7 +442,10 @@ def _authorization(user: Named | None) -> str:
     if user is None:
         return ""
     if user.set("token"):
-        return f"Bearer {str(user.body['token']).strip()}"
+        token = str(user.body["token"]).strip()
+        register(token)
+        _check_token(token, f"the token of user {user.name!r}")
+        return f"Bearer {token}"
     if user.set("tokenFile"):
         path = user.path("tokenFile")
         try:
@@ -348,8 +455,14 @@ def _authorization(user: Named | None) -> str:
             raise BadInput(
                 f"tokenFile {path} of user {user.name!r} cannot be read ({reason})"
             ) from None
+        register(token)
+        _check_token(token, f"the token in tokenFile {path} of user {user.name!r}")
         return f"Bearer {token}" if token else ""
     if user.set("username"):
+        register(str(user.body["password"]))
         pair = f"{user.body['username']}:{user.body['password']}".encode()
-        return f"Basic {base64.b64encode(pair).decode('ascii')}"
+        basic = base64.b64encode(pair).decode("ascii")
+        register(basic)
+        _check_token(pair.decode(), f"the user name or password of user {user.name!r}")
+        return f"Basic {basic}"
     return ""

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from upgradeplan.model import Condition, Fact, FactValue, KnowledgeBase, Product, State
+from upgradeplan.unreadable import Unreadable
 
 # The pseudo-object the cluster reader makes of GET /version.
 VERSION_API = "upgradeplan.dev/v1"
@@ -271,12 +272,14 @@ def state_from_objects(
     name: str = "",
     listed: Collection[str] = (),
     unreadable: Mapping[str, str] | None = None,
+    unread: Sequence[Unreadable] = (),
 ) -> State:
     """Facts about the installation these Kubernetes objects describe.
 
     ``source_prefix`` starts every fact's source (``"cluster prod"``); ``listed`` names the
     kinds (or ``"Kind ns/name"`` objects) whose absence is known; ``unreadable`` (key
-    prefix -> reason) is carried into the state, and no fact under such a prefix is made.
+    prefix -> reason) is carried into the state, and no fact under such a prefix is made;
+    ``unread`` (the records of what could not be read) goes into the state as it is.
     """
     by_kind: dict[str, list[Mapping[str, Any]]] = {}
     for obj in objects:
@@ -380,7 +383,9 @@ def state_from_objects(
         for k, f in b.facts.items()
         if not any(k == p or k.startswith(p + ".") for p in b.unreadable)
     }
-    return State(facts=facts, name=name, unreadable=dict(sorted(b.unreadable.items())))
+    return State(
+        facts=facts, name=name, unreadable=dict(sorted(b.unreadable.items())), unread=tuple(unread)
+    )
 
 
 def _server_version(b: _Builder, items: list[Mapping[str, Any]]) -> None:

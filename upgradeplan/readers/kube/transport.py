@@ -7,7 +7,12 @@ as data, a client certificate and key, or no verification at all), keep-alive co
 per request. It only fetches; retries and the meaning of statuses are
 the cluster reader's. Failures are two kinds: :class:`Unreachable` (no connection or TLS
 handshake: the context cannot be read at all) and :class:`NoAnswer` (a timeout, a reset, an
-answer cut off: worth another attempt).
+answer cut off or too large: ``cause`` says which).
+
+Every fetch is bounded as a whole, not per socket read: a watchdog shuts the socket down
+when the request's time is up, so a server that trickles its answer one byte at a time ends
+as a timeout; an answer larger than ``MAX_BODY`` bytes (its ``Content-Length``, or what
+arrived) is refused.
 
 Key material given as data is written to private temporary files (mode 0600 in a 0700
 folder) only for ``load_cert_chain`` and removed right after. Nothing here logs.
@@ -15,10 +20,13 @@ folder) only for ``load_cert_chain`` and removed right after. Nothing here logs.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import os
+import socket
 import ssl
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -26,8 +34,11 @@ from typing import Protocol
 from upgradeplan import __version__
 from upgradeplan.errors import BadInput
 from upgradeplan.readers.kube.kubeconfig import Connection
+from upgradeplan.unreadable import CUT_OFF, TIMEOUT, TOO_LARGE
 
 USER_AGENT = f"upgradeplan/{__version__}"
+MAX_BODY = 256 * 1024 * 1024  # bytes of one answer (a page of 500 objects is far below)
+_CHUNK = 256 * 1024
 
 
 class Unreachable(Exception):
@@ -37,12 +48,26 @@ class Unreachable(Exception):
 class NoAnswer(Exception):
     """No usable answer this time: a timeout, a dropped connection, a cut-off answer."""
 
+    def __init__(self, message: str, cause: str = CUT_OFF) -> None:
+        super().__init__(message)
+        self.cause = cause  # TIMEOUT, CUT_OFF or TOO_LARGE
+
 
 @dataclass(frozen=True)
 class Response:
     status: int
     reason: str
     data: bytes
+    retry_after: float | None = None  # seconds, from a Retry-After header
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds of a ``Retry-After`` header (delta-seconds only; a date is ignored)."""
+    try:
+        seconds = float(value) if value else None
+    except ValueError:
+        return None
+    return seconds if seconds is not None and 0 <= seconds < 86400 else None
 
 
 class Transport(Protocol):
@@ -173,21 +198,31 @@ class HttpTransport:
         return http_conn, False
 
     def fetch(self, path: str, timeout: float) -> Response:
+        deadline = time.monotonic() + timeout
         for _ in range(2):  # kept-alive connections the server has closed: once more, afresh
-            http_conn, reused = self._take(timeout)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            http_conn, reused = self._take(left)
+            watchdog = _Watchdog(http_conn, left)
             try:
                 http_conn.request("GET", self.conn.base_path + path, headers=self.headers)
                 resp = http_conn.getresponse()
-                data = resp.read()
+                data = _read_body(resp, deadline)
+            except NoAnswer:
+                http_conn.close()
+                raise
             except TimeoutError:
                 http_conn.close()
-                raise NoAnswer(f"no answer within {timeout:g}s") from None
+                raise NoAnswer(f"no complete answer within {timeout:g}s", TIMEOUT) from None
             except (
                 http.client.RemoteDisconnected,
                 ConnectionResetError,
                 BrokenPipeError,
             ) as exc:
                 http_conn.close()
+                if watchdog.fired:
+                    raise NoAnswer(f"no complete answer within {timeout:g}s", TIMEOUT) from None
                 if reused:  # the server closed it while idle, and likely the others too
                     with self._lock:
                         stale, self._idle = self._idle, []
@@ -195,16 +230,25 @@ class HttpTransport:
                         idle.close()
                     continue
                 raise NoAnswer(f"no answer ({_describe(exc)})") from None
-            except (http.client.HTTPException, OSError) as exc:
+            except (http.client.HTTPException, OSError, ValueError) as exc:
                 http_conn.close()
+                if watchdog.fired:
+                    raise NoAnswer(f"no complete answer within {timeout:g}s", TIMEOUT) from None
                 raise NoAnswer(f"no answer ({_describe(exc)})") from None
+            finally:
+                watchdog.cancel()
+            if watchdog.fired:
+                http_conn.close()
+                raise NoAnswer(f"no complete answer within {timeout:g}s", TIMEOUT)
             if resp.will_close:
                 http_conn.close()
             else:
                 with self._lock:
                     self._idle.append(http_conn)
-            return Response(resp.status, resp.reason or "", data)
-        raise NoAnswer("no answer (the connection was closed twice)")
+            return Response(
+                resp.status, resp.reason or "", data, retry_after(resp.getheader("Retry-After"))
+            )
+        raise NoAnswer(f"no complete answer within {timeout:g}s", TIMEOUT)
 
     def close(self) -> None:
         with self._lock:
@@ -214,7 +258,51 @@ class HttpTransport:
             self._idle.clear()
 
 
+class _Watchdog:
+    """Shuts a connection's socket down when its request's time is up (one timer thread)."""
+
+    def __init__(self, http_conn: http.client.HTTPConnection, seconds: float) -> None:
+        self.http_conn = http_conn
+        self.fired = False
+        self._timer = threading.Timer(max(seconds, 0.0), self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _fire(self) -> None:
+        self.fired = True
+        sock = self.http_conn.sock
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+def _read_body(resp: http.client.HTTPResponse, deadline: float) -> bytes:
+    """The whole body, refused when larger than MAX_BODY or later than ``deadline``."""
+    length = resp.getheader("Content-Length")
+    if length and length.isdigit() and int(length) > MAX_BODY:
+        raise NoAnswer(
+            f"the answer is larger than the cap of {MAX_BODY} bytes ({length} bytes)", TOO_LARGE
+        )
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        if time.monotonic() > deadline:
+            raise TimeoutError
+        chunk = resp.read(_CHUNK)
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise NoAnswer(f"the answer is larger than the cap of {MAX_BODY} bytes", TOO_LARGE)
+        chunks.append(chunk)
+
+
 def _describe(exc: BaseException) -> str:
+    if isinstance(exc, ValueError):  # http.client's words would quote the header (a token)
+        return "the request could not be sent: a header value is not valid"
     if isinstance(exc, http.client.IncompleteRead):
         return f"the answer was cut off after {len(exc.partial)} bytes"
     if isinstance(exc, OSError) and exc.strerror:

@@ -18,6 +18,7 @@ from upgradeplan.model import (
     State,
     Target,
 )
+from upgradeplan.provenance import flag, in_file
 
 AP, CONN, DEL, K8S, CD = (
     "agent-platform",
@@ -198,11 +199,11 @@ def state(
 ) -> State:
     out: dict[str, Fact] = {}
     for k, v in installed.items():
-        out[f"installed.{k}"] = Fact(f"installed.{k}", v, "flag --installed")
+        out[f"installed.{k}"] = Fact(f"installed.{k}", v, flag("--installed"))
     for k, pin in pins.items():
-        out[f"pin.{k}"] = Fact(f"pin.{k}", pin, "clusters/prod/bom.yaml:12")
+        out[f"pin.{k}"] = Fact(f"pin.{k}", pin, in_file("clusters/prod/bom.yaml", 12))
     for k, val in facts.items():
-        out[k] = Fact(k, val, "flag --fact")
+        out[k] = Fact(k, val, flag("--fact"))
     return State(facts=out)
 
 

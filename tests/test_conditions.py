@@ -19,6 +19,7 @@ from upgradeplan.model import (
     Truth,
     Withdrawn,
 )
+from upgradeplan.provenance import in_file, text
 
 T, F, U = Truth.TRUE, Truth.FALSE, Truth.UNKNOWN
 
@@ -39,7 +40,7 @@ KB = kb_with()
 def S(facts: dict[str, Any]) -> State:
     return State(
         facts={
-            k: Fact(k, v, f"clusters/prod/bom.yaml:{i + 1}")
+            k: Fact(k, v, in_file("clusters/prod/bom.yaml", i + 1))
             for i, (k, v) in enumerate(facts.items())
         }
     )
@@ -474,7 +475,7 @@ def test_predicate(cond: Condition, facts: dict[str, Any], expected: Truth) -> N
         assert ev.missing, "an unknown predicate names the facts it missed"
     else:
         assert ev.facts, "a settled predicate names the facts it read"
-        assert all(f.source.startswith("clusters/prod/bom.yaml:") for f in ev.facts)
+        assert all(f.source.file == "clusters/prod/bom.yaml" for f in ev.facts)
 
 
 def test_every_predicate_has_a_case() -> None:
@@ -611,20 +612,22 @@ def test_missing_fact_hints() -> None:
 
 
 def test_derive_installed_from_an_exact_pin() -> None:
-    st = State(facts={"pin.conn": Fact("pin.conn", "4.7.18", "clusters/prod/bom.yaml:12")})
+    st = State(
+        facts={"pin.conn": Fact("pin.conn", "4.7.18", in_file("clusters/prod/bom.yaml", 12))}
+    )
     out = derive(st, KB)
     fact = out.get("installed.conn")
     assert fact is not None and fact.value == "4.7.18"
-    assert fact.source == "derived: exact pin (clusters/prod/bom.yaml:12)"
+    assert str(fact.source) == "derived: exact pin (clusters/prod/bom.yaml:12)"
 
 
 def test_derive_nothing_from_a_range_or_over_a_known_version() -> None:
-    ranged = State(facts={"pin.conn": Fact("pin.conn", ">=4.7.0 <5.0.0", "x")})
+    ranged = State(facts={"pin.conn": Fact("pin.conn", ">=4.7.0 <5.0.0", text("x"))})
     assert derive(ranged, KB).get("installed.conn") is None
     known = State(
         facts={
-            "pin.conn": Fact("pin.conn", "4.7.18", "x"),
-            "installed.conn": Fact("installed.conn", "4.7.19", "cluster"),
+            "pin.conn": Fact("pin.conn", "4.7.18", text("x")),
+            "installed.conn": Fact("installed.conn", "4.7.19", text("cluster")),
         }
     )
     assert derive(known, KB).value("installed.conn") == "4.7.19"

@@ -25,6 +25,7 @@ from planner_kb import (
 
 from upgradeplan import errors, planner
 from upgradeplan.model import Finding, KnowledgeBase, Plan, Release, Target
+from upgradeplan.provenance import in_file
 
 
 def status(findings: tuple[Finding, ...] | list[Finding], hazard: str) -> str:
@@ -56,7 +57,9 @@ def test_s1_direct_jump_is_blocked_by_the_skipped_handover() -> None:
     assert status(d, "harness-missing-on-480") == "does-not-apply"
     assert status(d, "harness-gap-skipping-to-481") == "does-not-apply"
     handover = finding(d, "harness-handover-skipped")
-    assert handover.location == "clusters/prod/bom.yaml:12"  # the exact pin that makes it apply
+    assert (
+        str(handover.location) == "clusters/prod/bom.yaml:12"
+    )  # the exact pin that makes it apply
     assert handover.evidence and handover.reason.startswith("applies")
     assert (handover.from_version, handover.to_version) == ("4.7.18", "4.8.0")
 
@@ -65,7 +68,7 @@ def test_s1_path_stops_at_4719_and_moves_the_pin_in_lockstep() -> None:
     plan = planner.plan(KB, S1, to(AP, "4.8.0"))
     assert path(plan) == ["4.7.18", "4.7.19", "4.8.0"]
     pin_moves = [
-        (m.before, m.after, m.source)
+        (m.before, m.after, str(m.source))
         for s in plan.steps
         for m in s.moves
         if m.kind == "pin" and m.product == CONN
@@ -243,7 +246,7 @@ def test_range_pin_does_not_move_in_lockstep() -> None:
 def test_installed_is_derived_from_an_exact_pin() -> None:
     plan = planner.plan(KB, S1, to(AP, "4.8.0"))
     ev = finding(plan.direct.findings, "harness-handover-skipped").evidence[0]
-    assert ev.facts[0].source == "derived: exact pin (clusters/prod/bom.yaml:12)"
+    assert str(ev.facts[0].source) == "derived: exact pin (clusters/prod/bom.yaml:12)"
 
 
 def test_effects_hold_after_landing_and_skipped_releases_bring_none() -> None:
@@ -406,7 +409,7 @@ def test_a_pin_the_plan_moved_says_so_and_keeps_where_it_is_written() -> None:
     ev = finding(plan.direct.findings, "connectivity-pin-behind-479-second-owner").evidence[0]
     pin = next(f for f in ev.facts if f.key == f"pin.{CONN}")
     assert pin.value == "4.8.0"
-    assert pin.source == "clusters/prod/bom.yaml:12 (moved to 4.8.0 with agent-platform@4.8.0)"
-    assert planner.written_at(pin.source) == "clusters/prod/bom.yaml:12"
+    assert str(pin.source) == "clusters/prod/bom.yaml:12 (moved to 4.8.0 with agent-platform@4.8.0)"
+    assert pin.source.unmoved() == in_file("clusters/prod/bom.yaml", 12)
     pin_moves = [m for s in plan.steps for m in s.moves if m.kind == "pin"]
-    assert pin_moves and all(m.source == "clusters/prod/bom.yaml:12" for m in pin_moves)
+    assert pin_moves and all(m.source == in_file("clusters/prod/bom.yaml", 12) for m in pin_moves)

@@ -30,6 +30,7 @@ from upgradeplan.model import (
     State,
     Target,
 )
+from upgradeplan.provenance import flag, in_file
 
 P = "p"
 C = "c"  # published in P's BOM, exactly pinned: moves in lockstep
@@ -150,11 +151,11 @@ class Case:
 
     def state(self) -> State:
         facts = {
-            f"installed.{P}": Fact(f"installed.{P}", v(self.current), "flag --installed"),
-            f"pin.{C}": Fact(f"pin.{C}", v(self.current), "bom.yaml:3"),
+            f"installed.{P}": Fact(f"installed.{P}", v(self.current), flag("--installed")),
+            f"pin.{C}": Fact(f"pin.{C}", v(self.current), in_file("bom.yaml", 3)),
         }
         for key, value in self.facts.items():
-            facts[key] = Fact(key, value, "flag --fact")
+            facts[key] = Fact(key, value, flag("--fact"))
         return State(facts=facts)
 
     def safe_path_exists(self) -> bool:

@@ -83,15 +83,16 @@ def test_facts_name_the_object_and_field_they_were_read_from(
     drift = state.get("helmrelease.kagent.drift-detection")
     assert drift is not None and drift.value == "disabled"
     assert (
-        drift.source == "cluster s1: HelmRelease flux-giantswarm/kagent spec.driftDetection (unset)"
+        str(drift.source)
+        == "cluster s1: HelmRelease flux-giantswarm/kagent spec.driftDetection (unset)"
     )
     installed = state.get("installed.agent-platform")
     assert (
         installed is not None and installed.value == "4.7.18"
     )  # the +digest of the OCI chart is gone
-    assert "status.history[0].chartVersion" in installed.source
+    assert "status.history[0].chartVersion" in str(installed.source)
     pin = state.get("pin.agent-platform-connectivity")
-    assert pin is not None and pin.value == "4.7.18" and "spec.ref.semver" in pin.source
+    assert pin is not None and pin.value == "4.7.18" and "spec.ref.semver" in str(pin.source)
     assert state.value("installed.kubernetes") == "1.35.0"
     assert state.value("object.Harness.kagent.kagent.annotations") == {
         "meta.helm.sh/release-name": "agent-platform-connectivity",
@@ -107,7 +108,7 @@ def test_a_missing_harness_is_known_absent_when_its_kind_was_listed(
     assert res.state is not None
     fact = res.state.get("object.Harness.kagent.kagent.exists")
     assert fact is not None and fact.value is False
-    assert fact.source == "cluster s4: Harness kagent/kagent not found"
+    assert str(fact.source) == "cluster s4: Harness kagent/kagent not found"
 
 
 # --------------------------------------------------------------------------- secrets

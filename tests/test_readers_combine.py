@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from upgradeplan.model import Fact, State
+from upgradeplan.provenance import derived_from_pin, in_file, text
 from upgradeplan.readers.combine import derive, merge
 
 
 def _state(name: str, unreadable: dict[str, str] | None = None, **facts: str) -> State:
     return State(
-        facts={k.replace("_", "."): Fact(k.replace("_", "."), v, name) for k, v in facts.items()},
+        facts={
+            k.replace("_", "."): Fact(k.replace("_", "."), v, text(name)) for k, v in facts.items()
+        },
         name=name,
         unreadable=unreadable or {},
     )
@@ -17,7 +20,7 @@ def _state(name: str, unreadable: dict[str, str] | None = None, **facts: str) ->
 def test_later_state_wins_and_names_join() -> None:
     merged = merge(_state("snap", installed_x="1.0.0"), _state("stated", installed_x="2.0.0"))
     assert merged.value("installed.x") == "2.0.0"
-    assert merged.get("installed.x") == Fact("installed.x", "2.0.0", "stated")
+    assert merged.get("installed.x") == Fact("installed.x", "2.0.0", text("stated"))
     assert merged.name == "snap + stated"
 
 
@@ -32,13 +35,14 @@ def test_derive_uses_the_normalised_exact_version_and_keeps_ranges_unknown() -> 
     state = derive(
         State(
             facts={
-                "pin.a": Fact("pin.a", "v1.2.3", "bom.yaml:3"),
-                "pin.b": Fact("pin.b", ">=1.0.0", "bom.yaml:4"),
-                "pin.c": Fact("pin.c", None, "bom.yaml:5"),
+                "pin.a": Fact("pin.a", "v1.2.3", in_file("bom.yaml", 3)),
+                "pin.b": Fact("pin.b", ">=1.0.0", in_file("bom.yaml", 4)),
+                "pin.c": Fact("pin.c", None, in_file("bom.yaml", 5)),
             }
         )
     )
-    assert state.get("installed.a") == Fact(
-        "installed.a", "1.2.3", "derived: exact pin (bom.yaml:3)"
-    )
+    derived = state.get("installed.a")
+    assert derived is not None and derived.value == "1.2.3"
+    assert derived.source == derived_from_pin(in_file("bom.yaml", 3))
+    assert str(derived.source) == "derived: exact pin (bom.yaml:3)"
     assert "installed.b" not in state and "installed.c" not in state

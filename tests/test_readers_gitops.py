@@ -37,6 +37,7 @@ from upgradeplan.model import (
     State,
     Target,
 )
+from upgradeplan.provenance import in_file, recorded
 from upgradeplan.readers import gitops
 from upgradeplan.readers.gitops.gate import pin_changes
 
@@ -95,7 +96,7 @@ def _write(root: Path, files: dict[str, str]) -> Path:
 
 
 def _facts(state: State) -> dict[str, tuple[object, str]]:
-    return {f.key: (f.value, f.source) for f in state}
+    return {f.key: (f.value, str(f.source)) for f in state}
 
 
 # --------------------------------------------------------------------------- reader
@@ -494,7 +495,7 @@ def _state(**pins: tuple[str, str]) -> State:
     facts = {}
     for name, (value, source) in pins.items():
         key = "pin." + name.replace("_", "-")
-        facts[key] = Fact(key, value, source)
+        facts[key] = Fact(key, value, recorded(source))
     return State(facts=facts)
 
 
@@ -513,7 +514,7 @@ def test_pin_changes_follow_the_meta_chart_and_hold_what_stays() -> None:
     # connectivity moves with the meta chart's 4.8.0 release: no target of its own
     assert change.targets == (Target("agent-platform", "4.8.0"),)
     assert change.holds == ("kagent",)
-    assert change.location_of("agent-platform") == "oci.yaml:10"
+    assert change.location_of("agent-platform") == in_file("oci.yaml", 10)
     assert gitops.gitops_targets(KB, base, head) == [Target("agent-platform", "4.8.0")]
 
 
@@ -858,14 +859,17 @@ def test_relocate_moves_findings_to_the_new_pin_line() -> None:
     def finding(status: Status, location: str) -> Finding:
         return Finding(
             "h", "t", "blocking", "skip", status, "agent-platform", "4.7.18", "4.8.0",
-            location=location,
+            location=recorded(location) if location else None,
         )  # fmt: skip
 
-    assert change.relocate(finding("applies", "bom.yaml:9")).location == "bom.yaml:10"
+    def at(f: Finding) -> str:
+        return str(f.location) if f.location is not None else ""
+
+    assert at(change.relocate(finding("applies", "bom.yaml:9"))) == "bom.yaml:10"
     # no file location: the finding is about the meta chart, whose new pin is at oci.yaml:9
-    assert change.relocate(finding("may-apply", "")).location == "oci.yaml:9"
-    assert change.relocate(finding("does-not-apply", "")).location == ""
-    assert change.relocate(finding("applies", "other.yaml:3")).location == "other.yaml:3"
+    assert at(change.relocate(finding("may-apply", ""))) == "oci.yaml:9"
+    assert at(change.relocate(finding("does-not-apply", ""))) == ""
+    assert at(change.relocate(finding("applies", "other.yaml:3"))) == "other.yaml:3"
 
 
 def test_only_the_products_own_values_files_are_recognised(tmp_path: Path) -> None:

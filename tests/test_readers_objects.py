@@ -59,7 +59,7 @@ def test_installed_version_drops_the_digest_flux_appends_for_oci_charts(kb: Know
     )
     assert state.value("installed.agent-platform") == "4.7.18"
     assert state.value("installed.kagent") == "0.11.0-gs.6"
-    assert state.get("installed.agent-platform").source == (  # type: ignore[union-attr]
+    assert str(state.get("installed.agent-platform").source) == (  # type: ignore[union-attr]
         f"cluster t: HelmRelease {NS}/agent-platform status.history[0].chartVersion"
     )
 
@@ -82,7 +82,7 @@ def test_a_failed_upgrade_is_not_what_runs(kb: KnowledgeBase) -> None:
     }
     fact = read(kb, release).get("installed.agent-platform")
     assert fact is not None and fact.value == "4.7.19"
-    assert fact.source.endswith(
+    assert str(fact.source).endswith(
         "status.history[1].chartVersion (history[0] 4.8.0+0a1b2c3d4e5f is failed)"
     )
 
@@ -130,7 +130,7 @@ def test_chart_ref_follows_the_named_oci_repository(kb: KnowledgeBase) -> None:
     assert state.value("pin.agent-platform-connectivity") == "4.7.18"
     fact = state.get("pin.agent-platform-connectivity")
     assert fact is not None
-    assert "OCIRepository flux-giantswarm/apc-source spec.ref.semver" in fact.source
+    assert "OCIRepository flux-giantswarm/apc-source spec.ref.semver" in str(fact.source)
 
 
 def test_helm_chart_version_and_values_keys(kb: KnowledgeBase) -> None:
@@ -322,7 +322,7 @@ def test_unreadable_prefixes_carry_no_facts(kb: KnowledgeBase) -> None:
 def test_server_version(kb: KnowledgeBase, git: str, version: str) -> None:
     state = read(kb, server_version_object({"gitVersion": git}))
     assert state.value("installed.kubernetes") == version
-    assert state.get("installed.kubernetes").source == f"cluster t: /version gitVersion {git}"  # type: ignore[union-attr]
+    assert str(state.get("installed.kubernetes").source) == f"cluster t: /version gitVersion {git}"  # type: ignore[union-attr]
 
 
 def test_unparseable_server_version_is_unknown(kb: KnowledgeBase) -> None:

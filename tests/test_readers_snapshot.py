@@ -10,6 +10,7 @@ import pytest
 
 from upgradeplan import errors
 from upgradeplan.model import Fact, State
+from upgradeplan.provenance import in_file, recorded, text
 from upgradeplan.readers import snapshot
 
 REPO = Path(__file__).resolve().parents[1]
@@ -17,21 +18,23 @@ REPO = Path(__file__).resolve().parents[1]
 STATE = State(
     facts={
         "installed.agent-platform": Fact(
-            "installed.agent-platform", "4.7.18", "cluster prod: HelmRelease x/agent-platform"
+            "installed.agent-platform",
+            "4.7.18",
+            recorded("cluster prod: HelmRelease x/agent-platform"),
         ),
         "pin.agent-platform-connectivity": Fact(
-            "pin.agent-platform-connectivity", "4.7.18", "clusters/prod/bom.yaml:9"
+            "pin.agent-platform-connectivity", "4.7.18", in_file("clusters/prod/bom.yaml", 9)
         ),
         "object.Harness.kagent.kagent.annotations": Fact(
-            "object.Harness.kagent.kagent.annotations", {"b": "2", "a": "1"}, "cluster prod"
+            "object.Harness.kagent.kagent.annotations", {"b": "2", "a": "1"}, text("cluster prod")
         ),
         "object.Harness.kagent.kagent.exists": Fact(
-            "object.Harness.kagent.kagent.exists", True, "cluster prod"
+            "object.Harness.kagent.kagent.exists", True, text("cluster prod")
         ),
         "workload.harness-delegate.args": Fact(
-            "workload.harness-delegate.args", ["--x=1", "--y"], "cluster prod"
+            "workload.harness-delegate.args", ["--x=1", "--y"], text("cluster prod")
         ),
-        "pin.kagent": Fact("pin.kagent", None, "cluster prod"),
+        "pin.kagent": Fact("pin.kagent", None, text("cluster prod")),
     },
     name="prod",
     unreadable={"secret": "403 Forbidden listing secrets"},
@@ -67,7 +70,7 @@ def test_the_example_installation_reads() -> None:
     assert state.value("installed.agent-platform") == "4.7.18"
     assert state.value("object.Harness.kagent.kagent.exists") is True
     fact = state.get("pin.agent-platform-connectivity")
-    assert fact is not None and fact.source == "example: clusters/prod/bom.yaml:9"
+    assert fact is not None and str(fact.source) == "example: clusters/prod/bom.yaml:9"
 
 
 BAD_SNAPSHOTS = [
@@ -161,7 +164,7 @@ def test_plain_kubectl_list_is_read_through_the_object_reader(tmp_path: Path) ->
     state = snapshot.read(str(path), kb=load())
     assert state.value("helmrelease.kagent.namespace") == "flux-giantswarm"
     fact = state.get("helmrelease.kagent.namespace")
-    assert fact is not None and str(path) in fact.source
+    assert fact is not None and str(path) in str(fact.source)
 
 
 def test_multi_document_states_merge_later_wins(tmp_path: Path) -> None:

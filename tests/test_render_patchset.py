@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from upgradeplan.model import Action, Fact, Jump, Move, Plan, State, Step, Target
+from upgradeplan.provenance import flag, in_file, recorded
 from upgradeplan.render.patches import build, dir_layout, render_json, render_text
 
 BOM = 'components:\n  conn:\n    versionRange: "1.0.0"  # pinned\n'
@@ -26,11 +27,11 @@ def _plan(*steps: Step) -> Plan:
 
 
 def _pin_step(a: str, b: str) -> Step:
-    return Step("meta", a, b, moves=(Move("pin", "conn", a, b, source="bom.yaml:3"),))
+    return Step("meta", a, b, moves=(Move("pin", "conn", a, b, source=in_file("bom.yaml", 3)),))
 
 
 def test_pin_moves_chain_across_steps_and_accumulate() -> None:
-    state = _state(Fact("pin.conn", "1.0.0", "bom.yaml:3"))
+    state = _state(Fact("pin.conn", "1.0.0", in_file("bom.yaml", 3)))
     ps = build(_plan(_pin_step("1.0.0", "1.1.0"), _pin_step("1.1.0", "2.0.0")), state,
                files={"bom.yaml": BOM})  # fmt: skip
     diffs = [i for i in ps.items if i.kind == "file-edit"]
@@ -46,7 +47,7 @@ def test_pin_moves_chain_across_steps_and_accumulate() -> None:
 
 
 def test_a_file_that_is_not_available_becomes_a_note() -> None:
-    state = _state(Fact("pin.conn", "1.0.0", "bom.yaml:3"))
+    state = _state(Fact("pin.conn", "1.0.0", in_file("bom.yaml", 3)))
     ps = build(_plan(_pin_step("1.0.0", "1.1.0")), state, files={})
     (item,) = ps.items
     assert item.kind == "snippet" and "edit it by hand" in item.note
@@ -68,7 +69,7 @@ def _action(mkind: str, content: str, **target: str) -> Action:
 def test_values_edit_from_a_cluster_is_a_helmrelease_patch() -> None:
     state = _state(
         Fact("values.agent.delegateVersion", "0.29.0",
-             "cluster prod: HelmRelease ns-a/agent spec.values.delegateVersion"),
+             recorded("cluster prod: HelmRelease ns-a/agent spec.values.delegateVersion")),
     )  # fmt: skip
     edit = _action("values-edit", 'delegateVersion: "0.31.2"\n', key="delegateVersion")
     step = Step("agent", "0.29.0", "0.31.2", actions=(edit,))
@@ -88,9 +89,9 @@ def test_values_edit_from_a_cluster_is_a_helmrelease_patch() -> None:
 def test_json6902_targets_the_observed_workload_and_edits_a_values_file() -> None:
     values = "args:\n  - --old=x   # keep\n"
     state = _state(
-        Fact("workload.agent.args", ["--old=x"], "values.yaml:2"),
-        Fact("workload.agent.name", "my-agent", "values.yaml:1"),
-        Fact("workload.agent.namespace", "team-ns", "values.yaml:1"),
+        Fact("workload.agent.args", ["--old=x"], in_file("values.yaml", 2)),
+        Fact("workload.agent.name", "my-agent", in_file("values.yaml", 1)),
+        Fact("workload.agent.namespace", "team-ns", in_file("values.yaml", 1)),
     )
     ops = (
         "- op: test\n  path: /spec/template/spec/containers/0/args/0\n  value: --old=x\n"
@@ -108,7 +109,7 @@ def test_json6902_targets_the_observed_workload_and_edits_a_values_file() -> Non
 
 @pytest.mark.parametrize("render", [render_text, render_json])
 def test_renderings_name_every_item(render: object) -> None:
-    state = _state(Fact("pin.conn", "1.0.0", "bom.yaml:3"))
+    state = _state(Fact("pin.conn", "1.0.0", in_file("bom.yaml", 3)))
     cmd = _action("command", "kubectl -n 'a b' get pods")
     step = Step("meta", "1.0.0", "1.1.0", moves=(Move("pin", "conn", "1.0.0", "1.1.0"),),
                 actions=(cmd,))  # fmt: skip
@@ -119,7 +120,7 @@ def test_renderings_name_every_item(render: object) -> None:
 
 
 def test_dir_layout_scripts_and_diffs() -> None:
-    state = _state(Fact("pin.conn", "1.0.0", "bom.yaml:3"))
+    state = _state(Fact("pin.conn", "1.0.0", in_file("bom.yaml", 3)))
     cmd = _action("command", "echo hi")
     step = Step("meta", "1.0.0", "1.1.0", moves=(Move("pin", "conn", "1.0.0", "1.1.0"),),
                 actions=(cmd,))  # fmt: skip
@@ -140,7 +141,7 @@ def test_a_patch_that_does_not_parse_is_bad_input() -> None:
 
 
 def test_pins_not_in_a_file_are_listed_to_set_by_hand() -> None:
-    state = _state(Fact("pin.conn", "1.0.0", "flag --pin"))
+    state = _state(Fact("pin.conn", "1.0.0", flag("--pin")))
     steps = (
         Step("meta", "1.0.0", "1.1.0", moves=(Move("pin", "conn", "1.0.0", "1.1.0"),)),
         Step("meta", "1.1.0", "2.0.0", moves=(Move("pin", "conn", "1.1.0", "2.0.0"),)),

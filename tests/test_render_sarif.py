@@ -10,6 +10,7 @@ import pytest
 from conftest import REPO, SHARED_CONFORMANCE
 
 from upgradeplan.model import Evidence, Finding, Jump, Plan, Target, Truth
+from upgradeplan.provenance import recorded
 from upgradeplan.render import github, sarif
 
 SCHEMA = SHARED_CONFORMANCE / "sarif-schema-2.1.0.json"
@@ -28,7 +29,7 @@ def _finding(hazard: str, severity: str, status: str, location: str = "") -> Fin
         evidence=(Evidence("version_below", "connectivity below 4.7.19", Truth.TRUE),),
         consequence="The Harness\nis deleted.",
         avoid="Stop at 4.7.19.",
-        location=location,
+        location=recorded(location) if location else None,
         reason="applies: the hop skips 4.7.19",
     )
 

@@ -20,9 +20,10 @@ from upgradeplan.model import (
     Target,
     Truth,
 )
+from upgradeplan.provenance import in_file
 from upgradeplan.render import text
 
-PIN = Fact("pin.connectivity", "4.7.18", "clusters/prod/bom.yaml:9")
+PIN = Fact("pin.connectivity", "4.7.18", in_file("clusters/prod/bom.yaml", 9))
 FINDING = Finding(
     hazard="handover-skipped",
     title="Skipping 4.7.19 deletes the Harness",
@@ -66,7 +67,7 @@ STEPS = (
         "4.7.19",
         moves=(
             Move("installed", "platform", "4.7.18", "4.7.19"),
-            Move("pin", "connectivity", "4.7.18", "4.7.19", "clusters/prod/bom.yaml:9"),
+            Move("pin", "connectivity", "4.7.18", "4.7.19", in_file("clusters/prod/bom.yaml", 9)),
         ),
         verdict="safe",
         verify=("kubectl get harness -A",),
@@ -75,7 +76,9 @@ STEPS = (
         "platform",
         "4.7.19",
         "4.8.0",
-        moves=(Move("pin", "connectivity", "4.7.19", "4.8.0", "clusters/prod/bom.yaml:9"),),
+        moves=(
+            Move("pin", "connectivity", "4.7.19", "4.8.0", in_file("clusters/prod/bom.yaml", 9)),
+        ),
         actions=(
             Action("drift", "Turn on drift detection", "helmrelease-patch", "before", "spec: {}\n"),
         ),

@@ -31,6 +31,7 @@ from upgradeplan.model import (
     Truth,
     Verdict,
 )
+from upgradeplan.provenance import Source
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -81,7 +82,7 @@ class Gathered:
     error: str | None = None
     targets: tuple[Target, ...] = ()  # asked for by the inputs (--gitops with --base)
     holds: tuple[str, ...] = ()  # pins the inputs keep where they are (--gitops with --base)
-    relocate: Mapping[str, str] = field(default_factory=dict)  # base pin file:line -> head's
+    relocate: Mapping[Source, Source] = field(default_factory=dict)  # base pin -> head's
 
 
 def load_kb(extra_dirs: Sequence[str | Path] = ()) -> KnowledgeBase:
@@ -103,7 +104,7 @@ def gather(kb: KnowledgeBase, inputs: Inputs) -> list[Gathered]:
     offline: list[State] = [snapshot.read(path, kb=kb) for path in inputs.state_files]
     asked: tuple[Target, ...] = ()
     kept: tuple[str, ...] = ()
-    moved: dict[str, str] = {}
+    moved: dict[Source, Source] = {}
     if inputs.gitops:
         from upgradeplan.readers import gitops
 
@@ -149,9 +150,9 @@ def gather(kb: KnowledgeBase, inputs: Inputs) -> list[Gathered]:
     return out
 
 
-def _moved_pins(base: State, locations: Mapping[str, str]) -> dict[str, str]:
+def _moved_pins(base: State, locations: Mapping[str, Source]) -> dict[Source, Source]:
     """Where each changed pin was at the base ref -> where it is in the working tree."""
-    out: dict[str, str] = {}
+    out: dict[Source, Source] = {}
     for product, where in locations.items():
         fact = base.get(f"pin.{product}")
         if fact is not None and where and fact.source != where:
@@ -159,12 +160,15 @@ def _moved_pins(base: State, locations: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
-def relocate(findings: Sequence[Finding], moved: Mapping[str, str]) -> tuple[Finding, ...]:
+def relocate(findings: Sequence[Finding], moved: Mapping[Source, Source]) -> tuple[Finding, ...]:
     """Findings whose location is a pin at the base ref point at the pin's line in the tree."""
     if not moved:
         return tuple(findings)
     return tuple(
-        replace(f, location=moved[f.location]) if f.location in moved else f for f in findings
+        replace(f, location=moved[f.location])
+        if f.location is not None and f.location in moved
+        else f
+        for f in findings
     )
 
 
@@ -428,7 +432,7 @@ def check(
     fail_on: str = "blocking",
     name: str = "",
     targets: Sequence[Target] = (),
-    moved: Mapping[str, str] | None = None,
+    moved: Mapping[Source, Source] | None = None,
 ) -> CheckResult:
     """Judge the direct jump to ``to`` (or, without a target, the installation as it is).
 
@@ -532,7 +536,7 @@ class ConditionResult:
     predicate: str
     description: str
     result: str  # true / false / unknown
-    observed: tuple[tuple[str, str, str], ...]  # (key, value, source)
+    observed: tuple[tuple[str, str, str], ...]  # (key, value, source as printed)
     missing: tuple[MissingFact, ...] = ()
     negated: bool = False
 
@@ -574,7 +578,7 @@ def _condition_results(evidence: Sequence[Evidence]) -> tuple[ConditionResult, .
                 predicate=ev.predicate,
                 description=ev.description,
                 result=ev.result.value,
-                observed=tuple((f.key, _value_text(f.value), f.source) for f in ev.facts),
+                observed=tuple((f.key, _value_text(f.value), str(f.source)) for f in ev.facts),
                 missing=_missing(ev.missing),
                 negated=ev.negated,
             )

@@ -25,8 +25,8 @@ from upgradeplan.model import (
     KnowledgeBase,
     State,
     Truth,
-    derived_from_pin,
 )
+from upgradeplan.provenance import derived_from_pin
 
 Hop = tuple[str | None, str | None]
 

@@ -1,7 +1,8 @@
 """Frozen model objects: knowledge (products, releases, hazards, migrations), state, plans.
 
 Everything here is plain data. Knowledge objects remember where they were defined
-(:class:`Location`); facts remember where they were read (:attr:`Fact.source`).
+(:class:`Location`); facts remember where they were read (:attr:`Fact.source`, a typed
+:class:`~upgradeplan.provenance.Source`).
 Nothing in this module reads files, talks to a cluster or prints.
 """
 
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal
 
+from upgradeplan.provenance import Source
 from upgradeplan.unreadable import Unreadable
 
 # --------------------------------------------------------------------------- locations
@@ -238,26 +240,10 @@ class KnowledgeBase:
 FactValue = str | bool | int | None | list[str] | dict[str, str]
 
 
-_DERIVED_PIN = "derived: exact pin ("
-
-
-def derived_from_pin(source: str) -> str:
-    """The source of an installed version derived from an exact pin at ``source``."""
-    return f"{_DERIVED_PIN}{source})"
-
-
-def pin_source_behind(source: str) -> str:
-    """The pin's own source inside a ``derived: exact pin (…)`` source; else ``source``."""
-    if source.startswith(_DERIVED_PIN) and source.endswith(")"):
-        return source[len(_DERIVED_PIN) : -1]
-    return source
-
-
 @dataclass(frozen=True)
 class Fact:
-    """One observed fact. ``source`` says where it came from.
-
-    Sources look like ``flag --installed``, ``clusters/prod/bom.yaml:12``,
+    """One observed fact. ``source`` says where it came from (:class:`Source`), and prints as
+    ``flag --installed``, ``clusters/prod/bom.yaml:12``,
     ``cluster prod: HelmRelease flux-giantswarm/kagent``, ``derived: exact pin (…)``.
     ``value`` None means "known to be absent" (e.g. no pin), which is different from
     the fact not being in the state at all (unknown).
@@ -265,7 +251,7 @@ class Fact:
 
     key: str
     value: FactValue
-    source: str
+    source: Source
 
 
 @dataclass(frozen=True)
@@ -378,7 +364,7 @@ class Finding:
     consequence: str = ""
     recover: str = ""
     avoid: str = ""
-    location: str = ""  # file:line of the fact that makes it apply (pin), when from files
+    location: Source | None = None  # the file line of the fact that makes it apply (pin)
     reason: str = ""  # one line: why it applies / may apply / does not apply
     fixed_by: tuple[str, ...] = ()  # migration ids whose actions (in this step) fix it
 
@@ -405,7 +391,7 @@ class Move:
     product: str
     before: str | None
     after: str | None
-    source: str = ""  # where the pin is written (file:line) when known
+    source: Source | None = None  # where the pin is written, when known
 
 
 Verdict = Literal["safe", "safe-with-actions", "blocked", "undetermined"]

@@ -29,15 +29,14 @@ def _output(value: str) -> tuple[str, str | None]:
 
 def _files_named(plan: Plan | None, state: State) -> dict[str, str]:
     """The text of every file a fact or move names (file:line), as it is now."""
-    from upgradeplan.render.patches import source_location
-    from upgradeplan.render.patchset import derived_location
+    from upgradeplan.render.patchset import files_of
 
     sources = [f.source for f in state]
     if plan is not None:
-        sources += [m.source for s in plan.steps for m in s.moves if m.source]
+        sources += [m.source for s in plan.steps for m in s.moves if m.source is not None]
     out: dict[str, str] = {}
     for source in sources:
-        loc = source_location(source) or derived_location(source)
+        loc = files_of(source)
         if loc is None or loc[0] in out:
             continue
         try:

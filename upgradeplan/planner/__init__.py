@@ -27,12 +27,7 @@ from __future__ import annotations
 
 from upgradeplan.planner.actions import fixable, render_action
 from upgradeplan.planner.assemble import plan
-from upgradeplan.planner.findings import (
-    current_findings,
-    evaluate_hazard,
-    moved_source,
-    written_at,
-)
+from upgradeplan.planner.findings import current_findings, evaluate_hazard
 from upgradeplan.planner.search import (
     APPLIES_COST,
     EXHAUSTIVE_WINDOW,
@@ -55,12 +50,10 @@ __all__ = [
     "evaluate_hazard",
     "fixable",
     "latest_release",
-    "moved_source",
     "plan",
     "render_action",
     "resolve_target",
     "threshold",
     "verdict_of",
     "worst",
-    "written_at",
 ]

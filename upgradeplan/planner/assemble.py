@@ -21,7 +21,7 @@ from upgradeplan.model import (
     Verdict,
 )
 from upgradeplan.planner.actions import fixable, merge_actions, render_action
-from upgradeplan.planner.findings import current_findings, written_at
+from upgradeplan.planner.findings import current_findings
 from upgradeplan.planner.index import Index, index_of
 from upgradeplan.planner.search import Search
 from upgradeplan.planner.targets import current_version, order_targets, parse_named, resolve_target
@@ -45,7 +45,7 @@ def _moves(before: State, after: State, product: str, comps: Iterable[str]) -> t
         pb, pa = before.value(f"pin.{comp}"), after.value(f"pin.{comp}")
         if pb != pa:
             src = after.get(f"pin.{comp}")
-            out.append(Move("pin", comp, pb, pa, written_at(src.source) if src else ""))
+            out.append(Move("pin", comp, pb, pa, src.source.unmoved() if src else None))
         ib, ia = before.installed(comp), after.installed(comp)
         if ib != ia and comp != product:
             out.append(Move("installed", comp, ib, ia))

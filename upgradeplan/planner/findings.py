@@ -6,7 +6,6 @@ scope and the predicates that decided it, with the evidence and where the decidi
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -22,41 +21,25 @@ from upgradeplan.model import (
     Release,
     State,
     Truth,
-    pin_source_behind,
 )
 from upgradeplan.planner.index import index_of
 from upgradeplan.planner.verdicts import threshold
-
-_FILE_LINE = re.compile(r"^[^\s:][^:]*:\d+$")
+from upgradeplan.provenance import Source
 
 
 def _in(con: Any, version: Any) -> bool:
     return version is not None and bool(con.check(version))
 
 
-_MOVED = re.compile(r"^(?P<where>.*) \(moved to \S+ with \S+\)$")
-
-
-def moved_source(written: Fact | None, version: str, release: str) -> str:
-    """The source of a pin the plan moved: where it is written, and that the plan moved it."""
-    where = written.source if written is not None else release
-    return f"{written_at(where)} (moved to {version} with {release})"
-
-
-def written_at(source: str) -> str:
-    """Where a pin is written, without the note that the plan moved it."""
-    m = _MOVED.match(source)
-    return m.group("where") if m else source
-
-
-def _location(evidence: Iterable[Evidence]) -> str:
-    best = ""
+def _location(evidence: Iterable[Evidence]) -> Source | None:
+    """The file line of the fact that decided it: a pin or version first, else the first."""
+    best: Source | None = None
     for ev in evidence:
         if ev.result is Truth.UNKNOWN:
             continue
         for fact in ev.facts:
-            src = pin_source_behind(written_at(fact.source))
-            if _FILE_LINE.match(src) and not src.startswith(("flag ", "cluster ")):
+            src = fact.source.unmoved().underived()
+            if src.file_line is not None:
                 if fact.key.startswith(("pin.", "installed.")):
                     return src
                 best = best or src
@@ -96,7 +79,7 @@ def _finding(
     reason: str,
     evidence: tuple[Any, ...] = (),
     missing: Sequence[str] = (),
-    location: str = "",
+    location: Source | None = None,
 ) -> Finding:
     return Finding(
         hazard=h.id,
@@ -277,7 +260,7 @@ def requires_finding(
         reason=reason,
         evidence=tuple(evidence),
         missing=missing if truth is Truth.UNKNOWN else (),
-        location=_location(evidence) if truth is Truth.TRUE else "",
+        location=_location(evidence) if truth is Truth.TRUE else None,
     )
 
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from upgradeplan import conditions
+from upgradeplan import conditions, provenance
 from upgradeplan.model import (
     SEVERITY_RANK,
     STATUS_OF_TRUTH,
@@ -27,7 +27,7 @@ from upgradeplan.model import (
     Truth,
 )
 from upgradeplan.planner.actions import migration_available
-from upgradeplan.planner.findings import judge, moved_source, not_in_scope, requires_finding
+from upgradeplan.planner.findings import judge, not_in_scope, requires_finding
 from upgradeplan.planner.index import Index
 
 # hop weights
@@ -150,20 +150,23 @@ class Search:
             return hit
         rel = self.nodes[j].release
         assert rel is not None
-        facts: list[Fact] = [Fact(f"installed.{self.product}", rel.version, f"plan: {rel.key}")]
+        landed = provenance.supposed(f"plan: {rel.key}")
+        facts: list[Fact] = [Fact(f"installed.{self.product}", rel.version, landed)]
         if self.product in self._pins and self.product not in self.holds:
             # the product's own exact pin is what the user bumps to make the hop
             src = self.start_state.get(f"pin.{self.product}")
-            facts.append(
-                Fact(f"pin.{self.product}", rel.version, moved_source(src, rel.version, rel.key))
-            )
+            moved = provenance.moved(src.source if src else None, rel.version, rel.key)
+            facts.append(Fact(f"pin.{self.product}", rel.version, moved))
         for comp, version in rel.bom.items():
             if comp in self._pins and comp not in self.holds and comp != self.product:
                 src = self.start_state.get(f"pin.{comp}")
-                facts.append(Fact(f"pin.{comp}", version, moved_source(src, version, rel.key)))
-                facts.append(Fact(f"installed.{comp}", version, f"plan: BOM of {rel.key}"))
+                moved = provenance.moved(src.source if src else None, version, rel.key)
+                facts.append(Fact(f"pin.{comp}", version, moved))
+                bom = provenance.supposed(f"plan: BOM of {rel.key}")
+                facts.append(Fact(f"installed.{comp}", version, bom))
+        effects = provenance.supposed(f"effects of {rel.key} ({rel.location})")
         for key, value in rel.effects.items():
-            facts.append(Fact(str(key), value, f"effects of {rel.key} ({rel.location})"))
+            facts.append(Fact(str(key), value, effects))
         self._landing[j] = facts
         return facts
 

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import yaml
 
-from upgradeplan import errors
+from upgradeplan import errors, provenance
 from upgradeplan.model import Fact, FactValue, KnowledgeBase, State
 
 SCHEMA_VERSION = 1
@@ -167,7 +167,7 @@ def _state_doc(doc: dict[str, Any], text: str, label: str) -> State:
             )
         value = _fact_value(key, entry["value"], where)
         source = entry.get("source")
-        facts[key] = Fact(key, value, str(source) if source else label)
+        facts[key] = Fact(key, value, _source(source, label))
     unreadable = doc.get("unreadable") or {}
     if not isinstance(unreadable, dict):
         raise errors.BadInput(
@@ -179,6 +179,11 @@ def _state_doc(doc: dict[str, Any], text: str, label: str) -> State:
         name=str(name) if name else label,
         unreadable={str(k): str(v) for k, v in unreadable.items()},
     )
+
+
+def _source(recorded: Any, label: str) -> provenance.Source:
+    """The source a snapshot recorded for a fact (its text), else the snapshot file."""
+    return provenance.recorded(str(recorded)) if recorded else provenance.text(label)
 
 
 def _fact_value(key: str, value: Any, where: str) -> FactValue:
@@ -241,7 +246,7 @@ def to_document(state: State) -> dict[str, Any]:
     facts: dict[str, Any] = {}
     for key in sorted(state.facts):
         fact = state.facts[key]
-        facts[key] = {"value": _plain(fact.value), "source": fact.source}
+        facts[key] = {"value": _plain(fact.value), "source": str(fact.source)}
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "kind": KIND,

@@ -7,10 +7,11 @@ from collections.abc import Sequence
 
 from upgradeplan import errors
 from upgradeplan.model import Fact, FactValue, KnowledgeBase, State
+from upgradeplan.provenance import Source, flag
 
-SOURCE_INSTALLED = "flag --installed"
-SOURCE_PIN = "flag --pin"
-SOURCE_FACT = "flag --fact"
+SOURCE_INSTALLED = flag("--installed")
+SOURCE_PIN = flag("--pin")
+SOURCE_FACT = flag("--fact")
 
 # the first segment of every fact key docs/state-format.md defines
 KEY_PREFIXES: tuple[str, ...] = (
@@ -69,7 +70,7 @@ def from_flags(
     return State(facts=out, name="stated" if out else "")
 
 
-def parse_fact(kb: KnowledgeBase, raw: str, source: str = SOURCE_FACT) -> Fact:
+def parse_fact(kb: KnowledgeBase, raw: str, source: Source = SOURCE_FACT) -> Fact:
     """One ``--fact KEY=VALUE``: typed by the key, validated where the key is a version."""
     key, text = _split(raw, "--fact", "KEY=VALUE", allow_empty=True)
     if "." not in key:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from upgradeplan.model import Finding, Plan
-from upgradeplan.render.patches import source_location
+from upgradeplan.provenance import Source
 from upgradeplan.render.sarif import check_findings, fallback_locations
 
 _COMMAND = {"blocking": "error", "warning": "warning", "notice": "notice"}
@@ -31,11 +31,11 @@ def _command(f: Finding) -> str:
     return "warning" if f.severity == "blocking" else "notice"
 
 
-def annotation(f: Finding, fallback: str = "") -> str:
+def annotation(f: Finding, fallback: Source | None = None) -> str:
     """One workflow command line for ``f`` (at ``fallback`` when it has no file of its own)."""
     props: list[str] = []
     where = f.location or fallback
-    loc = source_location(where) if where else None
+    loc = where.file_line if where is not None else None
     if loc is not None:
         props.append(f"file={escape_property(loc[0])}")
         props.append(f"line={max(loc[1], 1)}")
@@ -63,7 +63,7 @@ def render(plan: Plan, *, findings: Sequence[Finding] | None = None) -> str:
     chosen = check_findings(plan) if findings is None else tuple(findings)
     reported = [f for f in chosen if f.status in ("applies", "may-apply")]
     fallback = fallback_locations(plan, reported)
-    out = [annotation(f, fallback.get(f.product, "")) for f in reported]
+    out = [annotation(f, fallback.get(f.product)) for f in reported]
     path = " ; ".join(f"{p}: {' → '.join(vs)}" for p, vs in plan.path.items())
     summary = f"upgradeplan: verdict {plan.direct.verdict}"
     if plan.steps and plan.verdict == "blocked":

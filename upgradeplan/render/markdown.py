@@ -25,7 +25,6 @@ from upgradeplan.model import (
     Step,
 )
 from upgradeplan.render import upgrade_doc
-from upgradeplan.render.patches import source_location
 
 if TYPE_CHECKING:
     from jinja2 import Template
@@ -271,12 +270,12 @@ def _relevant(
 def _move_text(m: Move, state: State | None, pin_moves: frozenset[str] = frozenset()) -> str:
     what = f"`{m.product}`" if m.kind == "installed" else f"pin of `{m.product}`"
     text = f"{what}: `{m.before or 'none'}` → `{m.after or 'none'}`"
-    if m.source and source_location(m.source) is not None:
+    if m.source is not None and m.source.file_line is not None:
         text += f" (in `{m.source}`)"
     elif m.kind == "installed" and state is not None and m.product not in pin_moves:
         # a product pinned exactly in a file moves by editing that pin
         pin = state.get(f"pin.{m.product}")
-        if pin is not None and isinstance(pin.value, str) and source_location(pin.source):
+        if pin is not None and isinstance(pin.value, str) and pin.source.file_line:
             from upgradeplan.versions import is_exact
 
             if is_exact(pin.value):

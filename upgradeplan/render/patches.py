@@ -22,7 +22,6 @@ from upgradeplan.render.patchset import (
     PatchSet,
     build,
     dump_yaml,
-    source_location,
 )
 
 __all__ = [
@@ -36,7 +35,6 @@ __all__ = [
     "render_json",
     "render_text",
     "same_object",
-    "source_location",
 ]
 
 # --------------------------------------------------------------------------- rendering

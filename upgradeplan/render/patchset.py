@@ -19,13 +19,13 @@ Pure: files come in as text (``files``: path -> content).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from upgradeplan.errors import BadInput
 from upgradeplan.model import Action, Fact, KnowledgeBase, Move, Plan, State, Step
+from upgradeplan.provenance import Source
 from upgradeplan.render.yamledit import ScalarEdit, content_hash, scalar_lines, set_scalars
 from upgradeplan.render.yamlinsert import KeyEdit, entry_paths_at, set_keys
 
@@ -40,31 +40,15 @@ KIND_OF_MIGRATION: dict[str, ItemKind] = {
     "values-edit": "snippet",
 }
 
-_LOC = re.compile(r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+)$")
-_HR_VALUES = re.compile(r"HelmRelease (?P<ns>[^/\s]+)/(?P<name>\S+) spec\.values\.(?P<key>\S+)")
 _WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
-# The source the GitOps reader gives a drift-detection mode the meta chart's defaults give a
-# component its BOM lists without one (readers/gitops/__init__.py, _drift_default).
-_DERIVED_BOM = re.compile(
-    r"^derived: (?P<file>.+?):(?P<line>\d+) sets no driftDetection for (?P<name>[^;\s]+);"
-)
 
 
-def source_location(source: str) -> tuple[str, int] | None:
-    """``(file, line)`` when a fact source or move source names a file line, else None."""
-    text = source.strip()
-    if text.startswith(("flag ", "derived:", "cluster ", "snapshot ")):
-        return None
-    m = _LOC.match(text)
-    if m is None:
-        return None
-    return m.group("file"), int(m.group("line"))
-
-
-def derived_location(source: str) -> tuple[str, int] | None:
-    """``(file, line)`` of the BOM entry a derived drift-detection mode names, else None."""
-    m = _DERIVED_BOM.match(source.strip())
-    return (m.group("file"), int(m.group("line"))) if m is not None else None
+def files_of(source: Source) -> tuple[str, int] | None:
+    """``(file, line)`` a patch may edit for a fact of this source: the line it was read
+    from, or the BOM entry whose chart default gave it (a drift-detection mode)."""
+    if source.kind == "default":
+        return source.file, source.line
+    return source.file_line
 
 
 @dataclass(frozen=True)
@@ -165,7 +149,7 @@ def _diff(path: str, before: str, after: str) -> str:
 def _fact_edit(fact: Fact | None, after: str) -> tuple[str, ScalarEdit] | None:
     if fact is None or not isinstance(fact.value, str):
         return None
-    loc = source_location(fact.source)
+    loc = fact.source.file_line
     if loc is None:
         return None
     return loc[0], ScalarEdit(loc[1], fact.value, after, what=fact.key)
@@ -355,8 +339,10 @@ class _Builder:
         dotted, value = leaf
         key = str(action.target.get("key") or dotted)
         for fact in self.state:
-            m = _HR_VALUES.search(fact.source) if fact.key.startswith("values.") else None
-            if m is None or m.group("key") != key:
+            obj = fact.source.obj if fact.key.startswith("values.") else None
+            if obj is None or obj.kind != "HelmRelease" or not obj.namespace:
+                continue
+            if fact.source.path != f"spec.values.{key}":
                 continue
             values: Any = value
             for part in reversed(key.split(".")):
@@ -364,7 +350,7 @@ class _Builder:
             doc = {
                 "apiVersion": "helm.toolkit.fluxcd.io/v2",
                 "kind": "HelmRelease",
-                "metadata": {"name": m.group("name"), "namespace": m.group("ns")},
+                "metadata": {"name": obj.name, "namespace": obj.namespace},
                 "spec": {"values": values},
             }
             return PatchItem(
@@ -378,8 +364,8 @@ class _Builder:
                     "group": "helm.toolkit.fluxcd.io",
                     "version": "v2",
                     "kind": "HelmRelease",
-                    "name": m.group("name"),
-                    "namespace": m.group("ns"),
+                    "name": obj.name,
+                    "namespace": obj.namespace,
                 },
                 placeholders=action.placeholders,
                 fixes=action.fixes,
@@ -422,21 +408,21 @@ class _Builder:
         fact = self.state.get(f"helmrelease.{name}.drift-detection")
         if fact is None:
             return None
-        derived = _DERIVED_BOM.match(fact.source)
-        if derived is not None:
-            if derived.group("name") != name:
+        derived = fact.source.kind == "default"
+        if derived:
+            if fact.source.subject != name:
                 return None
-            loc: tuple[str, int] | None = (derived.group("file"), int(derived.group("line")))
+            loc: tuple[str, int] | None = (fact.source.file, fact.source.line)
             tail: tuple[Any, ...] = ("components", name)
         else:
-            loc = source_location(fact.source)
+            loc = fact.source.file_line
             tail = ("components", name, "driftDetection", "mode")
         if loc is None or loc[0] not in self.files:
             return None
         for doc_no, path in entry_paths_at(self.files[loc[0]], loc[1], where=loc[0]):
             if path[-len(tail) :] == tail:
                 return loc[0], doc_no, path[: len(path) - len(tail) + 2], loc[1]
-        if derived is not None:  # a BOM, but not one whose keys we can reach in the file
+        if derived:  # a BOM, but not one whose keys we can reach in the file
             raise BadInput(
                 f"cannot add driftDetection to components.{name} in place (it is not a "
                 "mapping of this file's YAML, e.g. it sits in a ConfigMap's text block)",
@@ -453,7 +439,7 @@ class _Builder:
             for fact in self.state:
                 value = fact.value
                 holds = old == value or (isinstance(value, list) and old in value)
-                loc = source_location(fact.source) if holds else None
+                loc = fact.source.file_line if holds else None
                 if loc is None or loc[0] not in self.live:
                     continue
                 lines = scalar_lines(self.live[loc[0]], old, where=loc[0])
@@ -543,7 +529,7 @@ class _Builder:
     def _move_edits(self, move: Move) -> list[tuple[str, ScalarEdit]]:
         if move.after is None or move.before is None:
             return []
-        loc = source_location(move.source) if move.source else None
+        loc = move.source.file_line if move.source is not None else None
         if loc is not None:
             what = f"{move.kind}.{move.product}"
             return [(loc[0], ScalarEdit(loc[1], move.before, move.after, what=what))]

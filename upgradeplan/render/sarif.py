@@ -16,7 +16,7 @@ from typing import Any
 
 from upgradeplan import __version__
 from upgradeplan.model import Finding, Hazard, KnowledgeBase, Plan
-from upgradeplan.render.patches import source_location
+from upgradeplan.provenance import Source
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -111,24 +111,24 @@ def _uri(path: str) -> str:
     return quote(path.removeprefix("./"))
 
 
-def fallback_locations(plan: Plan, findings: Sequence[Finding]) -> dict[str, str]:
+def fallback_locations(plan: Plan, findings: Sequence[Finding]) -> dict[str, Source]:
     """Per product, a ``file:line`` to show a finding at when it has none of its own: where
     another finding of the product is located, else where a pin its steps move is written.
     (Code scanning needs a file location on every result.)"""
-    out: dict[str, str] = {}
+    out: dict[str, Source] = {}
     for f in findings:
-        if f.location and source_location(f.location) is not None:
+        if f.location is not None and f.location.file_line is not None:
             out.setdefault(f.product, f.location)
     for step in plan.steps:
         for move in step.moves:
-            if move.source and source_location(move.source) is not None:
+            if move.source is not None and move.source.file_line is not None:
                 out.setdefault(step.product, move.source)
     return out
 
 
-def _location(f: Finding, fallback: str = "") -> dict[str, Any]:
+def _location(f: Finding, fallback: Source | None = None) -> dict[str, Any]:
     where = f.location or fallback
-    loc = source_location(where) if where else None
+    loc = where.file_line if where is not None else None
     if loc is not None:
         artifact: dict[str, str] = {"uri": _uri(loc[0]), "uriBaseId": "%SRCROOT%"}
         if loc[0].startswith("/"):
@@ -144,7 +144,7 @@ def _location(f: Finding, fallback: str = "") -> dict[str, Any]:
     return {"logicalLocations": [{"name": f.product, "kind": "module"}]}
 
 
-def _result(f: Finding, rule_index: int, fallback: str = "") -> dict[str, Any]:
+def _result(f: Finding, rule_index: int, fallback: Source | None = None) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": f.hazard,
         "ruleIndex": rule_index,
@@ -194,7 +194,7 @@ def to_dict(
             rule_ids.append(f.hazard)
             rules.append(_rule(f, hazards.get(f.hazard)))
     fallback = fallback_locations(plan, reported)
-    results = [_result(f, rule_ids.index(f.hazard), fallback.get(f.product, "")) for f in reported]
+    results = [_result(f, rule_ids.index(f.hazard), fallback.get(f.product)) for f in reported]
     run: dict[str, Any] = {
         "tool": {
             "driver": {

@@ -82,7 +82,7 @@ def evidence_to_dict(ev: Evidence) -> dict[str, Any]:
         "result": ev.result.value,
         "negated": ev.negated,
         "observed": [
-            {"key": f.key, "value": _plain(f.value), "source": f.source} for f in ev.facts
+            {"key": f.key, "value": _plain(f.value), "source": str(f.source)} for f in ev.facts
         ],
         "missing": list(ev.missing),
     }
@@ -99,7 +99,7 @@ def finding_to_dict(f: Finding) -> dict[str, Any]:
         "from": f.from_version,
         "to": f.to_version,
         "reason": f.reason,
-        "location": f.location,
+        "location": str(f.location) if f.location is not None else "",
         "fixed_by": list(getattr(f, "fixed_by", ())),
         "evidence": [evidence_to_dict(e) for e in f.evidence],
         "missing": _missing(f.missing),
@@ -122,7 +122,7 @@ def move_to_dict(m: Move) -> dict[str, Any]:
         "product": m.product,
         "before": m.before,
         "after": m.after,
-        "source": m.source,
+        "source": str(m.source) if m.source is not None else "",
     }
 
 

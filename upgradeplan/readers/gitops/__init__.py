@@ -26,7 +26,7 @@ import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 
-from upgradeplan import versions
+from upgradeplan import provenance, versions
 from upgradeplan.errors import BadInput, UpgradeplanError
 from upgradeplan.model import NEXT, KnowledgeBase, State
 from upgradeplan.readers.gitops.facts import DEFAULT, HIGH, LOW, NORMAL, image_matches, is_version
@@ -124,7 +124,7 @@ class _Pending:
 class _Component:
     name: str
     product: str | None
-    where: str  # file:line of components.<name>
+    where: provenance.Source  # the file line of components.<name>
     has_mode: bool
     has_namespace: bool
 
@@ -134,10 +134,10 @@ class _Reader(ObjectFacts):
 
     def __init__(self, kb: KnowledgeBase) -> None:
         super().__init__(kb)
-        self._oci: dict[tuple[str | None, str], tuple[str, str]] = {}
+        self._oci: dict[tuple[str | None, str], tuple[str, provenance.Source]] = {}
         self._pending: list[_Pending] = []
         self._components: list[_Component] = []
-        self._release_ns: dict[str, tuple[str, str]] = {}  # product -> namespace, where
+        self._release_ns: dict[str, tuple[str, provenance.Source]] = {}  # product -> ns, where
 
     # ---------------------------------------------------------------- dispatch
 
@@ -363,13 +363,13 @@ class _Reader(ObjectFacts):
             if any(names & set(rel.bom) for rel in self.kb.releases[pid])
         ]
 
-    def _meta_namespace(self, comp: _Component) -> tuple[str, str] | None:
+    def _meta_namespace(self, comp: _Component) -> tuple[str, provenance.Source] | None:
         for meta in self._metas_of(comp):
             if meta in self._release_ns:
                 return self._release_ns[meta]
         return None
 
-    def _drift_default(self, comp: _Component) -> tuple[str, str] | None:
+    def _drift_default(self, comp: _Component) -> tuple[str, provenance.Source] | None:
         """The mode the meta chart's own defaults give a component the BOM does not configure."""
         key = f"helmrelease.{comp.name}.drift-detection"
         for meta in self._metas_of(comp):
@@ -387,10 +387,8 @@ class _Reader(ObjectFacts):
                     break
                 if key in rel.effects:
                     mode = str(rel.effects[key])
-            return mode, (
-                f"derived: {comp.where} sets no driftDetection for {comp.name}; "
-                f"{meta} {pin[1].value} ({pin[1].source}) defaults it to {mode}"
-            )
+            why = f"{meta} {pin[1].value} ({pin[1].source}) defaults it to {mode}"
+            return mode, provenance.default_of(comp.where.file, comp.where.line, comp.name, why)
         return None
 
 

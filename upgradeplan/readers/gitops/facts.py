@@ -14,6 +14,7 @@ from typing import Any
 from upgradeplan import versions
 from upgradeplan.errors import BadInput, UpgradeplanError
 from upgradeplan.model import Fact, FactValue, KnowledgeBase
+from upgradeplan.provenance import Source
 
 # Priorities when two files state the same fact: the higher wins, later wins on a tie.
 DEFAULT = 0  # a value taken from a chart default or the release namespace
@@ -49,7 +50,7 @@ class FactSink:
             if rec.values_keys:
                 self.values_keys[pid] = rec.values_keys
 
-    def add(self, key: str, value: FactValue, source: str, prio: int = NORMAL) -> None:
+    def add(self, key: str, value: FactValue, source: Source, prio: int = NORMAL) -> None:
         current = self._facts.get(key)
         if current is not None and prio < current[0]:
             return
@@ -67,7 +68,7 @@ class FactSink:
     def facts(self) -> dict[str, Fact]:
         return {k: self._facts[k][1] for k in sorted(self._facts)}
 
-    def pin_from_tag(self, pid: str, tag: str, where: str, prio: int) -> None:
+    def pin_from_tag(self, pid: str, tag: str, where: Source, prio: int) -> None:
         version = tag[1:] if tag[:1] in ("v", "V") and tag[1:2].isdigit() else tag
         try:
             versions.parse_version(version)
@@ -85,7 +86,7 @@ def is_version(text: str) -> bool:
     return True
 
 
-def check_constraint(text: str, where: str, product: str) -> None:
+def check_constraint(text: str, where: Source, product: str) -> None:
     """A pin Flux would refuse is bad input at its line."""
     try:
         versions.parse_constraint(text)
@@ -93,7 +94,7 @@ def check_constraint(text: str, where: str, product: str) -> None:
         reason = getattr(exc, "reason", str(exc))
         raise BadInput(
             f"the pin {text!r} of {product} is not a version constraint: {reason}",
-            location=where,
+            location=str(where),
             hint='write an exact version ("4.7.18") or a range (">=4.7.0 <5.0.0")',
         ) from None
 

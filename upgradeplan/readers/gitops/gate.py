@@ -24,8 +24,8 @@ from upgradeplan.model import (
     Plan,
     State,
     Target,
-    pin_source_behind,
 )
+from upgradeplan.provenance import Source
 
 __all__ = ["PinChanges", "gitops_targets", "pin_changes"]
 
@@ -35,7 +35,7 @@ class PinChange:
     product: str
     before: str | None
     after: str | None
-    source: str  # where the new pin is written (file:line)
+    source: Source  # where the new pin is written
     version: str | None  # the version the new pin selects, None when it selects nothing known
 
 
@@ -45,12 +45,12 @@ class PinChanges:
 
     targets: tuple[Target, ...] = ()
     holds: tuple[str, ...] = ()
-    locations: Mapping[str, str] = field(default_factory=dict)  # product -> head pin file:line
+    locations: Mapping[str, Source] = field(default_factory=dict)  # product -> head pin
     changes: tuple[PinChange, ...] = ()
-    base_locations: Mapping[str, str] = field(default_factory=dict)  # product -> base pin source
+    base_locations: Mapping[str, Source] = field(default_factory=dict)  # product -> base pin
 
-    def location_of(self, product: str) -> str:
-        return self.locations.get(product, "")
+    def location_of(self, product: str) -> Source | None:
+        return self.locations.get(product)
 
     def relocate(self, finding: Finding) -> Finding:
         """The finding located at the new pin it is about (in the working tree).
@@ -119,7 +119,7 @@ def pin_changes(kb: KnowledgeBase, base_state: State, head_state: State) -> PinC
         if c.version is None:
             raise BadInput(
                 f"the new pin {c.after!r} of {c.product} selects no release upgradeplan knows",
-                location=c.source,
+                location=str(c.source),
                 hint="check the constraint, or add the release to the knowledge base (--kb)",
             )
         if published.get(c.product) == c.version:
@@ -140,7 +140,7 @@ def pin_changes(kb: KnowledgeBase, base_state: State, head_state: State) -> PinC
         holds=tuple(holds),
         locations={c.product: c.source for c in changes},
         changes=tuple(changes),
-        base_locations={c.product: pin_source_behind(base[c.product].source) for c in changes},
+        base_locations={c.product: base[c.product].source.underived() for c in changes},
     )
 
 
@@ -159,4 +159,4 @@ def _selects(kb: KnowledgeBase, product: str, pin: Fact) -> str | None:
     try:
         return versions.select(text, known, flavour="flux")
     except UpgradeplanError as exc:
-        raise BadInput(str(exc), location=pin.source) from None
+        raise BadInput(str(exc), location=str(pin.source)) from None

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from upgradeplan.model import KnowledgeBase
+from upgradeplan.provenance import Source
 from upgradeplan.readers.gitops.facts import (
     LOW,
     FactSink,
@@ -176,9 +177,9 @@ class ObjectFacts(FactSink):
         self.add(f"namespace.{name}.labels", {str(k): text_of(x) for k, x in labels.items()}, where)
 
 
-def _env_secrets(c: View) -> list[tuple[str, str]]:
+def _env_secrets(c: View) -> list[tuple[str, Source]]:
     """Secrets a container's env reads, each with the file:line of its name."""
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, Source]] = []
     for i, e in enumerate(c.sequence("env")):
         name = (
             c.text("env", i, "valueFrom", "secretKeyRef", "name") if isinstance(e, dict) else None

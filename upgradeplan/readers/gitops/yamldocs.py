@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from upgradeplan.errors import BadInput
+from upgradeplan.provenance import Source, in_file
 
 PathKey = tuple[Any, ...]
 
@@ -154,14 +155,14 @@ class View:
     def text(self, *path: Any) -> str | None:
         return self.doc.text(*self.prefix, *path)
 
-    def where(self, *path: Any) -> str:
-        """``file:line`` of the value at ``path``."""
-        return f"{self.doc.file}:{self.line(*path)}"
+    def where(self, *path: Any) -> Source:
+        """The file line of the value at ``path``."""
+        return in_file(self.doc.file, self.line(*path))
 
-    def key_where(self, *path: Any) -> str:
-        """``file:line`` of the key of ``path`` (where a mapping entry starts)."""
+    def key_where(self, *path: Any) -> Source:
+        """The file line of the key of ``path`` (where a mapping entry starts)."""
         line = self.doc.key_lines.get((*self.prefix, *path)) or self.line(*path)
-        return f"{self.doc.file}:{line}"
+        return in_file(self.doc.file, line)
 
     def embedded(self, *path: Any) -> list[Doc]:
         """The YAML documents held in the string at ``path`` (a ConfigMap's ``values.yaml``).

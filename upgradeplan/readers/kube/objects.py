@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from upgradeplan.model import Condition, Fact, FactValue, KnowledgeBase, Product, State
+from upgradeplan.provenance import ObjectRef, read_from
 from upgradeplan.unreadable import Unreadable
 
 # The pseudo-object the cluster reader makes of GET /version.
@@ -203,10 +204,19 @@ class _Builder:
     facts: dict[str, Fact] = field(default_factory=dict)
     unreadable: dict[str, str] = field(default_factory=dict)
 
-    def add(self, key: str, value: FactValue, where: str, *, replace: bool = False) -> None:
+    def add(
+        self,
+        key: str,
+        value: FactValue,
+        where: str,
+        *,
+        replace: bool = False,
+        obj: ObjectRef | None = None,
+        path: str = "",
+    ) -> None:
         if key in self.facts and not replace:
             return
-        self.facts[key] = Fact(key, value, f"{self.prefix}: {where}" if self.prefix else where)
+        self.facts[key] = Fact(key, value, read_from(where, self.prefix, obj=obj, path=path))
 
 
 # --------------------------------------------------------------------------- products
@@ -435,7 +445,13 @@ def _helmrelease(
     for key in product.recognise.values_keys:
         value = _get(values, *key.split("."))
         if value is not None and not isinstance(value, (Mapping, list)):
-            b.add(f"values.{product.id}.{key}", str(value), f"{ref} spec.values.{key}")
+            b.add(
+                f"values.{product.id}.{key}",
+                str(value),
+                f"{ref} spec.values.{key}",
+                obj=ObjectRef("HelmRelease", ns, name),
+                path=f"spec.values.{key}",
+            )
     if product.id in pinned:
         return
     chart_ref = _get(hr, "spec", "chartRef")

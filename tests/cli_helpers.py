@@ -45,3 +45,17 @@ def plan(*args: str) -> tuple[int, dict[str, Any]]:
     doc = json.loads(out)
     assert doc["exit_code"] == code
     return code, dict(doc["results"][0]["plan"])
+
+
+def run_in(args: list[str], cwd: object) -> tuple[int, str, str]:
+    """Exit code, stdout and stderr of ``upgradeplan *args`` run in directory ``cwd``."""
+    import os
+
+    old = os.getcwd()
+    os.chdir(str(cwd))
+    try:
+        result = CliRunner().invoke(cli, args)
+    finally:
+        os.chdir(old)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result.exit_code, result.stdout, result.stderr

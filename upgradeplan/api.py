@@ -53,6 +53,7 @@ class Inputs:
     state_files: tuple[str, ...] = ()
     gitops: str | None = None
     base: str | None = None
+    clusters: tuple[str, ...] = ()  # GitOps installations to read (--cluster)
     kubeconfig: str | None = None
     contexts: tuple[str, ...] = ()
     all_contexts: bool = False
@@ -99,31 +100,94 @@ def gather(kb: KnowledgeBase, inputs: Inputs) -> list[Gathered]:
     stated flags. Cluster contexts are each merged with the offline inputs (stated last).
     Installed versions are derived from exact pins where unknown.
     """
-    from upgradeplan.readers import combine, snapshot, stated
+    from upgradeplan.readers import snapshot, stated
 
     offline: list[State] = [snapshot.read(path, kb=kb) for path in inputs.state_files]
+    said = stated.from_flags(kb, inputs.installed, inputs.pins, inputs.facts)
+    if inputs.base and not inputs.gitops:
+        raise errors.BadInput("--base needs --gitops PATH", hint="e.g. --gitops . --base main")
+    if inputs.clusters and not inputs.gitops:
+        raise errors.BadInput(
+            "--cluster needs --gitops PATH", hint="e.g. --gitops . --cluster prod"
+        )
+    if not inputs.gitops:
+        return _gathered_with(kb, inputs, offline, said, [])
+    from upgradeplan.readers import gitops
+
+    repo = _chosen(gitops.read_installations(kb, inputs.gitops, ref=inputs.base), inputs)
+    if not inputs.base:
+        return _gathered_with(kb, inputs, offline, said, [(s, (), (), {}) for s in repo])
+    from upgradeplan.readers.gitops import gate as gitops_gate
+
+    heads = {s.name: s for s in _chosen(gitops.read_installations(kb, inputs.gitops), inputs)}
+    judged: list[_RepoState] = []
+    for base_state in repo:
+        head = heads.get(base_state.name)
+        if head is None and len(repo) == 1 and len(heads) == 1:
+            head = next(iter(heads.values()))  # a directory read as one state: PATH@REF, PATH
+        if head is None:
+            judged.append((base_state, (), (), {}))
+            continue
+        changes = gitops_gate.pin_changes(kb, base_state, head)
+        moved = _moved_pins(base_state, changes.locations)
+        judged.append((base_state, tuple(changes.targets), tuple(changes.holds), moved))
+    return _gathered_with(kb, inputs, offline, said, judged)
+
+
+_RepoState = tuple[State, tuple[Target, ...], tuple[str, ...], dict[Source, Source]]
+
+
+def _chosen(states: list[State], inputs: Inputs) -> list[State]:
+    """The installations ``--cluster`` asks for (all without it); an unknown name is bad input."""
+    if not inputs.clusters:
+        return states
+    out: list[State] = []
+    for wanted in inputs.clusters:
+        found = [s for s in states if wanted.rstrip("/") in (s.name, s.name.rsplit("/", 1)[-1])]
+        if not found:
+            names = ", ".join(s.name for s in states)
+            raise errors.BadInput(
+                f"--cluster {wanted}: no such installation in --gitops {inputs.gitops}",
+                hint=f"installations found: {names}",
+            )
+        out += [s for s in found if s not in out]
+    return out
+
+
+def _gathered_with(
+    kb: KnowledgeBase,
+    inputs: Inputs,
+    offline: list[State],
+    said: State,
+    repo: Sequence[_RepoState],
+) -> list[Gathered]:
+    """One Gathered per GitOps installation (or one for the offline inputs), per context."""
+    from upgradeplan.readers import combine
+
     asked: tuple[Target, ...] = ()
     kept: tuple[str, ...] = ()
     moved: dict[Source, Source] = {}
-    if inputs.gitops:
-        from upgradeplan.readers import gitops
-
-        offline.append(gitops.read(kb, inputs.gitops, ref=inputs.base))
-        if inputs.base:
-            from upgradeplan.readers.gitops import gate as gitops_gate
-
-            head = gitops.read(kb, inputs.gitops)
-            changes = gitops_gate.pin_changes(kb, offline[-1], head)
-            asked, kept = tuple(changes.targets), tuple(changes.holds)
-            moved = _moved_pins(offline[-1], changes.locations)
-    elif inputs.base:
-        raise errors.BadInput("--base needs --gitops PATH", hint="e.g. --gitops . --base main")
-    said = stated.from_flags(kb, inputs.installed, inputs.pins, inputs.facts)
-
     if not inputs.cluster:
-        merged = combine.derive(combine.merge(*offline, said))
-        return [Gathered(name=merged.name, state=merged, targets=asked, holds=kept, relocate=moved)]
-
+        if not repo:
+            merged = combine.derive(combine.merge(*offline, said))
+            return [Gathered(name=merged.name, state=merged)]
+        each: list[Gathered] = []
+        for state, asked, kept, moved in repo:
+            merged = combine.derive(combine.merge(*offline, state, said))
+            named = _named(merged, state.name) if len(repo) > 1 else merged
+            each.append(
+                Gathered(name=named.name, state=named, targets=asked, holds=kept, relocate=moved)
+            )
+        return each
+    if len(repo) > 1:
+        raise errors.BadInput(
+            f"--gitops {inputs.gitops} holds {len(repo)} installations "
+            f"({', '.join(s.name for s, *_ in repo)}) and a cluster is read too",
+            hint="choose the installation that cluster runs with --cluster NAME",
+        )
+    if repo:
+        state, asked, kept, moved = repo[0]
+        offline = [*offline, state]
     from upgradeplan.readers.kube import cluster
 
     results = cluster.read_contexts(

@@ -23,6 +23,7 @@ STATE_OPTION_NAMES: tuple[str, ...] = (
     "state_files",
     "gitops",
     "base",
+    "clusters",
     "kubeconfig",
     "contexts",
     "all_contexts",
@@ -83,6 +84,14 @@ def state_options(f: F) -> F:
             default=None,
             help="With --gitops: the current state is PATH at git REF, the target is the "
             "working tree.",
+        ),
+        click.option(
+            "--cluster",
+            "clusters",
+            multiple=True,
+            metavar="NAME",
+            help="With --gitops: read only this installation (a cluster entry point, by the name "
+            "scan shows or its directory; repeatable).",
         ),
         click.option(
             "--kubeconfig",
@@ -170,6 +179,7 @@ def inputs_from(params: Mapping[str, Any]) -> Inputs:
         state_files=tuple(params.get("state_files") or ()),
         gitops=params.get("gitops"),
         base=params.get("base"),
+        clusters=tuple(params.get("clusters") or ()),
         kubeconfig=params.get("kubeconfig"),
         contexts=tuple(params.get("contexts") or ()),
         all_contexts=bool(params.get("all_contexts")),

@@ -128,13 +128,19 @@ def _render_check(
                 for r in results
                 if r.plan is not None and r.state is not None
             ],
+            named=len(results) > 1,
         )
     judged = [r for r in results if r.plan is not None]
     if output == "sarif":
         return _sarif(kb, judged)
     from upgradeplan.render import github
 
-    return "".join(_ensure_nl(github.render(r.plan, findings=r.findings)) for r in judged if r.plan)
+    named = len(judged) > 1
+    return "".join(
+        _ensure_nl(github.render(r.plan, findings=r.findings, installation=r.name if named else ""))
+        for r in judged
+        if r.plan
+    )
 
 
 def _sarif(kb: KnowledgeBase, results: Sequence[api.CheckResult]) -> str:
@@ -149,17 +155,28 @@ def _sarif(kb: KnowledgeBase, results: Sequence[api.CheckResult]) -> str:
         if r.plan is None:
             continue
         log = sarif.to_dict(r.plan, kb, findings=r.findings)
-        runs.extend(log.get("runs", []))
+        for run in log.get("runs", []):
+            if r.name and len(results) > 1:  # one run per installation, told apart
+                run["automationDetails"] = {"id": f"upgradeplan/{r.name}/"}
+            runs.append(run)
     if not log:
         return ""
     log["runs"] = runs
     return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
 
 
-def _markdown(kb: KnowledgeBase, plans: Sequence[tuple[Plan, State]]) -> str:
+def _markdown(kb: KnowledgeBase, plans: Sequence[tuple[Plan, State]], named: bool = False) -> str:
     from upgradeplan.render import markdown
 
-    return "\n".join(_ensure_nl(markdown.runbook(plan, kb, state)) for plan, state in plans)
+    return "\n".join(
+        (
+            f"<!-- installation: {state.name} -->\n## Installation `{state.name}`\n\n"
+            if named
+            else ""
+        )
+        + _ensure_nl(markdown.runbook(plan, kb, state))
+        for plan, state in plans
+    )
 
 
 def _ensure_nl(text: str) -> str:

@@ -31,7 +31,7 @@ def _command(f: Finding) -> str:
     return "warning" if f.severity == "blocking" else "notice"
 
 
-def annotation(f: Finding, fallback: Source | None = None) -> str:
+def annotation(f: Finding, fallback: Source | None = None, installation: str = "") -> str:
     """One workflow command line for ``f`` (at ``fallback`` when it has no file of its own)."""
     props: list[str] = []
     where = f.location or fallback
@@ -40,7 +40,8 @@ def annotation(f: Finding, fallback: Source | None = None) -> str:
         props.append(f"file={escape_property(loc[0])}")
         props.append(f"line={max(loc[1], 1)}")
     status = "applies" if f.status == "applies" else "may apply"
-    props.append(f"title={escape_property(f'{f.hazard} ({f.severity}, {status})')}")
+    at = f"[{installation}] " if installation else ""
+    props.append(f"title={escape_property(f'{at}{f.hazard} ({f.severity}, {status})')}")
     hop = f.product
     if f.from_version and f.to_version and f.from_version != f.to_version:
         hop += f" {f.from_version} → {f.to_version}"
@@ -58,14 +59,18 @@ def annotation(f: Finding, fallback: Source | None = None) -> str:
     return f"::{_command(f)} {','.join(props)}::{escape_data(chr(10).join(lines))}"
 
 
-def render(plan: Plan, *, findings: Sequence[Finding] | None = None) -> str:
-    """Annotations for ``plan``'s check findings (or ``findings``), then a one-line summary."""
+def render(plan: Plan, *, findings: Sequence[Finding] | None = None, installation: str = "") -> str:
+    """Annotations for ``plan``'s check findings (or ``findings``), then a one-line summary.
+
+    ``installation`` names the installation (a GitOps entry point, a context) they are for.
+    """
     chosen = check_findings(plan) if findings is None else tuple(findings)
     reported = [f for f in chosen if f.status in ("applies", "may-apply")]
     fallback = fallback_locations(plan, reported)
-    out = [annotation(f, fallback.get(f.product)) for f in reported]
+    out = [annotation(f, fallback.get(f.product), installation) for f in reported]
     path = " ; ".join(f"{p}: {' → '.join(vs)}" for p, vs in plan.path.items())
-    summary = f"upgradeplan: verdict {plan.direct.verdict}"
+    summary = f"upgradeplan [{installation}]" if installation else "upgradeplan"
+    summary += f": verdict {plan.direct.verdict}"
     if plan.steps and plan.verdict == "blocked":
         blockers = ", ".join(plan.blocked_by) or "a blocking hazard"
         summary += f"; no safe path ({blockers}): the least-bad path is {path}"

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,21 +31,70 @@ from upgradeplan import provenance, versions
 from upgradeplan.errors import BadInput, UpgradeplanError
 from upgradeplan.model import NEXT, KnowledgeBase, State
 from upgradeplan.readers.gitops.facts import DEFAULT, HIGH, LOW, NORMAL, image_matches, is_version
+from upgradeplan.readers.gitops.flux import Applier, Installation, find_entries
 from upgradeplan.readers.gitops.gate import gitops_targets, pin_changes
 from upgradeplan.readers.gitops.objects import WORKLOAD_KINDS, ObjectFacts
-from upgradeplan.readers.gitops.trees import GitTree, Tree, git_tree, work_tree
+from upgradeplan.readers.gitops.render import Renderer
+from upgradeplan.readers.gitops.trees import GitTree, Tree, git_tree, norm, work_tree
 from upgradeplan.readers.gitops.walk import YAML_SUFFIXES, Source, walk
 from upgradeplan.readers.gitops.yamldocs import Doc, View, documents, iter_objects, json6902_object
 
-__all__ = ["gitops_targets", "pin_changes", "read"]
+__all__ = ["gitops_targets", "pin_changes", "read", "read_installations"]
 
 
 def read(kb: KnowledgeBase, path: str, *, ref: str | None = None) -> State:
-    """The facts the GitOps files under ``path`` state (at git ``ref`` when given)."""
+    """The facts the GitOps files under ``path`` state (at git ``ref`` when given).
+
+    A tree with several cluster entry points has several installations: use
+    :func:`read_installations`; this gives the first.
+    """
+    return read_installations(kb, path, ref=ref)[0]
+
+
+def read_installations(kb: KnowledgeBase, path: str, *, ref: str | None = None) -> list[State]:
+    """One state per installation under ``path``, the way Flux applies the files.
+
+    A directory holding Flux ``Kustomization`` objects is read from its entry points (one
+    installation each, named like the entry directory). Without any, the directory is read
+    as kustomize would build it (one state, named ``path``).
+    """
     tree, start, display_root = _open(path, ref)
 
     def display(rel: str) -> str:
-        return posixpath.normpath(posixpath.join(display_root, rel)) if display_root else rel
+        if not display_root:
+            return norm(rel)
+        return norm(posixpath.join(display_root, rel))
+
+    if tree.is_dir(start):
+        renderer = Renderer(tree, display)
+        entries = find_entries(tree, start, renderer)
+        if entries:
+            applier = Applier(tree, renderer, display)
+            return [_installation_state(kb, applier.apply(name, root)) for name, root in entries]
+    return [_legacy(kb, path, ref, tree, start, display)]
+
+
+def _installation_state(kb: KnowledgeBase, inst: Installation) -> State:
+    reader = _Reader(kb)
+    reader.unresolved = inst.unresolved
+    for obj in inst.objects:
+        for view in iter_objects(obj):
+            reader.object(view, None)
+    reader.finish()
+    facts = reader.facts()
+    unreadable = {k: why for k, why in reader.unreadable.items() if k not in facts}
+    unreadable.update(inst.unreadable)
+    return State(facts=facts, name=inst.name, unreadable=unreadable)
+
+
+def _legacy(
+    kb: KnowledgeBase,
+    path: str,
+    ref: str | None,
+    tree: Tree,
+    start: str,
+    display: Callable[[str], str],
+) -> State:
 
     plan = walk(tree, start, display)
     if isinstance(tree, GitTree):

@@ -30,6 +30,7 @@ class FactSink:
         self.kb = kb
         self._facts: dict[str, tuple[int, Fact]] = {}
         self.unreadable: dict[str, str] = {}
+        self.unresolved: dict[str, str] = {}  # ${VAR} post-build substitution left -> why
         self.patching = False  # reading a kustomize patch: only what it writes counts
         self.by_release: dict[str, str] = {}
         self.by_chart: dict[str, str] = {}
@@ -56,9 +57,12 @@ class FactSink:
             return
         if isinstance(value, str) and "${" in value:
             # Flux post-build substitution fills it in at apply time: not in the files.
+            names = [n for n in self.unresolved if "${" + n in value]
+            why = "; ".join(f"${{{n}}}: {self.unresolved[n]}" for n in names)
             self.unreadable[key] = (
-                f"{source}: {value!r} is filled in by Flux post-build substitution; "
-                f"state the value with --fact {key}=VALUE"
+                f"{source}: {value!r} is filled in by Flux post-build substitution"
+                + (f" ({why})" if why else "")
+                + f"; state the value with --fact {key}=VALUE"
             )
             return
         if key.startswith("pin.") and isinstance(value, str):

@@ -22,6 +22,7 @@ class Tree(Protocol):
     """Read access to files by POSIX paths relative to the ``--gitops`` directory."""
 
     bound: str  # what the boundary is, for messages ("the repository")
+    repo_rel: str  # the repository root, relative to the --gitops directory ("", "../..")
 
     def contains(self, rel: str) -> bool: ...
 
@@ -51,6 +52,8 @@ class WorkTree:
         self.root = Path(os.path.abspath(root))
         self.boundary = Path(os.path.abspath(boundary)) if boundary is not None else self.root
         self.bound = "the repository" if boundary is not None else "the --gitops PATH"
+        rel = os.path.relpath(os.path.realpath(self.boundary), os.path.realpath(self.root))
+        self.repo_rel = norm(rel.replace(os.sep, "/"))
 
     def _path(self, rel: str) -> Path:
         rel = norm(rel)
@@ -160,6 +163,7 @@ class GitTree:
         self.commit = commit
         self.prefix = norm(prefix.strip("/"))
         self.bound = "the repository"
+        self.repo_rel = "/".join([".."] * len(self.prefix.split("/"))) if self.prefix else ""
         listing = _git(repo, "ls-tree", "-r", "-z", self.commit)
         if listing.returncode != 0:
             raise BadInput(f"git ls-tree failed: {listing.stderr.decode().strip()}")

@@ -30,6 +30,19 @@ class Doc:
     key_lines: dict[PathKey, int] = field(default_factory=dict)  # line of a mapping key
     raw: dict[PathKey, str] = field(default_factory=dict)  # scalar text as written
     styles: dict[PathKey, str] = field(default_factory=dict)  # scalar style ("|", ">", '"'…)
+    # after kustomize patches: the file of a value written by another file than ``file``
+    files: dict[PathKey, str] = field(default_factory=dict)
+    # text values read from a file of their own (a configMapGenerator's files): file, offset
+    embeds: dict[PathKey, tuple[str, int]] = field(default_factory=dict)
+
+    def loc(self, *path: Any) -> tuple[str, int]:
+        """``(file, line)`` of the value at ``path``, or of its deepest recorded ancestor."""
+        key: PathKey = tuple(path)
+        while key:
+            if key in self.lines:
+                return self.files.get(key, self.file), self.lines[key]
+            key = key[:-1]
+        return self.files.get((), self.file), self.lines.get((), 1)
 
     def line(self, *path: Any) -> int:
         """The line of the value at ``path``, or of its deepest existing ancestor (≥ 1)."""
@@ -157,12 +170,16 @@ class View:
 
     def where(self, *path: Any) -> Source:
         """The file line of the value at ``path``."""
-        return in_file(self.doc.file, self.line(*path))
+        file, line = self.doc.loc(*self.prefix, *path)
+        return in_file(file, line)
 
     def key_where(self, *path: Any) -> Source:
         """The file line of the key of ``path`` (where a mapping entry starts)."""
-        line = self.doc.key_lines.get((*self.prefix, *path)) or self.line(*path)
-        return in_file(self.doc.file, line)
+        full = (*self.prefix, *path)
+        file, line = self.doc.loc(*full)
+        if full in self.doc.key_lines:
+            line = self.doc.key_lines[full]
+        return in_file(file, line)
 
     def embedded(self, *path: Any) -> list[Doc]:
         """The YAML documents held in the string at ``path`` (a ConfigMap's ``values.yaml``).
@@ -174,10 +191,14 @@ class View:
         if not isinstance(text, str):
             return []
         full = (*self.prefix, *path)
-        key_line = self.doc.key_lines.get(full) or self.line(*path)
+        if full in self.doc.embeds:
+            file, offset = self.doc.embeds[full]
+            return parse(text, file, offset=offset)
+        file, key_line = self.doc.loc(*full)
+        key_line = self.doc.key_lines.get(full) or key_line
         if self.doc.styles.get(full) == "|":
-            return parse(text, self.doc.file, offset=key_line)
-        docs = parse(text, self.doc.file)
+            return parse(text, file, offset=key_line)
+        docs = parse(text, file)
         for d in docs:
             d.lines = dict.fromkeys(d.lines, key_line)
             d.key_lines = dict.fromkeys(d.key_lines, key_line)

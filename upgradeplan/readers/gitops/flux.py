@@ -1,0 +1,377 @@
+"""A repository read the way Flux applies it: entry points, the Kustomization graph.
+
+An *entry point* is where a cluster's Flux starts: a Flux ``Kustomization`` whose
+``spec.path`` holds its own file (the bootstrap sync, ``flux-system/gotk-sync.yaml``), or a
+directory holding Flux Kustomizations that no other Kustomization applies. Each entry point is
+one installation. From it, every Flux ``Kustomization`` found in what it applies is followed:
+``spec.path`` (relative to the repository root) built as kustomize-controller builds it, with
+``spec.components``, ``spec.patches``, ``spec.targetNamespace`` and ``spec.postBuild``
+substitution (``substitute``, and ``substituteFrom`` ConfigMaps of the tree; a Secret's
+variables stay unknown), in ``dependsOn`` order. A Kustomization whose source is not this
+repository (another GitRepository, an OCIRepository, a Bucket, an ExternalArtifact that no
+ArtifactGenerator of this repository copies) is recorded as unreadable, with its name.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from upgradeplan.readers.gitops.render import (
+    YAML_SUFFIXES,
+    Renderer,
+    _clone,
+    identity,
+    set_namespace,
+)
+from upgradeplan.readers.gitops.trees import Tree, norm
+from upgradeplan.readers.gitops.yamldocs import Doc
+
+FLUX_KS_GROUP = "kustomize.toolkit.fluxcd.io"
+SOURCE_GROUP = "source.toolkit.fluxcd.io"
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[=-])([^}]*))?\}")
+
+
+def is_flux_kustomization(doc: Doc) -> bool:
+    group, kind, _, name = identity(doc)
+    return kind == "Kustomization" and group == FLUX_KS_GROUP and bool(name)
+
+
+@dataclass
+class Installation:
+    """One cluster entry point: its name, where it starts, and what it applies."""
+
+    name: str
+    root: str  # tree path of the entry directory
+    objects: list[Doc] = field(default_factory=list)
+    unreadable: dict[str, str] = field(default_factory=dict)
+    unresolved: dict[str, str] = field(default_factory=dict)  # ${VAR} -> why it is unknown
+    kustomizations: list[str] = field(default_factory=list)  # namespace/name, in apply order
+
+
+@dataclass
+class _Ks:
+    doc: Doc
+    key: str  # namespace/name
+    parent: str | None
+
+
+def _flux_candidates(tree: Tree, start: str) -> Iterator[str]:
+    """YAML files under ``start`` that mention Flux Kustomizations (others are not parsed)."""
+    stack = [start]
+    while stack:
+        rel = stack.pop()
+        for name in tree.list_dir(rel):
+            if name.startswith("."):
+                continue
+            child = norm(posixpath.join(rel, name))
+            if tree.is_dir(child):
+                stack.append(child)
+            elif name.endswith(YAML_SUFFIXES):
+                yield child
+
+
+def find_entries(tree: Tree, start: str, renderer: Renderer) -> list[tuple[str, str]]:
+    """The entry directories under ``start``: (name, tree path), or [] without Flux objects."""
+    ks: list[tuple[str, Doc]] = []
+    for rel in _flux_candidates(tree, start):
+        try:
+            head = tree.read(rel)
+        except OSError:
+            continue
+        if FLUX_KS_GROUP.encode() not in head:
+            continue
+        for doc in renderer.docs(rel):
+            if is_flux_kustomization(doc):
+                ks.append((rel, doc))
+    if not ks:
+        return []
+    # What each Kustomization applies (the files its build reads), to find those no other
+    # Kustomization applies.
+    reached: dict[str, set[str]] = {}
+    paths: dict[str, str] = {}
+    for rel, doc in ks:
+        path = _spec_path(doc) if doc.get("spec", "path") is not None else None
+        if path is None or doc.get("spec", "sourceRef", "name") != "flux-system":
+            continue
+        path = norm(posixpath.join(tree.repo_rel, path))
+        if not tree.is_dir(path):
+            continue
+        paths[rel] = path
+        if path not in reached:
+            before = set(renderer.read_files)
+            renderer.read_files = set()
+            renderer.build(path)
+            reached[path] = renderer.read_files
+            renderer.read_files = before | reached[path]
+    entries: dict[str, str] = {}
+    for rel, _ in ks:
+        own = paths.get(rel)
+        # the bootstrap sync: its path applies its own file
+        if own is not None and rel in reached.get(own, set()):
+            others = [p for r, p in paths.items() if r != rel and p != own]
+            if not any(rel in reached[p] for p in others):
+                entries[own] = own
+            continue
+        if any(rel in files for p, files in reached.items() if p != own):
+            continue
+        if any(_under(rel, p) for r, p in paths.items() if r != rel):
+            continue  # in a directory Flux applies but left out of its kustomization
+        entries.setdefault(posixpath.dirname(rel), posixpath.dirname(rel))
+    roots = sorted(entries)
+    # an entry inside another entry's directory is that entry's
+    roots = [r for r in roots if not any(o != r and _under(r, o) for o in roots)]
+    return _names(roots)
+
+
+def _under(rel: str, directory: str) -> bool:
+    return directory == "" or rel == directory or rel.startswith(directory + "/")
+
+
+def _names(roots: list[str]) -> list[tuple[str, str]]:
+    """Each entry's name: the directory's own name, or its path when two share a name."""
+    base = [posixpath.basename(r) or "." for r in roots]
+    return [(b if base.count(b) == 1 else (r or "."), r) for b, r in zip(base, roots, strict=True)]
+
+
+def _spec_path(doc: Doc) -> str | None:
+    spec = doc.get("spec")
+    if not isinstance(spec, dict):
+        return None
+    path = spec.get("path")
+    return norm(path.strip().lstrip("/")) if isinstance(path, str) else ""
+
+
+class Applier:
+    """Everything one entry point applies, Kustomization by Kustomization."""
+
+    def __init__(self, tree: Tree, renderer: Renderer, display: Callable[[str], str]) -> None:
+        self.tree = tree
+        self.base = renderer
+        self.renderer = renderer
+        self.display = display
+        self.generators: list[Doc] = []
+
+    def apply(self, name: str, root: str) -> Installation:
+        inst = Installation(name, root)
+        self.renderer = self.base.sibling()
+        top = self.renderer.build(root)
+        self.generators = [d for d in top if identity(d)[1] == "ArtifactGenerator"]
+        order: list[tuple[_Ks, list[Doc]]] = []
+        seen: set[str] = set()
+        queue: list[tuple[Doc, str | None]] = [(d, None) for d in top if is_flux_kustomization(d)]
+        inst.objects += [d for d in top if not is_flux_kustomization(d)]
+        configmaps = [d for d in top if identity(d)[1] == "ConfigMap"]
+        while queue:
+            doc, parent = queue.pop(0)
+            _, _, ns, ks_name = identity(doc)
+            key = f"{ns or 'flux-system'}/{ks_name}"
+            if key in seen:
+                continue
+            seen.add(key)
+            objs = self._build(doc, inst)
+            configmaps += [d for d in objs if identity(d)[1] == "ConfigMap"]
+            order.append((_Ks(doc, key, parent), objs))
+            queue += [(d, key) for d in objs if is_flux_kustomization(d)]
+        for ks, objs in _depends_order(order):
+            inst.kustomizations.append(ks.key)
+            objs = self._post_build(ks.doc, objs, configmaps, inst)
+            inst.objects += [o for o in objs if not is_flux_kustomization(o)]
+        inst.unreadable.update(self.renderer.unreadable)
+        return inst
+
+    def _source_root(self, doc: Doc, inst: Installation) -> str | None:
+        """The tree path ``spec.path`` is relative to, or None (recorded) for another source."""
+        ref = doc.get("spec", "sourceRef")
+        kind = ref.get("kind") if isinstance(ref, dict) else None
+        src = ref.get("name") if isinstance(ref, dict) else None
+        shown = f"{doc.file}:{doc.line('spec', 'sourceRef')}"
+        _, _, ns, ks_name = identity(doc)
+        label = f"Kustomization {ns or 'flux-system'}/{ks_name}"
+        if kind == "GitRepository" and src == "flux-system":
+            return self.tree.repo_rel
+        if kind == "GitRepository" and isinstance(src, str):
+            inst.unreadable[f"source GitRepository {src}"] = (
+                f"{shown}: {label} applies another repository (GitRepository {src}); not read"
+            )
+            return None
+        if kind == "ExternalArtifact" and isinstance(src, str):
+            mapped = self._artifact(src)
+            if mapped is not None:
+                return norm(posixpath.join(self.tree.repo_rel, mapped))
+        inst.unreadable[f"source {kind} {src}"] = (
+            f"{shown}: {label} applies {kind} {src}, which is not this repository; not read"
+        )
+        return None
+
+    def _artifact(self, name: str) -> str | None:
+        """An ExternalArtifact an ArtifactGenerator copies from this repository: its root.
+
+        Only the copy of one directory (``@src/dir/**`` to ``@artifact/``) is followed, the
+        way flux2-kustomize-helm-example writes it; anything else is not read.
+        """
+        for gen in self.generators:
+            for art in gen.get("spec", "artifacts") or []:
+                if not isinstance(art, dict) or art.get("name") != name:
+                    continue
+                copies = art.get("copy") or []
+                roots = {}
+                for c in copies:
+                    if not isinstance(c, dict):
+                        continue
+                    frm, to = str(c.get("from", "")), str(c.get("to", ""))
+                    m = re.fullmatch(r"@[^/]+/(.*?)/?\*\*", frm)
+                    t = re.fullmatch(r"@artifact/(.*?)/?", to)
+                    if m is None or t is None:
+                        return None
+                    roots[norm(t.group(1))] = norm(m.group(1))
+                if "" in roots:
+                    return roots[""]
+                # base/ and staging/ copied side by side: their common parent in the repository
+                parents = {
+                    posixpath.dirname(v) for k, v in roots.items() if posixpath.basename(v) == k
+                }
+                if len(parents) == 1 and len(roots) == sum(
+                    1 for k, v in roots.items() if posixpath.basename(v) == k
+                ):
+                    return parents.pop()
+        return None
+
+    def _build(self, doc: Doc, inst: Installation) -> list[Doc]:
+        spec = doc.get("spec")
+        if not isinstance(spec, dict):
+            return []
+        base = self._source_root(doc, inst)
+        if base is None:
+            return []
+        path = norm(posixpath.join(base, _spec_path(doc) or ""))
+        if not self.tree.is_dir(path):
+            inst.unreadable[f"file {self.display(path) or '.'}"] = (
+                f"{doc.file}:{doc.line('spec', 'path')}: spec.path {spec.get('path')!r} "
+                "is not a directory of this repository"
+            )
+            return []
+        comps = tuple(
+            norm(posixpath.join(path, c))
+            for c in spec.get("components") or []
+            if isinstance(c, str)
+        )
+        objs = self.renderer.build(path, comps)
+        for i, item in enumerate(spec.get("patches") or []):
+            if isinstance(item, dict) and isinstance(item.get("patch"), str):
+                target = item.get("target") if isinstance(item.get("target"), dict) else None
+                objs = self.renderer.apply_patch(
+                    "", doc, ("spec", "patches", i, "patch"), target, objs
+                )
+        tns = spec.get("targetNamespace")
+        if isinstance(tns, str) and tns:
+            objs = [
+                set_namespace(o, tns, doc.file, doc.line("spec", "targetNamespace")) for o in objs
+            ]
+        return objs
+
+    def _post_build(
+        self, ks: Doc, objs: list[Doc], configmaps: list[Doc], inst: Installation
+    ) -> list[Doc]:
+        post = ks.get("spec", "postBuild")
+        if not isinstance(post, dict):
+            return objs
+        values: dict[str, str] = {}
+        unknown: dict[str, str] = {}  # the sources that were not read, for the message
+        for ref in post.get("substituteFrom") or []:
+            if not isinstance(ref, dict):
+                continue
+            kind, name = ref.get("kind"), ref.get("name")
+            cm = next(
+                (c for c in configmaps if kind == "ConfigMap" and identity(c)[3] == name), None
+            )
+            if cm is not None and isinstance(cm.get("data"), dict):
+                values.update({str(k): str(v) for k, v in cm.get("data").items()})
+            else:
+                unknown[f"{kind} {name}"] = (
+                    "a Secret's data is never read"
+                    if kind == "Secret"
+                    else "not in the files this entry point applies"
+                )
+        subst = post.get("substitute")
+        if isinstance(subst, dict):
+            values.update({str(k): str(v) for k, v in subst.items()})
+        _, _, ns, name = identity(ks)
+        why = f"Kustomization {ns or 'flux-system'}/{name} does not set it"
+        if unknown:
+            why += " (it may come from " + ", ".join(f"{k}: {v}" for k, v in unknown.items()) + ")"
+        out: list[Doc] = []
+        for o in objs:
+            meta = o.get("metadata", "annotations")
+            if isinstance(meta, dict) and meta.get(f"{FLUX_KS_GROUP}/substitute") == "disabled":
+                out.append(o)
+                continue
+            out.append(_substitute(o, values, why, inst.unresolved))
+        return out
+
+
+def _depends_order(order: list[tuple[_Ks, list[Doc]]]) -> list[tuple[_Ks, list[Doc]]]:
+    """The Kustomizations in ``dependsOn`` order (a stable topological sort; cycles kept)."""
+    by_key = {ks.key: (ks, objs) for ks, objs in order}
+    names: dict[str, str] = {}
+    for ks, _ in order:
+        names.setdefault(ks.key.split("/", 1)[1], ks.key)
+    done: list[str] = []
+    visiting: set[str] = set()
+
+    def visit(key: str) -> None:
+        if key in done or key in visiting:
+            return
+        visiting.add(key)
+        ks, _ = by_key[key]
+        _, _, ns, _ = identity(ks.doc)
+        for dep in ks.doc.get("spec", "dependsOn") or []:
+            if not isinstance(dep, dict) or not isinstance(dep.get("name"), str):
+                continue
+            dep_key = f"{dep.get('namespace') or ns or 'flux-system'}/{dep['name']}"
+            if dep_key not in by_key:
+                dep_key = names.get(dep["name"], dep_key)
+            if dep_key in by_key:
+                visit(dep_key)
+        visiting.discard(key)
+        done.append(key)
+
+    for ks, _ in order:
+        visit(ks.key)
+    return [by_key[k] for k in done]
+
+
+def _substitute(doc: Doc, values: dict[str, str], why: str, unresolved: dict[str, str]) -> Doc:
+    """Flux's post-build substitution of ``${VAR}`` (with ``:=`` / ``:-`` defaults)."""
+    found = False
+
+    def repl(m: re.Match[str]) -> str:
+        nonlocal found
+        found = True
+        var, op, default = m.group(1), m.group(2), m.group(3)
+        if var in values:
+            return values[var]
+        if op is not None:
+            return default or ""
+        unresolved.setdefault(var, why)
+        return m.group(0)
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, str) and "${" in node:
+            return _VAR.sub(repl, node)
+        if isinstance(node, dict):
+            return {k: walk(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    data = walk(doc.data)
+    if not found:
+        return doc
+    out = _clone(doc)
+    out.data = data
+    out.raw = {k: _VAR.sub(repl, v) if "${" in v else v for k, v in out.raw.items()}
+    return out

@@ -1,0 +1,775 @@
+"""kustomize's build of a directory, as kustomize-controller runs it, keeping lines.
+
+:class:`Renderer` turns a directory into the objects ``kustomize build`` would give: the
+``kustomization.yaml`` (``resources``, ``components``, ``configMapGenerator`` /
+``secretGenerator``, ``patches`` / ``patchesStrategicMerge`` / ``patchesJson6902`` with their
+``target`` selectors, ``namespace``, ``namePrefix`` / ``nameSuffix``, ``images``), or, without
+one, the kustomization Flux generates (every manifest in and below the directory; a
+subdirectory with its own kustomization is built by that one). Every value keeps the
+``file:line`` it was written at: a patched value points at the patch.
+
+What cannot be read is recorded, never fatal: a file that does not parse (its ``file:line``
+and the problem), a remote or missing entry, ``helmCharts`` (rendered by kustomize's Helm
+plugin, not from files). Generator files are data, never parsed as manifests.
+"""
+
+from __future__ import annotations
+
+import copy
+import posixpath
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from upgradeplan.errors import BadInput
+from upgradeplan.readers.gitops.trees import Tree, norm
+from upgradeplan.readers.gitops.yamldocs import Doc, PathKey, documents, parse
+
+YAML_SUFFIXES = (".yaml", ".yml")
+KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+# Kinds kustomize's namespace transformer leaves alone (cluster-scoped).
+CLUSTER_SCOPED = frozenset(
+    {
+        "Namespace",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "CustomResourceDefinition",
+        "StorageClass",
+        "PersistentVolume",
+        "PriorityClass",
+        "ValidatingWebhookConfiguration",
+        "MutatingWebhookConfiguration",
+        "APIService",
+        "ClusterIssuer",
+        "IngressClass",
+        "RuntimeClass",
+        "CSIDriver",
+        "VolumeSnapshotClass",
+        "GatewayClass",
+        "ClusterPolicy",
+        "ClusterSecretStore",
+    }
+)
+
+# Lists merged by name in a strategic merge patch of a built-in kind.
+_MERGE_BY_NAME = frozenset(
+    {"containers", "initContainers", "env", "volumes", "volumeMounts", "ports", "imagePullSecrets"}
+)
+
+
+def is_manifest(data: Any) -> bool:
+    return (
+        isinstance(data, dict)
+        and isinstance(data.get("kind"), str)
+        and isinstance(data.get("apiVersion"), str)
+    )
+
+
+def _is_kustomization(data: Any) -> bool:
+    api = data.get("apiVersion") if isinstance(data, dict) else None
+    return not isinstance(api, str) or api.startswith("kustomize.config.k8s.io/")
+
+
+@dataclass
+class Renderer:
+    """Builds directories of one tree; files are parsed once and shared between builds."""
+
+    tree: Tree
+    display: Callable[[str], str]
+    unreadable: dict[str, str] = field(default_factory=dict)  # "file X" -> why
+    read_files: set[str] = field(default_factory=set)  # tree paths of every file read
+    # shared between the renderers of one tree (one parse per file)
+    _parsed: dict[str, list[Doc]] = field(default_factory=dict)
+    _errors: dict[str, tuple[str, str]] = field(default_factory=dict)
+    _texts: dict[str, str | None] = field(default_factory=dict)
+
+    def sibling(self) -> Renderer:
+        """A renderer of the same tree with its own records and the same parsed files."""
+        return Renderer(
+            self.tree, self.display, _parsed=self._parsed, _errors=self._errors, _texts=self._texts
+        )
+
+    # ---------------------------------------------------------------- files
+
+    def docs(self, rel: str) -> list[Doc]:
+        """The YAML documents of a file; a file that does not parse is recorded and empty."""
+        self.read_files.add(rel)
+        if rel not in self._parsed:
+            try:
+                self._parsed[rel] = documents(self.tree.read(rel), self.display(rel))
+            except BadInput as exc:
+                where = exc.location or self.display(rel)
+                self._errors[rel] = (f"file {where}", _reason(exc))
+                self._parsed[rel] = []
+        if rel in self._errors:
+            key, why = self._errors[rel]
+            self.unreadable[key] = why
+        return self._parsed[rel]
+
+    def text(self, rel: str) -> str | None:
+        self.read_files.add(rel)
+        if rel not in self._texts:
+            try:
+                self._texts[rel] = self.tree.read(rel).decode("utf-8-sig")
+            except (OSError, UnicodeDecodeError, KeyError):
+                self.unreadable[f"file {self.display(rel)}"] = "not UTF-8 text; not read"
+                self._texts[rel] = None
+        return self._texts[rel]
+
+    def _skip(self, what: str, why: str) -> None:
+        self.unreadable[f"file {what}"] = why
+
+    # ---------------------------------------------------------------- builds
+
+    def build(self, rel: str, components: tuple[str, ...] = ()) -> list[Doc]:
+        """The objects of a directory (or kustomization file), as kustomize-controller builds it.
+
+        ``components`` are directories of kustomize Components applied on top (a Flux
+        Kustomization's ``spec.components``).
+        """
+        rel = norm(rel)
+        if self.tree.is_dir(rel):
+            kust = self._kustomization_in(rel)
+            objs = self._kustomization(kust) if kust is not None else self._generated(rel)
+        elif self.tree.is_file(rel):
+            if posixpath.basename(rel) in KUSTOMIZATION_NAMES:
+                objs = self._kustomization(rel)
+            else:
+                objs = self._resource_file(rel)
+        else:
+            self._skip(self.display(rel) or ".", "not found")
+            return []
+        for comp in components:
+            objs = self._component(comp, objs, "the Flux Kustomization")
+        return objs
+
+    def _kustomization_in(self, rel: str) -> str | None:
+        for name in KUSTOMIZATION_NAMES:
+            candidate = norm(posixpath.join(rel, name))
+            if self.tree.is_file(candidate):
+                return candidate
+        return None
+
+    def _generated(self, rel: str) -> list[Doc]:
+        """The kustomization Flux generates: every manifest in and below ``rel``."""
+        out: list[Doc] = []
+        for name in self.tree.list_dir(rel):
+            if name.startswith("."):
+                continue
+            child = norm(posixpath.join(rel, name))
+            if self.tree.is_dir(child):
+                if self.tree.is_file(posixpath.join(child, "Chart.yaml")):
+                    continue  # a Helm chart's sources: templates are not manifests
+                kust = self._kustomization_in(child)
+                out += self._kustomization(kust) if kust else self._generated(child)
+            elif name.endswith(YAML_SUFFIXES) and name not in KUSTOMIZATION_NAMES:
+                out += [_clone(d) for d in self._objects_of(child) if is_manifest(d.data)]
+        return out
+
+    def _objects_of(self, rel: str) -> list[Doc]:
+        """Documents of a manifest file; a ``kind: List`` gives its items."""
+        out: list[Doc] = []
+        for doc in self.docs(rel):
+            data = doc.data
+            if isinstance(data, dict) and data.get("kind") == "List":
+                for i, item in enumerate(data.get("items") or []):
+                    if is_manifest(item):
+                        out.append(_sub_doc(doc, ("items", i)))
+            elif isinstance(data, dict):
+                out.append(doc)
+        return out
+
+    def _resource_file(self, rel: str) -> list[Doc]:
+        return [_clone(d) for d in self._objects_of(rel) if is_manifest(d.data)]
+
+    def _entry(self, kust: str, entry: Any) -> str | None:
+        """The tree path of an entry of ``kust``, or None (recorded) when it cannot be read."""
+        if not isinstance(entry, str) or not entry.strip():
+            return None
+        entry = entry.strip()
+        shown = self.display(kust)
+        if "://" in entry or entry.startswith(("git@", "github.com/")):
+            self._skip(entry, f"remote resource in {shown}; not read")
+            return None
+        target = norm(posixpath.join(posixpath.dirname(kust), entry))
+        if not self.tree.contains(target):
+            self._skip(entry, f"listed in {shown} but outside {self.tree.bound}; not read")
+            return None
+        if not (self.tree.is_dir(target) or self.tree.is_file(target)):
+            self._skip(self.display(target), f"listed in {shown} but not found")
+            return None
+        return target
+
+    def _kustomization(self, kust: str) -> list[Doc]:
+        docs = self.docs(kust)
+        if not docs or not isinstance(docs[0].data, dict):
+            return []
+        k = docs[0]
+        data: dict[Any, Any] = k.data
+        objs: list[Doc] = []
+        for key in ("resources", "bases"):
+            for entry in _list(data.get(key)):
+                target = self._entry(kust, entry)
+                if target is not None:
+                    objs += self.build(target)
+        for entry in _list(data.get("components")):
+            target = self._entry(kust, entry)
+            if target is not None:
+                objs = self._component(target, objs, self.display(kust))
+        if data.get("helmCharts"):
+            self._skip(
+                f"{self.display(kust)}:{k.line('helmCharts')}",
+                "helmCharts are rendered by kustomize's Helm support, not from files; not read",
+            )
+        objs = self._generators(kust, k, objs)
+        objs = self._patches(kust, k, objs)
+        return self._transform(kust, k, objs)
+
+    def _component(self, rel: str, objs: list[Doc], where: str) -> list[Doc]:
+        """A kustomize Component: its resources join, its patches apply to everything so far."""
+        kust = self._kustomization_in(rel) if self.tree.is_dir(rel) else rel
+        if kust is None:
+            self._skip(self.display(rel), f"component listed in {where} has no kustomization")
+            return objs
+        docs = self.docs(kust)
+        if not docs or not isinstance(docs[0].data, dict):
+            return objs
+        k = docs[0]
+        for key in ("resources", "bases"):
+            for entry in _list(k.data.get(key)):
+                target = self._entry(kust, entry)
+                if target is not None:
+                    objs = objs + self.build(target)
+        for entry in _list(k.data.get("components")):
+            target = self._entry(kust, entry)
+            if target is not None:
+                objs = self._component(target, objs, self.display(kust))
+        objs = self._generators(kust, k, objs)
+        objs = self._patches(kust, k, objs)
+        return self._transform(kust, k, objs)
+
+    # ---------------------------------------------------------------- generators
+
+    def _generators(self, kust: str, k: Doc, objs: list[Doc]) -> list[Doc]:
+        options = k.data.get("generatorOptions")
+        no_hash = isinstance(options, dict) and options.get("disableNameSuffixHash") is True
+        for key, kind in (("configMapGenerator", "ConfigMap"), ("secretGenerator", "Secret")):
+            for i, gen in enumerate(_list(k.data.get(key))):
+                if not isinstance(gen, dict) or not isinstance(gen.get("name"), str):
+                    continue
+                doc = self._generate(kust, k, (key, i), gen, kind, no_hash)
+                behavior = gen.get("behavior", "create")
+                if behavior in ("merge", "replace"):
+                    objs = _merge_generated(objs, doc, behavior == "merge")
+                else:
+                    objs.append(doc)
+        return objs
+
+    def _generate(
+        self, kust: str, k: Doc, at: PathKey, gen: dict[Any, Any], kind: str, no_hash: bool
+    ) -> Doc:
+        """A generated ConfigMap (its files as text data) or Secret (its name only)."""
+        shown = self.display(kust)
+        meta: dict[str, Any] = {"name": gen["name"]}
+        if isinstance(gen.get("namespace"), str):
+            meta["namespace"] = gen["namespace"]
+        data: dict[str, Any] = {}
+        out = Doc(data={"apiVersion": "v1", "kind": kind, "metadata": meta}, file=shown, index=0)
+        out.lines[()] = k.line(*at)
+        out.lines[("metadata", "name")] = k.line(*at, "name")
+        options = gen.get("options")
+        hashed = not no_hash and not (
+            isinstance(options, dict) and options.get("disableNameSuffixHash") is True
+        )
+        if hashed:
+            meta["annotations"] = {"upgradeplan.generated/name-hash": "true"}
+        if kind == "Secret":
+            return out  # a Secret's data is never read
+        for j, item in enumerate(_list(gen.get("files"))):
+            if not isinstance(item, str):
+                continue
+            dkey, _, path = item.partition("=") if "=" in item else ("", "", item)
+            target = self._entry(kust, path)
+            if target is None or not self.tree.is_file(target):
+                continue
+            text = self.text(target)
+            if text is None:
+                continue
+            dkey = dkey or posixpath.basename(target)
+            data[dkey] = text
+            out.lines[("data", dkey)] = k.line(*at, "files", j)
+            out.key_lines[("data", dkey)] = k.line(*at, "files", j)
+            out.embeds[("data", dkey)] = (self.display(target), 0)
+        for j, item in enumerate(_list(gen.get("literals"))):
+            if isinstance(item, str) and "=" in item:
+                lk, _, lv = item.partition("=")
+                data[lk] = lv
+                out.lines[("data", lk)] = k.line(*at, "literals", j)
+        for item in _list(gen.get("envs")) + (
+            [gen["env"]] if isinstance(gen.get("env"), str) else []
+        ):
+            target = self._entry(kust, item)
+            text = self.text(target) if target and self.tree.is_file(target) else None
+            for n, line in enumerate((text or "").splitlines(), 1):
+                line = line.strip()
+                if line and not line.startswith("#") and "=" in line:
+                    lk, _, lv = line.partition("=")
+                    data[lk.strip()] = lv
+                    out.lines[("data", lk.strip())] = n
+                    out.files[("data", lk.strip())] = self.display(target or "")
+        out.data["data"] = data
+        return out
+
+    # ---------------------------------------------------------------- patches
+
+    def _patches(self, kust: str, k: Doc, objs: list[Doc]) -> list[Doc]:
+        for i, _ in enumerate(_list(k.data.get("patchesStrategicMerge"))):
+            objs = self.apply_patch(kust, k, ("patchesStrategicMerge", i), None, objs)
+        for key in ("patches", "patchesJson6902"):
+            for i, item in enumerate(_list(k.data.get(key))):
+                if not isinstance(item, dict):
+                    continue
+                target = item.get("target") if isinstance(item.get("target"), dict) else None
+                if isinstance(item.get("patch"), str):
+                    objs = self.apply_patch(kust, k, (key, i, "patch"), target, objs)
+                elif isinstance(item.get("path"), str):
+                    objs = self.apply_patch(kust, k, (key, i, "path"), target, objs)
+        return objs
+
+    def apply_patch(
+        self,
+        kust: str,
+        k: Doc,
+        at: PathKey,
+        target: Mapping[Any, Any] | None,
+        objs: list[Doc],
+    ) -> list[Doc]:
+        """Apply the patch at ``at`` of document ``k`` (inline text or a file it names)."""
+        value = k.get(*at)
+        patch_docs = self._patch_docs(kust, k, at, value)
+        for pdoc in patch_docs:
+            if isinstance(pdoc.data, list):
+                if target is None:
+                    continue
+                objs = [
+                    json6902(o, pdoc) if matches(o, target) else o for o in objs
+                ]  # a JSON 6902 patch needs a target
+            elif isinstance(pdoc.data, dict):
+                if pdoc.data.get("$patch") == "delete":
+                    sel = target or _self_target(pdoc)
+                    objs = [o for o in objs if not matches(o, sel)]
+                    continue
+                sel = target if target is not None else _self_target(pdoc)
+                objs = [strategic_merge(o, pdoc) if matches(o, sel) else o for o in objs]
+        return objs
+
+    def _patch_docs(self, kust: str, k: Doc, at: PathKey, value: Any) -> list[Doc]:
+        if not isinstance(value, str):
+            return []
+        text = value.strip()
+        if at[-1] == "path" or (
+            "\n" not in text and text.endswith(YAML_SUFFIXES) and at[0] == "patchesStrategicMerge"
+        ):
+            rel = self._entry(kust, text)
+            return self.docs(rel) if rel is not None and self.tree.is_file(rel) else []
+        file, key_line = k.loc(*at)
+        key_line = k.key_lines.get(at, key_line)
+        try:
+            if k.styles.get(at) == "|":
+                return parse(value, file, offset=key_line)
+            docs = parse(value, file)
+        except BadInput as exc:
+            self._skip(exc.location or file, _reason(exc))
+            return []
+        for d in docs:
+            d.lines = dict.fromkeys(d.lines, key_line)
+            d.key_lines = dict.fromkeys(d.key_lines, key_line)
+        return docs
+
+    # ---------------------------------------------------------------- transformers
+
+    def _transform(self, kust: str, k: Doc, objs: list[Doc]) -> list[Doc]:
+        data = k.data
+        ns = data.get("namespace")
+        shown = self.display(kust)
+        if isinstance(ns, str) and ns:
+            objs = [set_namespace(o, ns, shown, k.line("namespace")) for o in objs]
+        prefix = data.get("namePrefix") if isinstance(data.get("namePrefix"), str) else ""
+        suffix = data.get("nameSuffix") if isinstance(data.get("nameSuffix"), str) else ""
+        if prefix or suffix:
+            objs = [_rename(o, prefix, suffix) for o in objs]
+        for i, image in enumerate(_list(data.get("images"))):
+            if isinstance(image, dict) and isinstance(image.get("name"), str):
+                objs = [_set_image(o, image, shown, k.line("images", i)) for o in objs]
+        return objs
+
+
+# --------------------------------------------------------------------------- objects
+
+
+def _reason(exc: BadInput) -> str:
+    """The problem of a parse error, without the location it starts with."""
+    prefix = f"{exc.location}: "
+    text = exc.message
+    return (text[len(prefix) :] if exc.location and text.startswith(prefix) else text) + (
+        "; the facts it could hold are unknown"
+    )
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _map(value: Any) -> dict[Any, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _clone(doc: Doc) -> Doc:
+    return Doc(
+        data=copy.deepcopy(doc.data),
+        file=doc.file,
+        index=doc.index,
+        lines=dict(doc.lines),
+        key_lines=dict(doc.key_lines),
+        raw=dict(doc.raw),
+        styles=dict(doc.styles),
+        files=dict(doc.files),
+        embeds=dict(doc.embeds),
+    )
+
+
+def _sub_doc(doc: Doc, prefix: PathKey) -> Doc:
+    """The item at ``prefix`` of a document as a document of its own."""
+    n = len(prefix)
+
+    def cut(d: Mapping[PathKey, Any]) -> dict[PathKey, Any]:
+        return {p[n:]: v for p, v in d.items() if p[:n] == prefix}
+
+    return Doc(
+        data=doc.get(*prefix),
+        file=doc.file,
+        index=doc.index,
+        lines=cut(doc.lines),
+        key_lines=cut(doc.key_lines),
+        raw=cut(doc.raw),
+        styles=cut(doc.styles),
+        files=cut(doc.files),
+        embeds=cut(doc.embeds),
+    )
+
+
+def identity(doc: Doc) -> tuple[str, str, str | None, str]:
+    """(apiVersion group, kind, namespace, name) of an object."""
+    data = doc.data if isinstance(doc.data, dict) else {}
+    api = str(data.get("apiVersion") or "")
+    group = api.rsplit("/", 1)[0] if "/" in api else ""
+    meta = _map(data.get("metadata"))
+    ns = meta.get("namespace")
+    return (
+        group,
+        str(data.get("kind") or ""),
+        ns if isinstance(ns, str) else None,
+        str(meta.get("name") or ""),
+    )
+
+
+def _self_target(patch: Doc) -> dict[str, Any]:
+    """A strategic-merge patch without a target selects by its own kind, name (namespace)."""
+    _, kind, ns, name = identity(patch)
+    out: dict[str, Any] = {"kind": kind, "name": re.escape(name)}
+    if ns:
+        out["namespace"] = re.escape(ns)
+    return out
+
+
+def _full_match(pattern: Any, value: str | None) -> bool:
+    if not isinstance(pattern, str) or not pattern:
+        return True
+    try:
+        return re.fullmatch(pattern, value or "") is not None
+    except re.error:
+        return pattern == value
+
+
+def _labels_match(selector: Any, labels: Mapping[Any, Any]) -> bool:
+    if not isinstance(selector, str) or not selector.strip():
+        return True
+    for term in selector.split(","):
+        term = term.strip()
+        if "!=" in term:
+            key, _, val = term.partition("!=")
+            if str(labels.get(key.strip())) == val.strip():
+                return False
+        elif "=" in term:
+            key, _, val = term.replace("==", "=").partition("=")
+            if str(labels.get(key.strip())) != val.strip():
+                return False
+        elif term.startswith("!"):
+            if term[1:] in labels:
+                return False
+        elif term and term not in labels:
+            return False
+    return True
+
+
+def matches(doc: Doc, target: Mapping[Any, Any]) -> bool:
+    """Whether a patch ``target`` (kind, name, namespace regexes; group; version; labels)."""
+    group, kind, ns, name = identity(doc)
+    data = doc.data if isinstance(doc.data, dict) else {}
+    api = str(data.get("apiVersion") or "")
+    if target.get("group") and target["group"] != group:
+        return False
+    if target.get("version") and target["version"] != api.rsplit("/", 1)[-1]:
+        return False
+    if not _full_match(target.get("kind"), kind):
+        return False
+    if not _full_match(target.get("name"), name):
+        return False
+    if target.get("namespace") and not _full_match(target.get("namespace"), ns or "default"):
+        return False
+    meta = _map(data.get("metadata"))
+    labels = _map(meta.get("labels"))
+    annotations = _map(meta.get("annotations"))
+    return _labels_match(target.get("labelSelector"), labels) and _labels_match(
+        target.get("annotationSelector"), annotations
+    )
+
+
+def _copy_provenance(src: Doc, old: PathKey, dst: Doc, new: PathKey) -> None:
+    """The lines (and raw text) of ``src`` under ``old`` become those of ``dst`` under ``new``."""
+    n = len(old)
+    file_of = src.files
+    tables: tuple[tuple[dict[PathKey, Any], dict[PathKey, Any]], ...] = (
+        (src.lines, dst.lines),
+        (src.key_lines, dst.key_lines),
+        (src.raw, dst.raw),
+        (src.styles, dst.styles),
+        (src.embeds, dst.embeds),
+    )
+    for table, out in tables:
+        for path, value in table.items():
+            if path[:n] == old:
+                out[(*new, *path[n:])] = value
+    for path in src.lines:
+        if path[:n] == old:
+            dst.files[(*new, *path[n:])] = file_of.get(path, src.file)
+
+
+def _drop_provenance(doc: Doc, path: PathKey) -> None:
+    n = len(path)
+    for table in (doc.lines, doc.key_lines, doc.raw, doc.styles, doc.files, doc.embeds):
+        for key in [p for p in table if p[:n] == path and len(p) > n]:
+            del table[key]
+
+
+def strategic_merge(obj: Doc, patch: Doc) -> Doc:
+    """``obj`` with a strategic-merge patch applied (maps merged; lists of built-in kinds'
+    named items merged by name; other lists replaced; ``null`` deletes)."""
+    out = _clone(obj)
+    builtin = "." not in identity(obj)[0]
+    _merge(out, out.data, (), patch, patch.data, (), builtin)
+    return out
+
+
+def _merge(
+    out: Doc,
+    dst: dict[Any, Any],
+    dpath: PathKey,
+    patch: Doc,
+    src: Any,
+    spath: PathKey,
+    builtin: bool,
+) -> None:
+    for key, value in src.items():
+        if key in ("$patch", "$setElementOrder") or (not dpath and key in ("apiVersion", "kind")):
+            continue
+        if not dpath and key == "metadata" and isinstance(value, dict):
+            value = {k: v for k, v in value.items() if k not in ("name", "namespace")}
+        here, there = (*dpath, key), (*spath, key)
+        if value is None:
+            dst.pop(key, None)
+            continue
+        current = dst.get(key)
+        if isinstance(value, dict) and isinstance(current, dict):
+            if value.get("$patch") == "replace":
+                dst[key] = copy.deepcopy({k: v for k, v in value.items() if k != "$patch"})
+                _drop_provenance(out, here)
+                _copy_provenance(patch, there, out, here)
+                continue
+            if there in patch.lines:
+                out.lines.setdefault(here, patch.lines[there])
+            _merge(out, current, here, patch, value, there, builtin)
+            continue
+        if (
+            isinstance(value, list)
+            and isinstance(current, list)
+            and builtin
+            and key in _MERGE_BY_NAME
+            and all(isinstance(i, dict) and "name" in i for i in value + current)
+        ):
+            index = {item["name"]: n for n, item in enumerate(current)}
+            for j, item in enumerate(value):
+                if item["name"] in index:
+                    n = index[item["name"]]
+                    _merge(out, current[n], (*here, n), patch, item, (*there, j), builtin)
+                else:
+                    current.append(copy.deepcopy(item))
+                    _copy_provenance(patch, (*there, j), out, (*here, len(current) - 1))
+            continue
+        dst[key] = copy.deepcopy(value)
+        _drop_provenance(out, here)
+        _copy_provenance(patch, there, out, here)
+
+
+def _steps(pointer: str) -> list[Any]:
+    return [
+        int(p) if p.isdigit() else p.replace("~1", "/").replace("~0", "~")
+        for p in pointer[1:].split("/")
+    ]
+
+
+def json6902(obj: Doc, ops: Doc) -> Doc:
+    """``obj`` with a JSON 6902 patch applied; ``add``/``replace`` values keep their lines."""
+    out = _clone(obj)
+    for i, op in enumerate(ops.data):
+        if not isinstance(op, dict) or not isinstance(op.get("path"), str):
+            continue
+        path = op["path"]
+        if not path.startswith("/"):
+            continue
+        steps = _steps(path)
+        kind = op.get("op")
+        if kind in ("add", "replace") and "value" in op:
+            placed = _put(out.data, steps, copy.deepcopy(op["value"]), kind == "add")
+            if placed is not None:
+                _drop_provenance(out, placed)
+                _copy_provenance(ops, (i, "value"), out, placed)
+        elif kind == "remove":
+            _remove(out.data, steps)
+    return out
+
+
+def _put(data: Any, steps: list[Any], value: Any, insert: bool) -> PathKey | None:
+    node = data
+    for step in steps[:-1]:
+        if (isinstance(node, dict) and step in node) or (
+            isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node)
+        ):
+            node = node[step]
+        else:
+            return None
+    last = steps[-1]
+    prefix = tuple(steps[:-1])
+    if isinstance(node, dict):
+        node[last] = value
+        return (*prefix, last)
+    if isinstance(node, list):
+        if last == "-":
+            node.append(value)
+            return (*prefix, len(node) - 1)
+        if isinstance(last, int) and 0 <= last <= len(node):
+            if insert:
+                node.insert(last, value)
+            elif last < len(node):
+                node[last] = value
+            else:
+                return None
+            return (*prefix, last)
+    return None
+
+
+def _remove(data: Any, steps: list[Any]) -> None:
+    node = data
+    for step in steps[:-1]:
+        if isinstance(node, dict | list):
+            try:
+                node = node[step]
+            except (KeyError, IndexError, TypeError):
+                return
+    if isinstance(node, dict):
+        node.pop(steps[-1], None)
+    elif isinstance(node, list) and isinstance(steps[-1], int) and 0 <= steps[-1] < len(node):
+        del node[steps[-1]]
+
+
+def set_namespace(obj: Doc, ns: str, file: str, line: int) -> Doc:
+    """``obj`` in namespace ``ns`` (kustomize ``namespace:``, Flux ``targetNamespace``)."""
+    _, kind, _, _ = identity(obj)
+    if kind in CLUSTER_SCOPED or not isinstance(obj.data, dict):
+        return obj
+    out = _clone(obj)
+    meta = out.data.setdefault("metadata", {})
+    if not isinstance(meta, dict):
+        return obj
+    meta["namespace"] = ns
+    out.lines[("metadata", "namespace")] = line
+    out.files[("metadata", "namespace")] = file
+    out.raw[("metadata", "namespace")] = ns
+    return out
+
+
+def _rename(obj: Doc, prefix: str, suffix: str) -> Doc:
+    _, kind, _, name = identity(obj)
+    if not name or kind in ("Namespace", "CustomResourceDefinition"):
+        return obj
+    out = _clone(obj)
+    out.data["metadata"]["name"] = f"{prefix}{name}{suffix}"
+    out.raw.pop(("metadata", "name"), None)
+    return out
+
+
+def _set_image(obj: Doc, image: Mapping[Any, Any], file: str, line: int) -> Doc:
+    """kustomize ``images:``: a container image named ``name`` gets newName/newTag/digest."""
+    spec = obj.get("spec", "template", "spec")
+    if not isinstance(spec, dict):
+        return obj
+    out: Doc | None = None
+    for key in ("containers", "initContainers"):
+        for i, c in enumerate(spec.get(key) or []):
+            ref = c.get("image") if isinstance(c, dict) else None
+            if not isinstance(ref, str):
+                continue
+            repo = re.split(r"[@]", ref)[0]
+            tail = repo.rsplit("/", 1)[-1]
+            tag = ""
+            if ":" in tail:
+                repo, tag = repo.rsplit(":", 1)
+            if repo != image["name"]:
+                continue
+            new = str(image.get("newName") or repo)
+            if image.get("digest"):
+                new += f"@{image['digest']}"
+            elif image.get("newTag") is not None:
+                new += f":{image['newTag']}"
+            elif tag:
+                new += f":{tag}"
+            out = out or _clone(obj)
+            path = ("spec", "template", "spec", key, i, "image")
+            out.data["spec"]["template"]["spec"][key][i]["image"] = new
+            out.lines[path], out.files[path] = line, file
+            out.raw.pop(path, None)
+    return out or obj
+
+
+def _merge_generated(objs: list[Doc], doc: Doc, merge: bool) -> list[Doc]:
+    """A generator with ``behavior: merge|replace`` changes the ConfigMap a base generated."""
+    _, kind, ns, name = identity(doc)
+    out: list[Doc] = []
+    for o in objs:
+        _, okind, ons, oname = identity(o)
+        if okind == kind and oname == name and (ns is None or ns == ons):
+            if merge:
+                new = _clone(o)
+                data = new.data.setdefault("data", {})
+                for key, value in (doc.data.get("data") or {}).items():
+                    data[key] = value
+                    _copy_provenance(doc, ("data", key), new, ("data", key))
+                    new.files.setdefault(("data", key), doc.file)
+                out.append(new)
+            else:
+                out.append(doc)
+            continue
+        out.append(o)
+    return out

@@ -19,6 +19,9 @@ from upgradeplan.cli import cli
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 FORMAT = FIXTURES / "kb-format"
 TEAM = FIXTURES / "kb-format-team"
+ENGINE = "values.fmeta.engine.enabled"
+# fmeta 3.0.0 requires Kubernetes >= 1.30 only with the engine on: off, it needs no cluster version
+NO_ENGINE = ("--fact", f"{ENGINE}=false")
 
 
 def run(*args: str, kb: tuple[Path, ...] = (FORMAT,)) -> tuple[int, str, str]:
@@ -75,20 +78,20 @@ def test_the_fragments_lint_clean_with_only_the_inferred_warning() -> None:
 
 
 def test_a_skip_hazard_with_from_is_quiet_for_hops_that_start_below_it() -> None:
-    code, doc = check_json("--installed", "fmeta=1.0.0", "--to", "fmeta=3.0.0")
+    code, doc = check_json("--installed", "fmeta=1.0.0", "--to", "fmeta=3.0.0", *NO_ENGINE)
     assert code == 0
     assert status_of(doc, "fmeta-handover-skipped") in ("does-not-apply", "absent")
 
 
 def test_a_skip_hazard_with_from_may_apply_naming_the_fact_inside_it() -> None:
-    code, out, _ = run("check", "--installed", "fmeta=2.0.0", "--to", "fmeta=3.0.0")
+    code, out, _ = run("check", "--installed", "fmeta=2.0.0", "--to", "fmeta=3.0.0", *NO_ENGINE)
     assert code == 4
     assert "may-apply      blocking fmeta-handover-skipped" in out
     assert "missing object.Widget.fmeta.shared.exists" in out
 
 
 def test_a_skip_hazard_with_from_fires_and_stays_quiet_on_the_fact() -> None:
-    base = ("--installed", "fmeta=2.0.0", "--to", "fmeta=3.0.0")
+    base = ("--installed", "fmeta=2.0.0", "--to", "fmeta=3.0.0", *NO_ENGINE)
     fact = "object.Widget.fmeta.shared.exists"
     code, doc = check_json(*base, "--fact", f"{fact}=false")
     assert (code, status_of(doc, "fmeta-handover-skipped")) == (3, "applies")
@@ -122,18 +125,18 @@ def test_upgrade_md_marks_inferred_fields_visibly() -> None:
 def test_an_inferred_path_that_names_no_field_is_an_error(tmp_path: Path) -> None:
     kb = tmp_path / "kb"
     shutil.copytree(FORMAT, kb)
-    path = kb / "releases" / "fmeta" / "1.0.0.yaml"
+    path = kb / "releases" / "fmeta" / "2.0.0.yaml"
     path.write_text(path.read_text() + 'inferred: {"bom.fcomp": "guessed"}\n')
     code, out, _ = run("kb", "lint", "--no-bundled", str(kb))
     assert code == 2
-    assert "kb/releases/fmeta/1.0.0.yaml:7 KB027 inferred: 'bom.fcomp' names no field" in out
+    assert "kb/releases/fmeta/2.0.0.yaml:7 KB027 inferred: 'bom.fcomp' names no field" in out
 
 
 # --------------------------------------------------------------------------- 6: overlays
 
 
 def test_an_overlay_amends_a_hazard_with_a_recorded_override() -> None:
-    base = ("--installed", "fmeta=2.0.0", "--to", "fmeta=3.0.0")
+    base = ("--installed", "fmeta=2.0.0", "--to", "fmeta=3.0.0", *NO_ENGINE)
     code, doc = check_json(*base, "--fact", "object.Widget.fmeta.shared.exists=false")
     assert code == 3
     code, doc = check_json(
@@ -223,3 +226,103 @@ def test_a_true_duplicate_is_still_kb004_and_a_silent_change_is_kb028(tmp_path: 
     assert code == 2
     assert "change/releases/fmeta/1.0.0.yaml:6 KB028 title differs from" in out
     assert "add 'title' to amend.overrides with the reason" in out
+
+
+# ---------------------------------------------------------------- 4: conditional requires
+
+
+def test_a_conditional_requirement_holds_only_where_its_condition_is_true() -> None:
+    base = ("--installed", "fmeta=3.0.0", "--fact", "kubernetes=1.29.0")
+    code, doc = check_json(*base, "--fact", f"{ENGINE}=true")
+    assert (code, status_of(doc, "requires:fmeta@3.0.0")) == (3, "applies")
+    code, doc = check_json(*base, "--fact", f"{ENGINE}=false")
+    assert (code, status_of(doc, "requires:fmeta@3.0.0")) == (0, "absent")
+    code, out, _ = run("check", *base)
+    assert code == 4
+    assert "may-apply      blocking requires:fmeta@3.0.0" in out and f"missing {ENGINE}" in out
+    code, doc = check_json(
+        "--installed", "fmeta=3.0.0", "--fact", "kubernetes=1.31.0", "--fact", f"{ENGINE}=true"
+    )
+    assert (code, status_of(doc, "requires:fmeta@3.0.0")) == (0, "does-not-apply")
+
+
+# --------------------------------------------------------------------------- 1: component ranges
+
+FCOMP_130 = """\
+schema_version: 1
+kind: release
+product: fcomp
+version: "1.3.0"
+date: "2026-02-15"
+title: fcomp 1.3.0 renames its config key
+built_against: {fbase: "0.2.0"}
+"""
+BREAKING = """\
+schema_version: 1
+kind: hazard
+id: fcomp-130-config-key-renamed
+title: fcomp 1.3.0 renames its config key; the old one is ignored
+product: fcomp
+severity: blocking
+scope: transition
+transition: {from: "<1.3.0", to: ">=1.3.0"}
+consequence: fcomp starts with its defaults and drops the installation's settings.
+symptoms: [{pattern: "unknown key"}]
+verify: ["kubectl -n fmeta get cm fcomp -o yaml"]
+references: ["example/fcomp#3"]
+"""
+FOLLOWS = ("--installed", "fmeta=1.0.0", "--installed", "fcomp=1.2.0")
+
+
+def _with_fcomp_130(tmp_path: Path) -> Path:
+    kb = tmp_path / "kb-format"
+    shutil.copytree(FORMAT, kb)
+    (kb / "releases" / "fcomp" / "1.3.0.yaml").write_text(FCOMP_130)
+    (kb / "hazards" / "fcomp-130-config-key-renamed.yaml").write_text(BREAKING)
+    return kb
+
+
+def test_a_new_component_release_inside_the_published_range_is_reported(tmp_path: Path) -> None:
+    meta = FORMAT / "releases" / "fmeta" / "1.0.0.yaml"
+    assert 'fcomp: {versionRange: ">=1.2.0 <2.0.0"}' in meta.read_text()
+    code, doc = check_json(*FOLLOWS)
+    assert (code, status_of(doc, "fmeta-range-admits-foreign-build")) == (0, "does-not-apply")
+    kb = _with_fcomp_130(tmp_path)
+    assert (kb / "releases" / "fmeta" / "1.0.0.yaml").read_bytes() == meta.read_bytes()
+    code, out, err = run("kb", "lint", str(kb), kb=())
+    assert code == 0, out + err
+    code, out, _ = run("check", *FOLLOWS, kb=(kb,))
+    assert code == 3
+    assert "applies        blocking fcomp-130-config-key-renamed [fcomp 1.2.0 → 1.3.0]" in out
+    assert (
+        "the pin >=1.2.0 <2.0.0 (default of fmeta@1.0.0 (components.fcomp.versionRange)) "
+        "admits fcomp 1.3.0"
+    ) in out
+
+
+def test_a_range_that_admits_a_build_against_another_base_is_reported(tmp_path: Path) -> None:
+    kb = _with_fcomp_130(tmp_path)
+    code, doc = check_json(*FOLLOWS, kb=(kb,))
+    (finding, *_) = findings(doc, "fmeta-range-admits-foreign-build")
+    assert (code, finding["status"]) == (3, "applies")
+    assert "admits fcomp 1.3.0, built against fbase 0.2.0; fmeta 1.0.0 publishes fbase 0.1.0" in (
+        str(finding["reason"])
+    )
+    _, out, _ = run("check", "--installed", "fcomp=1.2.0", "--pin", "fcomp=1.2.0", kb=(kb,))
+    assert "fmeta-range-admits-foreign-build" not in out  # out of its state scope: not running
+
+
+def test_a_component_release_without_built_against_leaves_it_may_apply(tmp_path: Path) -> None:
+    kb = _with_fcomp_130(tmp_path)
+    path = kb / "releases" / "fcomp" / "1.3.0.yaml"
+    path.write_text(path.read_text().replace('built_against: {fbase: "0.2.0"}\n', ""))
+    _, doc = check_json(*FOLLOWS, "--pin", "fcomp=1.2.0", kb=(kb,))
+    (finding, *_) = findings(doc, "fmeta-range-admits-foreign-build")
+    assert finding["status"] == "may-apply"
+    assert "does not say what fbase they were built against" in str(finding["reason"])
+
+
+def test_a_pin_the_installation_sets_itself_is_not_replaced_by_the_range(tmp_path: Path) -> None:
+    kb = _with_fcomp_130(tmp_path)
+    _, doc = check_json(*FOLLOWS, "--pin", "fcomp=1.2.0", kb=(kb,))
+    assert status_of(doc, "fcomp-130-config-key-renamed") == "absent"

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from upgradeplan import errors
+from upgradeplan import errors, provenance
 from upgradeplan.model import (
     NEXT,
     Condition,
@@ -548,6 +548,80 @@ def p_fact_version_below(args: Mapping[str, Any], state: State, kb: KnowledgeBas
     return _simple(key, f"{key} is a version below {args['version']}", state, test)
 
 
+def _published(rel: Any, product: str) -> str | None:
+    """The range (or exact version) a release publishes for ``product``, if any."""
+    if product in rel.components:
+        return str(rel.components[product])
+    if product in rel.bom:
+        return str(rel.bom[product])
+    return None
+
+
+def p_component_range_admits(args: Mapping[str, Any], state: State, kb: KnowledgeBase) -> Outcome:
+    """The range the release publishes for a component admits a known release of it that
+    (optionally) was built against another release of ``built_against_other`` than the one
+    the release publishes, and (optionally) is above ``above``."""
+    from upgradeplan.versions import parse_constraint
+
+    product, comp = str(args["product"]), str(args["component"])
+    other = args.get("built_against_other")
+    above = _bound_version(args, "above") if "above" in args else None
+    what = f"a release of {comp}" + (f" above {args['above']}" if above is not None else "")
+    if other:
+        what += f" built against another {other} than it publishes"
+    key = f"installed.{product}"
+    version = args.get("version")
+    facts: tuple[Fact, ...] = ()
+    if version is None:
+        fact = state.get(key)
+        if fact is None or not isinstance(fact.value, str):
+            return _unknown(f"the range of {comp} in {product} admits {what}", key)
+        version, facts = fact.value, (fact,)
+    claim = f"the range of {comp} in {product} {version} admits {what}"
+    rel = kb.release(product, str(version))
+    if rel is None:
+        return Outcome(
+            Truth.UNKNOWN, f"{claim}: unknown ({product} {version} is not in the knowledge)", facts
+        )
+    rng = _published(rel, comp)
+    if rng is None:
+        return Outcome(Truth.FALSE, f"{claim}: no ({product} {version} publishes no {comp})", facts)
+    con = parse_constraint(rng)
+    admitted = [
+        r
+        for r in kb.releases.get(comp, ())
+        if r.version != NEXT and r.withdrawn is None and con.check(_version(r.version))
+    ]
+    if above is not None:
+        admitted = [r for r in admitted if _version(r.version) > above]
+    unsure: list[str] = []
+    for r in admitted:
+        if not other:
+            return Outcome(Truth.TRUE, f"{claim}: yes ({rng} admits {r.version})", facts)
+        built = r.built_against.get(str(other))
+        theirs = _published(rel, str(other))
+        if built is None or theirs is None:
+            unsure.append(r.version)
+            continue
+        if not parse_constraint(theirs).check(_version(built)):
+            return Outcome(
+                Truth.TRUE,
+                f"{claim}: yes ({rng} admits {comp} {r.version}, built against {other} {built}; "
+                f"{product} {version} publishes {other} {theirs})",
+                facts,
+            )
+    if unsure:
+        return Outcome(
+            Truth.UNKNOWN,
+            f"{claim}: unknown ({rng} admits {comp} {', '.join(unsure)}, which the knowledge "
+            f"does not say what {other} they were built against, or {product} {version} "
+            f"publishes no {other})",
+            facts,
+        )
+    seen = ", ".join(r.version for r in admitted) or "no known release"
+    return Outcome(Truth.FALSE, f"{claim}: no ({rng} admits {seen})", facts)
+
+
 # --------------------------------------------------------------------------- the vocabulary
 
 
@@ -564,6 +638,10 @@ def _ns_label_keys(args: Mapping[str, Any]) -> list[str]:
     if "namespace" in args:
         return [f"namespace.{args['namespace']}.labels"]
     return [f"workload.{args.get('product')}.namespace", "namespace.<namespace>.labels"]
+
+
+def _component_keys(args: Mapping[str, Any]) -> list[str]:
+    return [] if "version" in args else [f"installed.{args['product']}"]
 
 
 def _spec(
@@ -693,6 +771,14 @@ PREDICATES: dict[str, PredicateSpec] = dict(
             (),
             _keys("storageclass.{name}.exists"),
             p_storage_class_exists,
+        ),
+        _spec(
+            "component_range_admits",
+            ("product", "component"),
+            ("version", "built_against_other", "above"),
+            _component_keys,
+            p_component_range_admits,
+            ("version",),
         ),
         _spec("fact_equals", ("fact", "value"), (), _keys("{fact}"), p_fact_equals),
         _spec("fact_in", ("fact", "values"), (), _keys("{fact}"), p_fact_in),
@@ -883,7 +969,28 @@ def derive(state: State, kb: KnowledgeBase | None = None) -> State:
         if exact is None:
             continue
         added.append(Fact(f"installed.{product}", str(exact), derived_from_pin(fact.source)))
+    if kb is not None:
+        added.extend(_published_ranges(state, kb))
     return state.with_facts(*added) if added else state
+
+
+def _published_ranges(state: State, kb: KnowledgeBase) -> list[Fact]:
+    """``pin.X`` from ``components.X.versionRange`` of the release a product runs, where the
+    installation does not pin X itself (it follows the range the release publishes)."""
+    out: list[Fact] = []
+    for key, fact in state.facts.items():
+        if not key.startswith("installed.") or not isinstance(fact.value, str):
+            continue
+        rel = kb.release(key[len("installed.") :], fact.value)
+        if rel is None or not rel.components:
+            continue
+        for comp, rng in sorted(rel.components.items()):
+            if f"pin.{comp}" not in state.facts and f"pin.{comp}" in state.unreadable:
+                continue  # the pin was there but could not be read: stays unknown
+            if f"pin.{comp}" not in state.facts:
+                source = f"default of {rel.key} (components.{comp}.versionRange)"
+                out.append(Fact(f"pin.{comp}", rng, provenance.text(source)))
+    return out
 
 
 __all__ = [

@@ -240,13 +240,18 @@ def _condition_problems(root: Condition | None, products: Any) -> list[Problem]:
             continue
         name = cond.predicate
         args = cond.args
-        for arg in ("product", "component"):
+        for arg in ("product", "component", "built_against_other"):
             product = args.get(arg)
             if isinstance(product, str) and product not in products:
                 out.append(problem("KB005", cond.location, f"{name}: unknown product {product!r}"))
         varg = args.get("version")
         if name != "crd_stored_version" and isinstance(varg, str) and varg not in HOP_VARIABLES:
             bad = _version_problem(varg, cond.location, name)
+            if bad is not None:
+                out.append(bad)
+        above = args.get("above")
+        if isinstance(above, str):
+            bad = _version_problem(above, cond.location, name)
             if bad is not None:
                 out.append(bad)
         rng = args.get("range")

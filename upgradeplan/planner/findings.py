@@ -7,6 +7,7 @@ scope and the predicates that decided it, with the evidence and where the decidi
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from upgradeplan import conditions, errors
@@ -123,7 +124,7 @@ def judge(h: Hazard, state: State, kb: KnowledgeBase, f: str | None, t: str | No
             "may-apply",
             f,
             t,
-            reason=f"may apply: {phrase}; not known: {', '.join(res.missing) or 'see evidence'}",
+            reason=f"may apply: {phrase}; not known: {_unknowns(res)}",
             evidence=res.evidence,
             missing=res.missing,
         )
@@ -131,6 +132,14 @@ def judge(h: Hazard, state: State, kb: KnowledgeBase, f: str | None, t: str | No
     return _finding(
         h, "does-not-apply", f, t, reason=f"does not apply: {said}", evidence=res.evidence
     )
+
+
+def _unknowns(res: Any) -> str:
+    """The missing facts of an UNKNOWN evaluation, or what left it unknown when no fact did."""
+    if res.missing:
+        return ", ".join(res.missing)
+    said = [e.description for e in res.evidence if e.result is Truth.UNKNOWN]
+    return "; ".join(said) or "see evidence"
 
 
 def _deciding(evidence: Sequence[Evidence], outcome: Truth) -> str:
@@ -214,6 +223,16 @@ def requires_finding(
         fact = state.get(key)
         if fact is None and (already is None or already.get(product) == text):
             continue
+        gate = Truth.TRUE  # a conditional requirement holds only where its `when` is true
+        cond = rel.requires_when.get(product)
+        if cond is not None:
+            res = conditions.evaluate_full(cond, state, kb, hop=(f, rel.version))
+            gate = res.truth
+            if gate is Truth.FALSE:
+                continue
+            evidence.extend(res.evidence)
+            if gate is Truth.UNKNOWN:
+                missing.extend(res.missing)
         checked[product] = text
         claim = f"{product} is not in {text}"
         if fact is None or not isinstance(fact.value, str):
@@ -229,6 +248,7 @@ def requires_finding(
             unmet = not parse_constraint(text).check(fact.value)
             t = Truth.TRUE if unmet else Truth.FALSE
             desc = f"{claim}: {'yes' if unmet else 'no'} (runs {fact.value})"
+        t = t & gate
         truth = truth | t
         evidence.append(Evidence("requires", desc, t, facts, (key,) if t is Truth.UNKNOWN else ()))
     if not checked:
@@ -301,4 +321,31 @@ def current_findings(
             req = requires_finding(kb, rel, state, None)
             if req is not None:
                 out.append(req)
+        out.extend(_admitted_hop(kb, state, product, installed, v))
     return tuple(out)
+
+
+def _admitted_hop(
+    kb: KnowledgeBase, state: State, product: str, installed: str, v: Any
+) -> list[Finding]:
+    """The hop a range pin makes on its own: the pin of ``product`` admits a known release
+    above the one it runs, which Flux installs on its next reconcile. The hop's skip,
+    transition and landing hazards that apply or may apply are reported for it."""
+    from upgradeplan.versions import parse_version
+
+    pin = state.pin(product)
+    if pin is None or not isinstance(pin.value, str) or not pin.value:
+        return []
+    chosen = conditions.resolve_pin(kb, product, pin.value)
+    if chosen is None or parse_version(chosen) <= v:
+        return []
+    out: list[Finding] = []
+    for h in index_of(kb).by_product.get(product, ()):
+        if h.scope == "state":
+            continue
+        found = evaluate_hazard(kb, h, state, installed, chosen)
+        if found.status == "does-not-apply":
+            continue
+        why = f"the pin {pin.value} ({pin.source}) admits {product} {chosen}; "
+        out.append(replace(found, reason=why + found.reason))
+    return out

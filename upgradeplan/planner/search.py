@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from upgradeplan import conditions, provenance
+from upgradeplan.conditions import resolve_pin
 from upgradeplan.model import (
     SEVERITY_RANK,
     STATUS_OF_TRUTH,
@@ -164,6 +165,19 @@ class Search:
                 facts.append(Fact(f"pin.{comp}", version, moved))
                 bom = provenance.supposed(f"plan: BOM of {rel.key}")
                 facts.append(Fact(f"installed.{comp}", version, bom))
+        for comp, rng in rel.components.items():
+            # a component the installation does not pin follows the range the release publishes
+            own = self.start_state.get(f"pin.{comp}")
+            if comp in self.holds or (
+                own is not None and not str(own.source).startswith("default")
+            ):
+                continue
+            source = f"default of {rel.key} (components.{comp}.versionRange)"
+            facts.append(Fact(f"pin.{comp}", rng, provenance.text(source)))
+            chosen = resolve_pin(self.kb, comp, rng)
+            if chosen is not None:
+                admits = provenance.supposed(f"plan: {source} admits {chosen}")
+                facts.append(Fact(f"installed.{comp}", chosen, admits))
         effects = provenance.supposed(f"effects of {rel.key} ({rel.location})")
         for key, value in rel.effects.items():
             facts.append(Fact(str(key), value, effects))

@@ -61,7 +61,15 @@ def run(
 
 
 def test_vocabulary_matches_the_documented_table() -> None:
-    assert set(PREDICATES) == {
+    from upgradeplan.kb.schema import predicate_specs
+
+    assert set(PREDICATES) == set(predicate_specs())
+    for name, spec in predicate_specs().items():
+        assert (set(PREDICATES[name].required), set(PREDICATES[name].optional)) == (
+            set(spec.required),
+            set(spec.optional),
+        ), name
+    assert set(PREDICATES) >= {
         "version_below",
         "version_at_least",
         "version_matches",
@@ -479,7 +487,8 @@ def test_predicate(cond: Condition, facts: dict[str, Any], expected: Truth) -> N
 
 
 def test_every_predicate_has_a_case() -> None:
-    covered = {c[1].predicate for c in CASES} | {"pin_resolves_below"}  # tested below
+    # pin_resolves_below: tested below; the knowledge-reading ones in test_kb_format_features
+    covered = {c[1].predicate for c in CASES} | {"pin_resolves_below", "component_range_admits"}
     assert covered == set(PREDICATES)
 
 

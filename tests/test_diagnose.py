@@ -35,8 +35,10 @@ def test_metadata_service_unreachable_ranks_the_renamed_flag_first() -> None:
             "delegate-missing-toleration",
         ),
         (
-            'The CustomResourceDefinition "agents.kagent.dev" is invalid: '
-            'status.storedVersions[0]: Invalid value: "v1alpha2": must appear in spec.versions',
+            # the API server's words, as giantswarm/agent-platform's UPGRADE.md quotes them
+            'status.storedVersions[0]: Invalid value: "v1alpha2": missing from spec.versions; '
+            "v1alpha2 was previously a storage version, and must remain in spec.versions until "
+            "a storage migration …",
             "kagent-crds-v1alpha2-stored",
         ),
         (
@@ -57,8 +59,8 @@ def test_metadata_service_unreachable_ranks_the_renamed_flag_first() -> None:
             "delegate-needs-kubernetes-128",
         ),
         (
-            'Job.batch "agent-platform-connectivity-migrate" is invalid: spec.template: '
-            "field is immutable",
+            'Job.batch "agent-platform-connectivity-agent-manager-migrate-16c89a3a" is invalid: '
+            "spec.template: Invalid value: …: field is immutable",
             "connectivity-migrate-job-immutable",
         ),
     ],
@@ -72,12 +74,33 @@ def test_several_lines_of_one_incident_beat_a_single_generic_match() -> None:
         [
             "all dependencies are ready, release in-sync with desired state",
             'Error from server (NotFound): harnesses.kagent.dev "kagent" not found',
-            "context deadline exceeded",
+            'status: {"harnesses": []}',
         ]
     )
     ranked = _ranked(text)
     assert ranked[0] in ("harness-handover-skipped", "harness-missing-on-480")
-    assert ranked.index("kagent-crds-v1alpha2-stored") > 0
+
+
+def test_a_healthy_helm_controller_line_ranks_no_hazard() -> None:
+    # helm-controller logs this for every unchanged release; only next to the missing Harness
+    # is it part of an incident, and the Harness lines carry that
+    assert _ranked("all dependencies are ready, release in-sync with desired state") == []
+
+
+def test_the_real_messages_of_396_and_441_rank_their_hazards_first() -> None:
+    # as giantswarm/agent-platform's UPGRADE.md (#396) and CHANGELOG.md (#278 on #441) quote them
+    stored = (
+        'status.storedVersions[0]: Invalid value: "v1alpha2": missing from spec.versions; '
+        "v1alpha2 was previously a storage version, and must remain in spec.versions until a "
+        "storage migration …"
+    )
+    assert _ranked(stored)[0] == "kagent-crds-v1alpha2-stored"
+    helm = (
+        "Helm upgrade failed: values don't meet the specifications of the schema(s) in the "
+        "following chart(s): agent-platform-connectivity: - (root): "
+        "additional properties 'vmManager', 'vm-manager' not allowed"
+    )
+    assert _ranked(helm)[0] == "connectivity-pin-lags-closed-schema-441"
 
 
 def test_every_symptom_example_is_recognised_among_the_best_matches() -> None:

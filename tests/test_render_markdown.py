@@ -63,8 +63,8 @@ def test_upgrade_md_shape(kb: KnowledgeBase) -> None:
     assert lines[2] and not lines[2].startswith("#")  # the one-line purpose
     headings = [ln for ln in lines if ln.startswith("## ")]
     assert headings[0] == (
-        r"## \<current\> → \<next\> (`agent-platform-connectivity` follows the meta chart's "
-        "exact version)"
+        r"## \<current\> → \<next\> (the pre-pull DaemonSet is a hook object; its selector "
+        "replaces the default)"
     )
     from upgradeplan.versions import Version
 

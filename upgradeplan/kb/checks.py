@@ -20,7 +20,9 @@ from upgradeplan.kb.problems import Problem, problem
 from upgradeplan.model import NEXT, Condition, Hazard, KnowledgeBase, Location, Release
 
 HOP_VARIABLES = ("$from", "$to")
-REFERENCE = re.compile(r"^(?:[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+#[0-9]+|https?://\S+)$")
+REFERENCE = re.compile(
+    r"^(?:[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+#[0-9]+|https?://\S+|doc:[a-z0-9][a-z0-9._-]*)$"
+)
 
 # The fact-key vocabulary of docs/state-format.md. Group "p" is a product id when present.
 FACT_KEYS: tuple[re.Pattern[str], ...] = tuple(
@@ -523,7 +525,7 @@ def check_reference_format(loaded: Loaded) -> Iterator[Problem]:
                 yield problem(
                     "KB021",
                     ctx.at(loc, "references", i),
-                    f"reference {ref!r} is neither owner/repo#N nor an http(s) URL",
+                    f"reference {ref!r} is neither owner/repo#N, an http(s) URL nor doc:<name>",
                 )
 
 

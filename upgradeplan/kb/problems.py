@@ -130,7 +130,7 @@ CATALOGUE: tuple[CheckInfo, ...] = (
         "KB021",
         "bad-reference",
         "error",
-        "a reference is neither owner/repo#N nor an http(s) URL",
+        "a reference is neither owner/repo#N, an http(s) URL nor doc:<name>",
     ),
     CheckInfo("KB022", "duplicate-key", "error", "a key is written twice in one YAML mapping"),
     CheckInfo("KB023", "bad-date", "error", "a date is not a real YYYY-MM-DD calendar date"),

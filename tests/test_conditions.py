@@ -466,6 +466,64 @@ CASES: list[tuple[str, Condition, dict[str, Any], Truth]] = [
         {},
         U,
     ),
+    # structured values: a key inside the whole values, a dotted key escaped with \.
+    (
+        "set-nested",
+        pred("value_set", product="d", key="nodeSelector.kagent\\.dev/harness"),
+        {"values.d": {"nodeSelector": {"kagent.dev/harness": "yes"}}},
+        T,
+    ),
+    ("set-absent", pred("value_set", product="d", key="nodeSelector"), {"values.d": {}}, F),
+    ("set-unknown", pred("value_set", product="d", key="nodeSelector"), {}, U),
+    (
+        "set-below-a-subtree-fact",
+        pred("value_set", product="d", key="cache.enabled"),
+        {"values.d.cache": {"enabled": False}},
+        T,
+    ),
+    (
+        "equals-set",
+        pred("value_equals", product="d", key="cache.enabled", value=False),
+        {"values.d": {"cache": {"enabled": False}}},
+        T,
+    ),
+    (
+        "equals-unset-no-default",
+        pred("value_equals", product="d", key="cache.enabled", value=True),
+        {"values.d": {}},
+        U,
+    ),
+    (
+        "in-true",
+        pred("value_in", product="d", key="mode", values=["a", "b"]),
+        {"values.d.mode": "b"},
+        T,
+    ),
+    (
+        "contains-list",
+        pred("value_contains", product="d", key="allowed", value="x"),
+        {"values.d": {"allowed": ["y", "x"]}},
+        T,
+    ),
+    (
+        "contains-map-false",
+        pred("value_contains", product="d", key="labels", value="x"),
+        {"values.d": {"labels": {"y": "1"}}},
+        F,
+    ),
+    (
+        "matches-true",
+        pred("fact_matches", fact="workload.d.image", pattern=r":v?1\.3\."),
+        {"workload.d.image": "reg/d:1.3.2"},
+        T,
+    ),
+    (
+        "matches-false",
+        pred("fact_matches", fact="workload.d.image", pattern=r":v?1\.3\."),
+        {"workload.d.image": "reg/d:1.4.0"},
+        F,
+    ),
+    ("matches-unknown", pred("fact_matches", fact="workload.d.image", pattern="x"), {}, U),
 ]
 
 

@@ -125,11 +125,11 @@ def test_upgrade_md_marks_inferred_fields_visibly() -> None:
 def test_an_inferred_path_that_names_no_field_is_an_error(tmp_path: Path) -> None:
     kb = tmp_path / "kb"
     shutil.copytree(FORMAT, kb)
-    path = kb / "releases" / "fmeta" / "2.0.0.yaml"
+    path = kb / "releases" / "fmeta" / "2.1.0.yaml"
     path.write_text(path.read_text() + 'inferred: {"bom.fcomp": "guessed"}\n')
     code, out, _ = run("kb", "lint", "--no-bundled", str(kb))
     assert code == 2
-    assert "kb/releases/fmeta/2.0.0.yaml:7 KB027 inferred: 'bom.fcomp' names no field" in out
+    assert "kb/releases/fmeta/2.1.0.yaml:7 KB027 inferred: 'bom.fcomp' names no field" in out
 
 
 # --------------------------------------------------------------------------- 6: overlays
@@ -326,3 +326,73 @@ def test_a_pin_the_installation_sets_itself_is_not_replaced_by_the_range(tmp_pat
     kb = _with_fcomp_130(tmp_path)
     _, doc = check_json(*FOLLOWS, "--pin", "fcomp=1.2.0", kb=(kb,))
     assert status_of(doc, "fcomp-130-config-key-renamed") == "absent"
+
+
+# --------------------------------------------------------------------------- 2: chart defaults
+
+CACHE = "fmeta-prompt-cache-shared"
+HELMRELEASE = """\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: fmeta, namespace: fmeta}
+spec:
+  interval: 10m
+  chart:
+    spec: {chart: fmeta, version: "2.0.0", sourceRef: {kind: HelmRepository, name: fmeta}}
+  values:
+"""
+
+
+def _tree(tmp_path: Path, values: str) -> Path:
+    root = tmp_path / "gitops"
+    root.mkdir()
+    (root / "fmeta.yaml").write_text(HELMRELEASE + values)
+    return root
+
+
+def test_a_default_turns_the_feature_on_where_the_installation_does_not_set_it(
+    tmp_path: Path,
+) -> None:
+    root = _tree(tmp_path, "    replicas: 2\n")
+    code, doc = check_json("--gitops", str(root), *NO_ENGINE)
+    (finding, *_) = findings(doc, CACHE)
+    assert (code, finding["status"]) == (3, "applies")
+    assert "promptCaching.enabled = true, default of fmeta@2.0.0" in str(finding["reason"])
+    code, out, _ = run("check", "--gitops", str(root), *NO_ENGINE)
+    assert "observed values.fmeta.promptCaching.enabled = true (from default of fmeta@2.0.0)" in out
+
+
+def test_a_feature_the_installation_turns_off_is_judged_off(tmp_path: Path) -> None:
+    root = _tree(tmp_path, "    promptCaching:\n      enabled: false\n")
+    code, doc = check_json("--gitops", str(root), *NO_ENGINE)
+    (finding, *_) = findings(doc, CACHE)
+    assert (code, finding["status"]) == (0, "does-not-apply")
+    assert "promptCaching.enabled = false, set by the installation" in str(finding["reason"])
+
+
+def test_a_default_from_a_snapshot_of_the_cluster(tmp_path: Path) -> None:
+    snap = tmp_path / "snap.yaml"
+    snap.write_text(
+        "apiVersion: v1\nkind: List\nitems:\n"
+        "  - apiVersion: helm.toolkit.fluxcd.io/v2\n    kind: HelmRelease\n"
+        "    metadata: {name: fmeta, namespace: fmeta}\n"
+        "    spec: {chart: {spec: {chart: fmeta}}, values: {replicas: 2}}\n"
+        "    status: {history: [{chartName: fmeta, chartVersion: '2.0.0', status: deployed}]}\n"
+    )
+    code, doc = check_json("--snapshot", str(snap))
+    assert (code, status_of(doc, CACHE)) == (3, "applies")
+
+
+def test_stated_values_settle_or_leave_the_feature_unknown() -> None:
+    code, out, _ = run("check", "--installed", "fmeta=2.0.0")
+    assert code == 4
+    assert f"may-apply      blocking {CACHE}" in out
+    assert "missing values.fmeta.promptCaching.enabled" in out
+    code, doc = check_json("--installed", "fmeta=2.0.0", "--fact", "values.fmeta={}")
+    assert (code, status_of(doc, CACHE)) == (3, "applies")  # sets nothing: the default holds
+    code, doc = check_json(
+        "--installed", "fmeta=2.0.0", "--fact", "values.fmeta.promptCaching.enabled=false"
+    )
+    assert (code, status_of(doc, CACHE)) == (0, "does-not-apply")
+    code, doc = check_json("--installed", "fmeta=3.0.0", "--fact", "values.fmeta={}", *NO_ENGINE)
+    assert status_of(doc, CACHE) in ("does-not-apply", "absent")  # out of its landing range

@@ -237,7 +237,8 @@ class KnowledgeBase:
 
 # --------------------------------------------------------------------------- state
 
-FactValue = str | bool | int | None | list[str] | dict[str, str]
+# values facts may hold the structured values of a chart (nested maps and lists)
+FactValue = str | bool | int | None | list[str] | dict[str, str] | list[Any] | dict[str, Any]
 
 
 @dataclass(frozen=True)

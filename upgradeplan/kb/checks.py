@@ -37,6 +37,7 @@ FACT_KEYS: tuple[re.Pattern[str], ...] = tuple(
         r"|tolerations|max-surge|storage-classes)$",
         r"^secret\.[^.]+\..+\.type$",
         r"^values\.(?P<p>[^.]+)\..+$",
+        r"^values\.(?P<p>[^.]+)$",
         r"^namespace\.[^.]+\.labels$",
         r"^nodes\.(taints|provider)$",
         r"^cluster\.autopilot$",
@@ -451,8 +452,20 @@ def check_dates(loaded: Loaded) -> Iterator[Problem]:
 
 
 def check_patterns(loaded: Loaded) -> Iterator[Problem]:
-    """KB015: symptom patterns compile (case-insensitive Python regular expressions)."""
+    """KB015: symptom patterns (case-insensitive) and `fact_matches` patterns compile."""
     ctx = _Ctx(loaded)
+    roots = [hz.when for hz in _all_hazards(ctx.kb)]
+    roots += [c for rel in _all_releases(ctx.kb) for c in rel.requires_when.values()]
+    for root in roots:
+        for cond in walk_conditions(root):
+            pattern = cond.args.get("pattern") if cond.op == "pred" else None
+            if isinstance(pattern, str):
+                try:
+                    re.compile(pattern)
+                except re.error as exc:
+                    yield problem(
+                        "KB015", cond.location, f"pattern {pattern!r} does not compile: {exc}"
+                    )
     for hz in _all_hazards(ctx.kb):
         for i, symptom in enumerate(hz.symptoms):
             try:

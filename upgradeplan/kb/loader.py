@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from upgradeplan import keypath
 from upgradeplan.errors import BadInput, KnowledgeError
 from upgradeplan.kb.problems import Problem, problem
 from upgradeplan.kb.schema import top_level_properties
@@ -638,7 +639,7 @@ def _amended(ctx: _Ctx, earlier: _E, new: _E, amendment: Amendment) -> _E:
                 ("amend", "overrides", key),
                 f"overrides {key!r}, which it does not set",
             )
-    kept = {k: v for k, v in earlier.inferred.items() if split_path(k)[0] not in overrides}
+    kept = {k: v for k, v in earlier.inferred.items() if keypath.split(k)[0] not in overrides}
     changes["inferred"] = {**kept, **new.inferred}
     changes["amendments"] = (*earlier.amendments, amendment)
     return dataclasses.replace(earlier, **changes)
@@ -661,43 +662,6 @@ def _yaml_files(root: Path) -> list[tuple[str, ...]]:
             if name.endswith((".yaml", ".yml")) and not name.startswith("."):
                 found.append((*prefix, name))
     return sorted(found)
-
-
-_ABSENT = object()
-
-
-def split_path(path: str) -> list[str]:
-    """A field path's keys: split at '.', except where the dot is written '\\.'."""
-    parts: list[str] = []
-    current = ""
-    i = 0
-    while i < len(path):
-        ch = path[i]
-        if ch == "\\" and path[i + 1 : i + 2] == ".":
-            current += "."
-            i += 2
-            continue
-        if ch == ".":
-            parts.append(current)
-            current = ""
-        else:
-            current += ch
-        i += 1
-    parts.append(current)
-    return parts
-
-
-def field_at(data: Any, path: str) -> Any:
-    """The value at a field path of a document (``_ABSENT`` when there is none)."""
-    node = data
-    for part in split_path(path):
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return _ABSENT
-    return node
 
 
 def _reason(exc: BaseException) -> str:
@@ -726,7 +690,7 @@ class _Ctx:
         """``inferred:`` field path -> reason; each path must name a field of this file."""
         marks = self.strmap(self.data, "inferred")
         for path in list(marks):
-            if field_at(self.data, path) is _ABSENT:
+            if keypath.get(self.data, keypath.split(path)) is keypath.ABSENT:
                 del marks[path]
                 self.report(
                     "KB027",

@@ -205,7 +205,11 @@ def _fact_value(key: str, value: Any, where: str) -> FactValue:
     if isinstance(value, list) and all(isinstance(i, (str, int, float, bool)) for i in value):
         return [str(i) for i in value]
     if isinstance(value, dict) and all(not isinstance(v, (dict, list)) for v in value.values()):
+        if key.startswith("values."):  # a chart's values keep their types
+            return {str(k): v for k, v in value.items()}
         return {str(k): "" if v is None else str(v) for k, v in value.items()}
+    if key.startswith("values.") and isinstance(value, (dict, list)):
+        return value  # a values subtree: nested maps and lists as the chart has them
     raise errors.BadInput(
         f"fact {key!r}: unsupported value {value!r}",
         location=where,

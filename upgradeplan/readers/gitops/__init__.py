@@ -26,8 +26,9 @@ import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from upgradeplan import provenance, versions
+from upgradeplan import keypath, provenance, versions
 from upgradeplan.errors import BadInput, UpgradeplanError
 from upgradeplan.model import NEXT, KnowledgeBase, State
 from upgradeplan.readers.gitops.facts import DEFAULT, HIGH, LOW, NORMAL, image_matches, is_version
@@ -282,6 +283,14 @@ class _Reader(ObjectFacts):
                 self.bom(values)
             if product is not None:
                 self.product_values(product, values)
+        if product is not None and not self.patching and v.get("spec", "valuesFrom") is None:
+            # the whole of what the installation sets (with valuesFrom, merged elsewhere: unknown)
+            whole = values.get()
+            self.add(
+                f"values.{product}",
+                _plain(whole) if isinstance(whole, dict) else {},
+                v.where("spec", "values") if isinstance(whole, dict) else v.where("spec"),
+            )
 
     def ocirepository(self, v: View, default_ns: str | None) -> None:
         name = v.text("metadata", "name")
@@ -343,10 +352,12 @@ class _Reader(ObjectFacts):
 
     def product_values(self, pid: str, v: View) -> None:
         for key in self.values_keys.get(pid, ()):
-            path = key.split(".")
+            path = keypath.split(key)
             text = v.text(*path)
             if text is not None:
                 self.add(f"values.{pid}.{key}", text, v.where(*path))
+            elif isinstance(v.get(*path), (dict, list)):  # a subtree: kept structured
+                self.add(f"values.{pid}.{key}", _plain(v.get(*path)), v.where(*path))
         tag = v.text("image", "tag")
         if tag is not None and tag.strip():
             self.pin_from_tag(pid, tag, v.where("image", "tag"), NORMAL)
@@ -451,3 +462,12 @@ def _exact(pin: str) -> versions.Version | None:
     except UpgradeplanError:
         return None
     return constraint.exact_version if constraint.is_exact else None
+
+
+def _plain(value: Any) -> Any:
+    """Plain dicts, lists and scalars (a values tree as a structured fact)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(x) for k, x in value.items()}
+    if isinstance(value, list):
+        return [_plain(x) for x in value]
+    return value

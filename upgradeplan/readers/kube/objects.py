@@ -18,6 +18,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from upgradeplan import keypath
 from upgradeplan.model import Condition, Fact, FactValue, KnowledgeBase, Product, State
 from upgradeplan.provenance import ObjectRef, read_from
 from upgradeplan.unreadable import Unreadable
@@ -442,12 +443,22 @@ def _helmrelease(
         version = _OCI_DIGEST_SUFFIX.sub("", str(_get(hr, "status", "lastAppliedRevision")))
         b.add(f"installed.{product.id}", version, ref + " status.lastAppliedRevision")
     values = _get(hr, "spec", "values")
+    if _get(hr, "spec", "valuesFrom") is None:
+        # the whole of what the installation sets (with valuesFrom, merged elsewhere: unknown)
+        whole = _plain_tree(values) if isinstance(values, Mapping) else {}
+        b.add(
+            f"values.{product.id}",
+            whole,
+            f"{ref} spec.values",
+            obj=ObjectRef("HelmRelease", ns, name),
+            path="spec.values",
+        )
     for key in product.recognise.values_keys:
-        value = _get(values, *key.split("."))
-        if value is not None and not isinstance(value, (Mapping, list)):
+        value = _get(values, *keypath.split(key))
+        if value is not None:
             b.add(
                 f"values.{product.id}.{key}",
-                str(value),
+                _plain_tree(value) if isinstance(value, (Mapping, list)) else str(value),
                 f"{ref} spec.values.{key}",
                 obj=ObjectRef("HelmRelease", ns, name),
                 path=f"spec.values.{key}",
@@ -717,3 +728,12 @@ def _provider(node: Mapping[str, Any]) -> str:
         if label in labels:
             return name
     return "other"
+
+
+def _plain_tree(value: Any) -> Any:
+    """Plain dicts, lists and scalars (a values tree as a structured fact)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain_tree(x) for k, x in value.items()}
+    if isinstance(value, list):
+        return [_plain_tree(x) for x in value]
+    return value

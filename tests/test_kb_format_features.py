@@ -396,3 +396,18 @@ def test_stated_values_settle_or_leave_the_feature_unknown() -> None:
     assert (code, status_of(doc, CACHE)) == (0, "does-not-apply")
     code, doc = check_json("--installed", "fmeta=3.0.0", "--fact", "values.fmeta={}", *NO_ENGINE)
     assert status_of(doc, CACHE) in ("does-not-apply", "absent")  # out of its landing range
+
+
+def test_lint_fails_on_a_hazard_without_any_reference(tmp_path: Path) -> None:
+    kb = tmp_path / "kb"
+    shutil.copytree(FORMAT, kb)
+    path = kb / "hazards" / "fmeta-prompt-cache-shared.yaml"
+    path.write_text(path.read_text().replace('references: ["example/fmeta#40"]\n', ""))
+    code, out, _ = run("kb", "lint", "--no-bundled", str(kb))
+    assert code == 2
+    assert (
+        "kb/hazards/fmeta-prompt-cache-shared.yaml:1 KB026 hazard 'fmeta-prompt-cache-shared' "
+        "has no reference"
+    ) in out
+    code, _, _ = run("kb", "lint", "--no-bundled", str(FORMAT))
+    assert code == 0

@@ -26,6 +26,7 @@ EXPECTED = {
     "kb-broken/hazards/bad-range.yaml:9 KB009",
     "kb-broken/hazards/no-advice.yaml:1 KB019",
     "kb-broken/hazards/no-advice.yaml:1 KB020",
+    "kb-broken/hazards/no-advice.yaml:1 KB026",
     "kb-broken/hazards/range-nothing.yaml:8 KB011",
     "kb-broken/hazards/schema-bad.yaml:6 KB002",
     "kb-broken/hazards/schema-bad.yaml:8 KB002",

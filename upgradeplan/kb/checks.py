@@ -646,6 +646,7 @@ CHECKS: tuple[Check, ...] = (
     Check(("KB019", "KB020"), check_advice),
     Check(("KB021",), check_reference_format),
     Check(("KB025",), check_inferred),
+    Check(("KB026",), check_hazard_references, lint_only=True),
     Check(("KB005", "KB024"), check_fact_keys),
     Check(("KB014",), check_templates, lint_only=True),
 )

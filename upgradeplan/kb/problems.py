@@ -146,6 +146,7 @@ CATALOGUE: tuple[CheckInfo, ...] = (
         "warning",
         "a field is marked inferred (its value rests on a reason, not on a source)",
     ),
+    CheckInfo("KB026", "no-reference", "error", "a hazard (not withdrawn) has no reference"),
     CheckInfo(
         "KB027", "bad-inferred-path", "error", "an `inferred` path names no field of its file"
     ),

@@ -475,10 +475,10 @@ def test_kustomization_resources_generators_and_namespace(tmp_path: Path) -> Non
 
 def test_bad_yaml_names_the_file_and_line(tmp_path: Path) -> None:
     _write(tmp_path, {"ok.yaml": "a: 1\n", "broken.yaml": "a: 1\nb: [1, 2\nc: 3\n"})
-    with pytest.raises(BadInput) as err:
-        gitops.read(KB, str(tmp_path))
-    assert f"{tmp_path}/broken.yaml:" in str(err.value)
-    assert err.value.location.startswith(f"{tmp_path}/broken.yaml:")
+    state = gitops.read(KB, str(tmp_path))
+    (key,) = [k for k in state.unreadable if "broken.yaml" in k]
+    assert key.startswith(f"file {tmp_path}/broken.yaml:")
+    assert "YAML syntax error" in state.unreadable[key]
 
 
 def test_missing_path_is_bad_input(tmp_path: Path) -> None:
@@ -787,13 +787,15 @@ def test_base_gate_outside_a_repository_is_bad_input(tmp_path: Path) -> None:
     assert "not inside a git repository" in err
 
 
-def test_bad_yaml_exits_2_naming_file_and_line(tmp_path: Path) -> None:
+def test_bad_yaml_is_named_at_its_line_and_never_exit_2(tmp_path: Path) -> None:
     shutil.copytree(FIXTURES / "s1", tmp_path / "prod")
     (tmp_path / "prod/bom.yaml").write_text("components:\n  kagent: {versionRange: [\n")
-    code, out, err = _run(["check", "--gitops", "prod"], cwd=tmp_path)
-    assert code == 2
-    assert "prod/bom.yaml:3" in err
+    code, out, err = _run(["check", "--gitops", "prod", "-o", "json"], cwd=tmp_path)
+    assert code == 4, err  # the pins it held are unknown: undetermined, never safe
     assert "Traceback" not in err + out
+    code, out, err = _run(["scan", "--gitops", "prod"], cwd=tmp_path)
+    assert code == 0
+    assert "prod/bom.yaml:3" in out
 
 
 def test_values_inside_a_configmap_keep_their_lines(tmp_path: Path) -> None:

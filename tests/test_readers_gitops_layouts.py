@@ -222,3 +222,162 @@ def test_a_tenant_from_another_repository_is_named_as_unread(tmp_path: Path) -> 
     why = state["unreadable"]["source GitRepository dev-team"]
     assert why.startswith("tenants/base/dev-team/sync.yaml:")
     assert "another repository" in why
+
+
+# --------------------------------------------------------------------------- real-tree files
+
+HOSTILE = {
+    "clusters/prod/flux-system/gotk-sync.yaml": (
+        LAYOUTS / "monorepo/clusters/alpha/flux-system/gotk-sync.yaml"
+    )
+    .read_text()
+    .replace("./clusters/alpha", "./clusters/prod"),
+    "clusters/prod/apps.yaml": """\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: apps
+  namespace: flux-system
+spec:
+  interval: 1h
+  path: ./apps/prod
+  sourceRef:
+    kind: GitRepository
+    name: flux-system
+""",
+    "apps/prod/kustomization.yaml": """\
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: flux-giantswarm
+resources:
+  - agent-platform.yaml
+  - anchors.yaml
+  - broken.yaml
+  - recyclarr
+configMapGenerator:
+  - name: agent-platform-bom
+    files:
+      - values.yaml=bom.yaml
+  - name: scripts
+    files:
+      - backup.sh
+      - config.toml
+generatorOptions:
+  disableNameSuffixHash: true
+""",
+    "apps/prod/agent-platform.yaml": (
+        LAYOUTS / "multi-tenant/teams/platform/production/agent-platform.yaml"
+    ).read_text(),
+    "apps/prod/bom.yaml": (
+        LAYOUTS / "kustomize-helm/apps/base/agent-platform/bom.yaml"
+    ).read_text(),
+    "apps/prod/backup.sh": "#!/bin/sh\nset -eu\nrestic backup /data: --tag {{ .Values.x }}\n",
+    "apps/prod/config.toml": '[server]\nport = 8080\nname = "a: b: c"\n',
+    "apps/prod/anchors.yaml": """\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: &app cloudflare-dns
+spec:
+  chart:
+    spec:
+      chart: external-dns
+      version: 1.15.0
+      sourceRef: {kind: HelmRepository, name: external-dns, namespace: flux-system}
+  values:
+    env:
+      - name: &name CF_API_TOKEN
+        valueFrom: {secretKeyRef: {name: *app, key: *name}}
+      - name: &name CF_ZONE_ID
+        valueFrom: {secretKeyRef: {name: *app, key: *name}}
+""",
+    "apps/prod/broken.yaml": """\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: half-written
+spec:
+  values: [1, 2
+""",
+    "apps/prod/recyclarr/kustomization.yaml": """\
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - helmrelease.yaml
+configMapGenerator:
+  - name: recyclarr
+    files:
+      - recyclarr.yml
+generatorOptions:
+  disableNameSuffixHash: true
+""",
+    "apps/prod/recyclarr/helmrelease.yaml": """\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: recyclarr
+spec:
+  chart:
+    spec:
+      chart: app-template
+      version: 3.7.1
+      sourceRef: {kind: HelmRepository, name: bjw-s, namespace: flux-system}
+  valuesFrom:
+    - kind: ConfigMap
+      name: recyclarr
+      valuesKey: recyclarr.yml
+""",
+    "apps/prod/recyclarr/recyclarr.yml": """\
+sonarr:
+  main:
+    base_url: http://sonarr.default.svc
+    api_key: !env_var SONARR_API_KEY
+""",
+    # never applied by Flux: other tools' files, not valid YAML as they stand
+    "ansible/playbook.yml": "- hosts: all\n  tasks:\n    - shell: {{ cmd }}: x\n",
+    "docs/mkdocs.yml": "site_name: x\nmarkdown_extensions:\n  - !!python/name:material.x\n  a: [\n",
+    "templates/deployment.yaml": "apiVersion: apps/v1\nkind: {{ .Kind }}\nmetadata: [\n",
+}
+
+
+def _hostile(tmp_path: Path) -> Path:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repo = tmp_path / "hostile"
+    for rel, text in HOSTILE.items():
+        path = repo / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "base")
+    return repo
+
+
+def test_a_tree_of_real_world_files_is_read_without_exit_2(tmp_path: Path) -> None:
+    repo = _hostile(tmp_path)
+    state = _scan(repo)["prod"]
+    read = _helmreleases(state)
+    assert {"agent-platform", "cloudflare-dns", "recyclarr"} <= read
+    assert state["facts"]["pin.agent-platform"]["value"] == "4.7.18"
+    unreadable = state["unreadable"]
+    # the reached file that does not parse is named at its line; nothing else is
+    assert list(unreadable) == ["file apps/prod/broken.yaml:7"], unreadable
+    assert "YAML syntax error" in unreadable["file apps/prod/broken.yaml:7"]
+    code, _, err = run_in(["check", "--gitops", ".", "--to", "agent-platform=4.7.19"], cwd=repo)
+    assert code in (0, 3, 4), err
+
+
+def test_a_hazard_whose_pin_sat_in_an_unreadable_file_may_apply(tmp_path: Path) -> None:
+    repo = _hostile(tmp_path)
+    bom = repo / "apps/prod/bom.yaml"
+    bom.write_text(bom.read_text().replace('versionRange: "4.7.18"', 'versionRange: ["4.7.18"'))
+    state = _scan(repo)["prod"]
+    assert "pin.agent-platform-connectivity" not in state["facts"]
+    assert any("apps/prod/bom.yaml:" in why for why in state["unreadable"].values())
+    code, out, _ = run_in(
+        ["check", "--gitops", ".", "--to", "agent-platform=4.8.0", "-o", "json"], cwd=repo
+    )
+    assert code == 4
+    findings = {f["hazard"]: f for f in json.loads(out)["results"][0]["findings"]}
+    assert findings["connectivity-pin-behind-479-second-owner"]["status"] == "may-apply"

@@ -450,6 +450,8 @@ class CheckResult:
     exit_code: int = 0
     recommended: Plan | None = None  # the safe path when the jump (or state) is not safe
     error: str | None = None
+    # what was read and what could not be (GitOps files): shown next to the verdict
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -508,6 +510,7 @@ def check(
     _validate_holds(kb, holds)
     targets = _targets(kb, state, to, targets)
     if targets:
+        _require_installed(kb, state, targets)
         plan = _planner_plan(kb, state, targets, holds, fail_on)
         seen = {f.hazard for f in plan.direct.findings}
         extra = tuple(f for f in plan.state_findings if f.scope == "state" and f.hazard not in seen)
@@ -532,6 +535,9 @@ def check(
             state_name=state.name,
         )
         recommended = _recommend_from_state(kb, state, findings, holds, fail_on)
+    notes = read_notes(kb, state)
+    if verdict in ("safe", "safe-with-actions") and unread_sources(state):
+        verdict = "undetermined"  # never safe because a file went unread
     return CheckResult(
         name=name or state.name,
         state=state,
@@ -540,7 +546,72 @@ def check(
         verdict=verdict,
         exit_code=int(EXIT_OF_VERDICT[verdict]),
         recommended=recommended,
+        notes=notes,
     )
+
+
+def unread_sources(state: State) -> list[str]:
+    """Files and sources the GitOps reader reached and could not read, each with why."""
+    out: list[str] = []
+    for key in sorted(state.unreadable):
+        if key.startswith("file "):
+            out.append(f"{key[len('file ') :]}: {state.unreadable[key]}")
+        elif key.startswith("source "):
+            out.append(state.unreadable[key])
+    return out
+
+
+def _helmreleases(state: State) -> list[str]:
+    return sorted(
+        {
+            f.key.split(".")[1]
+            for f in state
+            if f.key.startswith("helmrelease.") and f.key.endswith(".drift-detection")
+        }
+    )
+
+
+def _files_read(state: State) -> list[str]:
+    files = set()
+    for fact in state:
+        where = getattr(fact.source, "file_line", None)
+        if where is not None:
+            files.add(where[0])
+    return sorted(files)
+
+
+def read_notes(kb: KnowledgeBase, state: State) -> tuple[str, ...]:
+    """What a GitOps state holds when it has nothing to judge, and what could not be read."""
+    notes: list[str] = []
+    known = any(state.installed(p) is not None or f"pin.{p}" in state for p in kb.products)
+    releases = _helmreleases(state)
+    if not known and (releases or unread_sources(state) or state.name):
+        where = f" in {state.name}" if state.name else ""
+        notes.append(
+            f"{len(releases)} HelmRelease{'s' if len(releases) != 1 else ''} read{where}; "
+            "none of a product in the knowledge base (nothing to judge)"
+        )
+    notes += [f"could not be read: {line}" for line in unread_sources(state)]
+    return tuple(notes)
+
+
+def _require_installed(kb: KnowledgeBase, state: State, targets: Sequence[Target]) -> None:
+    """A target product the GitOps files do not hold: say what was read instead."""
+    for t in targets:
+        if state.installed(t.product) is not None or not _helmreleases(state):
+            continue
+        if any(t.product in rel.bom for rels in kb.releases.values() for rel in rels):
+            continue  # a component: its meta chart's release decides
+        files = _files_read(state)
+        shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+        raise errors.BadInput(
+            f"--to {t.product}={t.version}: {t.product} is not installed in "
+            f"{state.name or 'the input'} (read {len(_helmreleases(state))} HelmReleases "
+            f"from {shown or 'no file'}; none is {t.product})",
+            hint=f"check that --gitops points at the repository that installs {t.product}, "
+            f"choose the installation with --cluster, or state it with --installed "
+            f"{t.product}=VERSION",
+        )
 
 
 def _recommend_from_state(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import click
@@ -88,8 +88,8 @@ def check(
         if g.state is None:
             results.append(_unreadable_check(g))
             continue
-        results.append(
-            api.check(
+        try:
+            result = api.check(
                 kb,
                 g.state,
                 to,
@@ -99,7 +99,12 @@ def check(
                 targets=g.targets,
                 moved=g.relocate,
             )
-        )
+        except errors.BadInput as exc:
+            if len(gathered) == 1:
+                raise
+            # one installation of several cannot be judged (the product is not in it)
+            result = _unreadable_check(api.Gathered(name=g.name, state=None, error=str(exc)))
+        results.append(result)
     code = api.worst_exit([r.exit_code for r in results])
     click.echo(_render_check(ctx, kb, results, output, code), nl=False, color=_color(ctx))
     ctx.exit(code)
@@ -129,6 +134,7 @@ def _render_check(
                 if r.plan is not None and r.state is not None
             ],
             named=len(results) > 1,
+            notes={r.name: r.notes for r in results},
         )
     judged = [r for r in results if r.plan is not None]
     if output == "sarif":
@@ -136,11 +142,15 @@ def _render_check(
     from upgradeplan.render import github
 
     named = len(judged) > 1
-    return "".join(
-        _ensure_nl(github.render(r.plan, findings=r.findings, installation=r.name if named else ""))
-        for r in judged
-        if r.plan
-    )
+    out: list[str] = []
+    for r in judged:
+        if r.plan is None:
+            continue
+        at = f"[{r.name}] " if named else ""
+        out += [f"::notice title=upgradeplan {at}read::{github.escape_data(n)}\n" for n in r.notes]
+        text = github.render(r.plan, findings=r.findings, installation=r.name if named else "")
+        out.append(_ensure_nl(text))
+    return "".join(out)
 
 
 def _sarif(kb: KnowledgeBase, results: Sequence[api.CheckResult]) -> str:
@@ -158,6 +168,11 @@ def _sarif(kb: KnowledgeBase, results: Sequence[api.CheckResult]) -> str:
         for run in log.get("runs", []):
             if r.name and len(results) > 1:  # one run per installation, told apart
                 run["automationDetails"] = {"id": f"upgradeplan/{r.name}/"}
+            if r.notes:  # what was read, what could not be: tool notifications
+                invocations = run.setdefault("invocations", [{"executionSuccessful": True}])
+                invocations[0].setdefault("toolExecutionNotifications", []).extend(
+                    {"level": "note", "message": {"text": n}} for n in r.notes
+                )
             runs.append(run)
     if not log:
         return ""
@@ -165,8 +180,17 @@ def _sarif(kb: KnowledgeBase, results: Sequence[api.CheckResult]) -> str:
     return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
 
 
-def _markdown(kb: KnowledgeBase, plans: Sequence[tuple[Plan, State]], named: bool = False) -> str:
+def _markdown(
+    kb: KnowledgeBase,
+    plans: Sequence[tuple[Plan, State]],
+    named: bool = False,
+    notes: Mapping[str, Sequence[str]] | None = None,
+) -> str:
     from upgradeplan.render import markdown
+
+    def said(state: State) -> str:
+        lines = (notes or {}).get(state.name, ())
+        return "".join(f"> {line}\n" for line in lines) + ("\n" if lines else "")
 
     return "\n".join(
         (
@@ -174,6 +198,7 @@ def _markdown(kb: KnowledgeBase, plans: Sequence[tuple[Plan, State]], named: boo
             if named
             else ""
         )
+        + said(state)
         + _ensure_nl(markdown.runbook(plan, kb, state))
         for plan, state in plans
     )

@@ -199,6 +199,8 @@ def check_to_dict(results: Sequence[CheckResult], exit_code: int) -> dict[str, A
             item["targets"] = _targets(plan) if plan else []
             item["current"] = _current(plan) if plan else {}
             item["findings"] = [finding_to_dict(f) for f in r.findings]
+            if r.notes:
+                item["notes"] = list(r.notes)
             rec = r.recommended
             item["recommended"] = (
                 None

@@ -202,6 +202,7 @@ def render_check(results: Sequence[CheckResult], color: bool = False) -> str:
             out.append(_could_not_read("check", name, r.error, s))
             continue
         out.append(f"check {_jump_title(r.plan)}{name}: {s.verdict(r.verdict)}")
+        out.extend(f"  {note}" for note in r.notes)
         shown = [f for f in r.findings if not out_of_scope(f)]
         if not shown:
             out.append("  no known hazard concerns this move")

@@ -35,7 +35,7 @@ from upgradeplan.readers.gitops.facts import DEFAULT, HIGH, LOW, NORMAL, image_m
 from upgradeplan.readers.gitops.flux import Applier, Installation, find_entries
 from upgradeplan.readers.gitops.gate import gitops_targets, pin_changes
 from upgradeplan.readers.gitops.objects import WORKLOAD_KINDS, ObjectFacts
-from upgradeplan.readers.gitops.render import Renderer
+from upgradeplan.readers.gitops.render import Renderer, _reason
 from upgradeplan.readers.gitops.trees import GitTree, Tree, git_tree, norm, work_tree
 from upgradeplan.readers.gitops.walk import YAML_SUFFIXES, Source, walk
 from upgradeplan.readers.gitops.yamldocs import Doc, View, documents, iter_objects, json6902_object
@@ -101,8 +101,14 @@ def _legacy(
     if isinstance(tree, GitTree):
         tree.prefetch([src.rel for src in plan.sources])
     reader = _Reader(kb)
+    broken: dict[str, str] = {}
     for src in plan.sources:
-        for doc in _documents(tree, src, display(src.rel)):
+        try:
+            docs = _documents(tree, src, display(src.rel))
+        except BadInput as exc:  # its facts are unknown; the rest is read
+            broken[f"file {exc.location or display(src.rel)}"] = _reason(exc)
+            continue
+        for doc in docs:
             for view in iter_objects(doc):
                 reader.object(view, src.namespace, patch=src.patch)
     reader.finish()
@@ -110,6 +116,7 @@ def _legacy(
     unreadable = {k: why for k, why in reader.unreadable.items() if k not in facts}
     for entry, why in plan.skipped.items():
         unreadable[f"file {entry}"] = why
+    unreadable.update(broken)
     name = path if ref is None else f"{path}@{ref}"
     return State(facts=facts, name=name, unreadable=unreadable)
 

@@ -108,7 +108,9 @@ def find_entries(tree: Tree, start: str, renderer: Renderer) -> list[tuple[str, 
             reached[path] = renderer.read_files
             renderer.read_files = before | reached[path]
     entries: dict[str, str] = {}
-    for rel, _ in ks:
+    for rel, doc in ks:
+        if doc.get("spec", "sourceRef", "name") != "flux-system":
+            continue  # applied by another Kustomization (a tenant's, an artifact's), not an entry
         own = paths.get(rel)
         # the bootstrap sync: its path applies its own file
         if own is not None and rel in reached.get(own, set()):
@@ -132,9 +134,22 @@ def _under(rel: str, directory: str) -> bool:
 
 
 def _names(roots: list[str]) -> list[tuple[str, str]]:
-    """Each entry's name: the directory's own name, or its path when two share a name."""
+    """Each entry's name: its directory's name, or the part of the paths that differs
+    (``kubernetes/main/cluster`` and ``kubernetes/staging/cluster`` are ``main``, ``staging``)."""
     base = [posixpath.basename(r) or "." for r in roots]
-    return [(b if base.count(b) == 1 else (r or "."), r) for b, r in zip(base, roots, strict=True)]
+    if len(set(base)) == len(base):
+        return list(zip(base, roots, strict=True))
+    parts = [r.split("/") for r in roots]
+    head = 0
+    while all(len(p) > head + 1 and p[head] == parts[0][head] for p in parts):
+        head += 1
+    tail = 0
+    while all(len(p) > head + tail + 1 and p[-1 - tail] == parts[0][-1 - tail] for p in parts):
+        tail += 1
+    names = ["/".join(p[head : len(p) - tail]) or "." for p in parts]
+    if len(set(names)) != len(names):
+        names = [r or "." for r in roots]
+    return list(zip(names, roots, strict=True))
 
 
 def _spec_path(doc: Doc) -> str | None:
@@ -174,11 +189,12 @@ class Applier:
             seen.add(key)
             objs = self._build(doc, inst)
             configmaps += [d for d in objs if identity(d)[1] == "ConfigMap"]
+            # substituted before its children are followed: their spec.path may hold ${VAR}
+            objs = self._post_build(doc, objs, configmaps, inst)
             order.append((_Ks(doc, key, parent), objs))
             queue += [(d, key) for d in objs if is_flux_kustomization(d)]
         for ks, objs in _depends_order(order):
             inst.kustomizations.append(ks.key)
-            objs = self._post_build(ks.doc, objs, configmaps, inst)
             inst.objects += [o for o in objs if not is_flux_kustomization(o)]
         inst.unreadable.update(self.renderer.unreadable)
         return inst

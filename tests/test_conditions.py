@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from upgradeplan import conditions, errors
-from upgradeplan.conditions import PREDICATES, derive, evaluate, evaluate_full, facts_read
+from upgradeplan.conditions import PREDICATES, evaluate, evaluate_full, facts_read
 from upgradeplan.model import (
     Condition,
     Fact,
@@ -20,6 +20,7 @@ from upgradeplan.model import (
     Withdrawn,
 )
 from upgradeplan.provenance import in_file, text
+from upgradeplan.state.derive import derive
 
 T, F, U = Truth.TRUE, Truth.FALSE, Truth.UNKNOWN
 

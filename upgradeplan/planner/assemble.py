@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from upgradeplan import conditions, errors
+from upgradeplan import errors
 from upgradeplan.model import (
     SEVERITY_RANK,
     Action,
@@ -26,6 +26,7 @@ from upgradeplan.planner.index import Index, index_of
 from upgradeplan.planner.search import Search
 from upgradeplan.planner.targets import current_version, order_targets, parse_named, resolve_target
 from upgradeplan.planner.verdicts import threshold, verdict_of, worst
+from upgradeplan.state.derive import derive
 
 
 @dataclass
@@ -149,7 +150,7 @@ def plan(
     for h in holds:
         if h not in kb.products:
             raise errors.UnknownName("product", h, sorted(kb.products))
-    state = conditions.derive(state, kb)
+    state = derive(state, kb)
     resolved = [resolve_target(kb, t) for t in targets]
     if len({t.product for t in resolved}) != len(resolved):
         raise errors.BadInput(

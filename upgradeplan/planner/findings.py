@@ -26,6 +26,7 @@ from upgradeplan.model import (
 from upgradeplan.planner.index import index_of
 from upgradeplan.planner.verdicts import threshold
 from upgradeplan.provenance import Source
+from upgradeplan.state.derive import derive
 
 
 def _in(con: Any, version: Any) -> bool:
@@ -168,7 +169,7 @@ def evaluate_hazard(
     """
     from upgradeplan.versions import parse_constraint, parse_version
 
-    state = conditions.derive(state, kb)
+    state = derive(state, kb)
     fv = parse_version(from_version) if from_version else None
     tv = parse_version(to_version) if to_version else None
     if _hazard_in_scope(hazard, fv, tv, parse_constraint, parse_version):
@@ -299,7 +300,7 @@ def current_findings(
     from upgradeplan.versions import parse_version
 
     threshold(fail_on)
-    state = conditions.derive(state, kb)
+    state = derive(state, kb)
     idx = index_of(kb)
     out: list[Finding] = []
     wanted = set(kb.products) if products is None else set(products) & set(kb.products)

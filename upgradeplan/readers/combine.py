@@ -35,8 +35,8 @@ def derive(state: State) -> State:
     """Add ``installed.X`` from an exact ``pin.X`` where the installed version is unknown.
 
     Flux installs exactly what an exact pin names; a range derives nothing. The rule lives in
-    :func:`upgradeplan.conditions.derive`, which the planner applies too.
+    :func:`upgradeplan.state.derive.derive`, which the planner applies too.
     """
-    from upgradeplan.conditions import derive as derive_installed
+    from upgradeplan.state.derive import derive as derive_installed
 
     return derive_installed(state)

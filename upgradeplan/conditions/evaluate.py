@@ -1,0 +1,161 @@
+"""Three-valued (Kleene) evaluation of a condition tree, with evidence for every predicate."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from upgradeplan import errors
+from upgradeplan.conditions.outcome import (
+    Hop,
+    Outcome,
+    PredicateSpec,
+    Result,
+)
+from upgradeplan.conditions.vocabulary import PREDICATES
+from upgradeplan.model import (
+    Condition,
+    Evidence,
+    KnowledgeBase,
+    State,
+    Truth,
+)
+
+
+def bind(args: Mapping[str, Any], spec: PredicateSpec, hop: Hop) -> tuple[dict[str, Any], str]:
+    """Replace ``$from`` / ``$to`` in version arguments; returns (args, unbound name or "")."""
+    if not any(args.get(name) in ("$from", "$to") for name in spec.version_args):
+        return args if isinstance(args, dict) else dict(args), ""
+    out = dict(args)
+    for name in spec.version_args:
+        value = out.get(name)
+        if value in ("$from", "$to"):
+            bound = hop[0] if value == "$from" else hop[1]
+            if bound is None:
+                return out, str(value)
+            out[name] = bound
+    return out, ""
+
+
+_CHECKED: dict[int, tuple[Condition, PredicateSpec]] = {}
+
+
+def _spec_of(cond: Condition) -> PredicateSpec:
+    hit = _CHECKED.get(id(cond))
+    if hit is not None and hit[0] is cond:
+        return hit[1]
+    spec = PREDICATES.get(cond.predicate)
+    if spec is None:
+        raise errors.UnknownName("predicate", cond.predicate, sorted(PREDICATES))
+    missing = [a for a in spec.required if a not in cond.args]
+    if missing:
+        where = f"{cond.location}: " if cond.location.line else ""
+        raise errors.BadInput(
+            f"{where}predicate {cond.predicate!r} is missing argument {', '.join(missing)}"
+        )
+    if len(_CHECKED) > 100_000:
+        _CHECKED.clear()
+    _CHECKED[id(cond)] = (cond, spec)
+    return spec
+
+
+def evaluate_full(
+    cond: Condition, state: State, kb: KnowledgeBase, *, hop: Hop = (None, None)
+) -> Result:
+    """Evaluate ``cond``; ``missing`` lists only the keys that could change an UNKNOWN."""
+    evidence: list[Evidence] = []
+    truth, missing = _eval(cond, state, kb, hop, False, evidence)
+    return Result(truth, tuple(evidence), tuple(dict.fromkeys(missing)))
+
+
+def evaluate(
+    cond: Condition, state: State, kb: KnowledgeBase, *, hop: Hop = (None, None)
+) -> tuple[Truth, tuple[Evidence, ...]]:
+    """Kleene evaluation of ``cond`` on ``state``; ``hop`` binds ``$from`` / ``$to``."""
+    res = evaluate_full(cond, state, kb, hop=hop)
+    return res.truth, res.evidence
+
+
+def truth(cond: Condition, state: State, kb: KnowledgeBase, *, hop: Hop = (None, None)) -> Truth:
+    """Only the truth of ``cond`` (short-circuit Kleene evaluation, no evidence kept)."""
+    if cond.op == "pred":
+        spec = _spec_of(cond)
+        args, unbound = bind(cond.args, spec, hop)
+        return Truth.UNKNOWN if unbound else spec.fn(args, state, kb).result
+    if cond.op == "not":
+        return ~truth(cond.children[0], state, kb, hop=hop)
+    stop = Truth.FALSE if cond.op == "all" else Truth.TRUE
+    seen_unknown = False
+    for child in cond.children:
+        t = truth(child, state, kb, hop=hop)
+        if t is stop:
+            return stop
+        seen_unknown = seen_unknown or t is Truth.UNKNOWN
+    if seen_unknown:
+        return Truth.UNKNOWN
+    return Truth.TRUE if cond.op == "all" else Truth.FALSE
+
+
+def _eval(
+    cond: Condition,
+    state: State,
+    kb: KnowledgeBase,
+    hop: Hop,
+    negated: bool,
+    evidence: list[Evidence],
+) -> tuple[Truth, list[str]]:
+    if cond.op == "pred":
+        spec = _spec_of(cond)
+        args, unbound = bind(cond.args, spec, hop)
+        if unbound:
+            out = Outcome(Truth.UNKNOWN, f"{cond.predicate}: {unbound} has no value outside a hop")
+        else:
+            out = spec.fn(args, state, kb)
+        evidence.append(
+            Evidence(cond.predicate, out.description, out.result, out.facts, out.missing, negated)
+        )
+        return out.result, list(out.missing) if out.result is Truth.UNKNOWN else []
+    if cond.op == "not":
+        if len(cond.children) != 1:
+            raise errors.BadInput("`not` takes exactly one condition")
+        t, inner = _eval(cond.children[0], state, kb, hop, not negated, evidence)
+        return ~t, inner
+    if cond.op not in ("all", "any"):
+        raise errors.BadInput(f"unknown condition operator {cond.op!r}")
+    results = [_eval(c, state, kb, hop, negated, evidence) for c in cond.children]
+    truth = Truth.TRUE if cond.op == "all" else Truth.FALSE
+    for t, _ in results:
+        truth = (truth & t) if cond.op == "all" else (truth | t)
+    if truth is not Truth.UNKNOWN:
+        return truth, []
+    missing: list[str] = []
+    for t, m in results:
+        if t is Truth.UNKNOWN:
+            missing.extend(m)
+    return truth, missing
+
+
+def facts_read(cond: Condition | None, hop: Hop = (None, None)) -> list[str]:
+    """Every fact key ``cond`` may read (templated keys keep ``<placeholders>``)."""
+    if cond is None:
+        return []
+    if cond.op == "pred":
+        spec = _spec_of(cond)
+        args, _ = bind(cond.args, spec, hop)
+        return spec.reads(args)
+    out: list[str] = []
+    for child in cond.children:
+        out.extend(k for k in facts_read(child, hop) if k not in out)
+    return out
+
+
+def hop_refs(cond: Condition | None) -> set[str]:
+    """Which of ``$from`` / ``$to`` the condition refers to."""
+    if cond is None:
+        return set()
+    if cond.op == "pred":
+        return {v for v in cond.args.values() if v in ("$from", "$to")}
+    out: set[str] = set()
+    for child in cond.children:
+        out |= hop_refs(child)
+    return out

@@ -1,0 +1,57 @@
+"""Derived facts: what follows from the facts read (docs/state-format.md, "Derived facts").
+
+Flux installs exactly what an exact pin names, so an exact ``pin.X`` gives ``installed.X`` when
+nothing says otherwise; a range derives nothing. A release that publishes a component range
+(``components.X.versionRange``) pins X for an installation that does not pin X itself.
+"""
+
+from __future__ import annotations
+
+from upgradeplan import errors, provenance
+from upgradeplan.model import Fact, KnowledgeBase, State
+from upgradeplan.provenance import derived_from_pin
+
+
+def derive(state: State, kb: KnowledgeBase | None = None) -> State:
+    """Add ``installed.X`` from an exact ``pin.X`` where the installed version is unknown."""
+    from upgradeplan.versions import parse_constraint
+
+    added: list[Fact] = []
+    for key, fact in state.facts.items():
+        if not key.startswith("pin.") or not isinstance(fact.value, str):
+            continue
+        product = key[len("pin.") :]
+        if f"installed.{product}" in state.facts:
+            continue
+        try:
+            exact = parse_constraint(fact.value).exact_version
+        except errors.InvalidConstraint:
+            continue
+        if exact is None:
+            continue
+        added.append(Fact(f"installed.{product}", str(exact), derived_from_pin(fact.source)))
+    if kb is not None:
+        added.extend(_published_ranges(state, kb))
+    return state.with_facts(*added) if added else state
+
+
+def _published_ranges(state: State, kb: KnowledgeBase) -> list[Fact]:
+    """``pin.X`` from ``components.X.versionRange`` of the release a product runs, where the
+    installation does not pin X itself (it follows the range the release publishes)."""
+    out: list[Fact] = []
+    for key, fact in state.facts.items():
+        if not key.startswith("installed.") or not isinstance(fact.value, str):
+            continue
+        rel = kb.release(key[len("installed.") :], fact.value)
+        if rel is None or not rel.components:
+            continue
+        for comp, rng in sorted(rel.components.items()):
+            if f"pin.{comp}" not in state.facts and f"pin.{comp}" in state.unreadable:
+                continue  # the pin was there but could not be read: stays unknown
+            if f"pin.{comp}" not in state.facts:
+                source = f"default of {rel.key} (components.{comp}.versionRange)"
+                out.append(Fact(f"pin.{comp}", rng, provenance.text(source)))
+    return out
+
+
+__all__ = ["derive"]

@@ -36,6 +36,8 @@ from upgradeplan.provenance import Source
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from upgradeplan.fleet.judge import Fleet
+
 FailOn = Literal["blocking", "warning", "notice", "never"]
 FAIL_ON_CHOICES: tuple[FailOn, ...] = ("blocking", "warning", "notice", "never")
 
@@ -661,6 +663,48 @@ def plan(
     return PlanResult(name=name or state.name, state=state, plan=result, exit_code=code)
 
 
+# --------------------------------------------------------------------------- fleet
+
+
+def fleet(
+    kb: KnowledgeBase,
+    sources: Sequence[str] = (),
+    to: Sequence[str] = (),
+    *,
+    kubeconfig: str | None = None,
+    contexts: Sequence[str] = (),
+    gitops: Sequence[str] = (),
+    installed: Sequence[str] = (),
+    pins: Sequence[str] = (),
+    facts: Sequence[str] = (),
+    holds: Sequence[str] = (),
+    fail_on: str = "blocking",
+    hazard: str | None = None,
+    workers: int = 1,
+) -> Fleet:
+    """Judge many installations (snapshot files, directories, globs, ``s3://`` prefixes, the
+    contexts of a kubeconfig, GitOps trees) one at a time and roll them up
+    (:mod:`upgradeplan.fleet`). Stated flags apply to every installation; ``workers``
+    processes judge many local snapshot files."""
+    from upgradeplan.fleet import judge
+    from upgradeplan.readers import stated
+
+    said = stated.from_flags(kb, installed, pins, facts) if installed or pins or facts else None
+    return judge.judge_sources(
+        kb,
+        sources,
+        to,
+        kubeconfig=kubeconfig,
+        contexts=contexts,
+        gitops=gitops,
+        holds=holds,
+        fail_on=fail_on,
+        stated=said,
+        hazard=hazard,
+        workers=workers,
+    )
+
+
 # --------------------------------------------------------------------------- explain
 
 
@@ -868,6 +912,7 @@ __all__ = [
     "check_version",
     "diagnose",
     "explain",
+    "fleet",
     "gather",
     "judge",
     "latest_version",

@@ -42,6 +42,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "diagnose",
         "Match pasted logs, events or status text against known symptoms.",
     ),
+    "fleet": (
+        "upgradeplan.commands.fleet",
+        "fleet",
+        "Judge many installations at once; roll-up per installation and hazard.",
+    ),
     "docs": ("upgradeplan.commands.docs", "docs", "Render UPGRADE.md from the knowledge base."),
     "graph": ("upgradeplan.commands.graph", "graph", "The release graph as mermaid or dot."),
     "kb": ("upgradeplan.commands.kb", "kb", "Lint and list the knowledge base."),

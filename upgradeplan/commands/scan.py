@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from upgradeplan import api, errors
+from upgradeplan.commands.fleet import snapshot_output
 from upgradeplan.commands.options import inputs_from, kb_dirs, output_option, state_options
 from upgradeplan.model import State
 
@@ -138,14 +139,24 @@ def write_atomically(path: str, text: str) -> None:
 @click.option(
     "--all-contexts", "all_contexts", is_flag=True, default=False, help="Read every context."
 )
-@output_option(("yaml", "json"), default="yaml", help="Snapshot format.")
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    metavar="yaml|json|s3://BUCKET/PREFIX/",
+    callback=snapshot_output,
+    default="yaml",
+    show_default=True,
+    help="Snapshot format, or s3://BUCKET/PREFIX/ to write to object storage (the s3 "
+    "extra; one object per context under a prefix ending in '/', docs/fleet.md).",
+)
 @click.option(
     "-f",
     "--file",
     "file",
     metavar="FILE",
     default=None,
-    help="Write here (atomically) instead of stdout.",
+    help="Write here (atomically) instead of stdout; an s3:// URL works as with -o.",
 )
 @click.pass_context
 def snapshot(
@@ -168,6 +179,16 @@ def snapshot(
     from upgradeplan.readers import snapshot as snapshot_format
     from upgradeplan.readers.kube import cluster
 
+    url = (
+        output if output.startswith("s3://") else file if (file or "").startswith("s3://") else None
+    )
+    if url is not None:
+        from upgradeplan.fleet import s3
+
+        s3.require()  # exit 2 naming the extra before the cluster is read
+        output = (
+            "json" if url.endswith(".json") else output if output in ("yaml", "json") else "yaml"
+        )
     kb = api.load_kb(kb_dirs(ctx))
     results = cluster.read_contexts(kb, kubeconfig, list(contexts), all_contexts)
     states = [r.state for r in results if r.state is not None]
@@ -177,6 +198,10 @@ def snapshot(
     if not states:
         names = ", ".join(f"{r.name} ({r.error})" for r in failed)
         raise errors.ClusterUnreachable(f"no context could be read: {names}")
+    if url is not None:
+        for where in s3.write_states(url, states, output):
+            click.echo(f"upgradeplan: wrote {where}", err=True)
+        ctx.exit(int(errors.ExitCode.UNDETERMINED) if failed else int(errors.ExitCode.SAFE))
     text = (
         snapshot_format.dump(states[0], output)
         if len(states) == 1

@@ -158,16 +158,14 @@ def _state_doc(doc: dict[str, Any], text: str, label: str) -> State:
         raise errors.BadInput("facts must be a mapping", location=_where(text, label, "facts"))
     facts: dict[str, Fact] = {}
     for key, entry in raw_facts.items():
-        where = _where(text, label, str(key))
-        if not isinstance(key, str) or not key:
-            raise errors.BadInput(f"fact key {key!r} must be a string", location=where)
-        if not isinstance(entry, dict) or "value" not in entry:
-            raise errors.BadInput(
-                f"fact {key!r} must be a mapping with 'value' (and 'source')", location=where
-            )
-        value = _fact_value(key, entry["value"], where)
-        source = entry.get("source")
-        facts[key] = Fact(key, value, _source(source, label))
+        try:
+            facts[key] = _fact_entry(key, entry, label)
+        except errors.BadInput as exc:
+            # the line is looked up only for a bad fact (a scan per fact made reading quadratic)
+            if exc.location:
+                raise
+            where = _where(text, label, str(key))
+            raise errors.BadInput(exc.message, location=where, hint=exc.hint) from None
     unreadable = doc.get("unreadable") or {}
     if not isinstance(unreadable, dict):
         raise errors.BadInput(
@@ -184,6 +182,17 @@ def _state_doc(doc: dict[str, Any], text: str, label: str) -> State:
 def _source(recorded: Any, label: str) -> provenance.Source:
     """The source a snapshot recorded for a fact (its text), else the snapshot file."""
     return provenance.recorded(str(recorded)) if recorded else provenance.text(label)
+
+
+def _fact_entry(key: Any, entry: Any, label: str) -> Fact:
+    """One fact of a state document; errors.BadInput without a location when it is bad."""
+    if not isinstance(key, str) or not key:
+        raise errors.BadInput(f"fact key {key!r} must be a string")
+    if not isinstance(entry, dict) or "value" not in entry:
+        raise errors.BadInput(f"fact {key!r} must be a mapping with 'value' (and 'source')")
+    value = _fact_value(key, entry["value"], "")
+    source = entry.get("source")
+    return Fact(key, value, _source(source, label))
 
 
 def _fact_value(key: str, value: Any, where: str) -> FactValue:

@@ -5,9 +5,13 @@ jinja2 template ``templates/upgrade_md.j2`` lays it out. Bullets come from
 
 - the release's own ``notes`` (authoritative: a note wins over a derived bullet with the same
   condition);
-- the **path bullets** each skip hazard implies for a release inside its ``skip.to`` range:
-  "In order, via S (the default path)" and "Skipping S (from P or earlier straight to R)",
-  with the hazard's consequence, how to avoid it and the recovery commands;
+- the **path bullets** each skip hazard implies, in the section of the first release of its
+  ``skip.to`` range: "In order, via S (the default path)" and "Skipping S (from P or earlier
+  straight to R)", with the hazard's consequence, how to avoid it and the recovery commands;
+- one bullet for every other live hazard of the product, in the section of the first release
+  its scope reaches (a landing range, a transition's ``to``, a state range); a hazard whose
+  scope reaches every release goes to the newest section, "whatever the version". Every hazard
+  is rendered once, in one section;
 - value clean-ups (``values-key-removed`` changes) and the BOM (the component versions the
   release is published with, when they moved);
 - "Recognising it worked" from the release's ``verify`` commands.
@@ -34,6 +38,7 @@ class Bullet:
     text: str
     commands: tuple[str, ...] = ()
     sep: str = ": "  # between the condition (and aside) and the text
+    hazards: tuple[str, ...] = ()  # the hazards a path bullet stands for, named after its text
 
 
 @dataclass(frozen=True)
@@ -133,14 +138,13 @@ def _path_bullets(kb: KnowledgeBase, release: Release) -> list[Bullet]:
     """ "In order, via S" and "Skipping S" for each required stop S of the skip hazards whose
     ``to`` range contains the release. The release where a window opens gets the whole
     story (consequence, how to avoid it, the recovery commands); later releases in the same
-    window get a short "Skipping S" bullet pointing back to it."""
+    window repeat nothing: a hazard is rendered once."""
     out: list[Bullet] = []
     by_stop: dict[str, list[tuple[Hazard, str]]] = {}
     for hazard, first in _skip_hazards(kb, release):
         by_stop.setdefault(str(hazard.stop), []).append((hazard, first))
     for stop, pairs in by_stop.items():
         opening = [h for h, first in pairs if first == release.version]
-        later = [(h, first) for h, first in pairs if first != release.version]
         earlier = _before(kb, release.product, stop)
         aside = (
             f"(from {earlier} or earlier straight to {release.version})"
@@ -165,25 +169,74 @@ def _path_bullets(kb: KnowledgeBase, release: Release) -> list[Bullet]:
                 if h.recover:
                     text.append("Recovery: " + _sentence(h.recover))
                 commands.extend(c for c in h.recover_commands if c not in commands)
+            ids = tuple(h.id for h in opening)
             out.append(
                 Bullet(
                     condition=f"Skipping {stop}",
                     aside=aside,
-                    text=" ".join(text),
+                    text=" ".join(text) + _named(ids),
                     commands=tuple(commands),
-                )
-            )
-        elif later:
-            first = later[0][1]
-            refs = "; ".join(f"{_lower_first(h.title.rstrip('.'))} (`{h.id}`)" for h, _ in later)
-            out.append(
-                Bullet(
-                    condition=f"Skipping {stop}",
-                    aside=aside,
-                    text=f"the same as under {first}: {refs}. Stop at {stop} first.",
+                    hazards=ids,
                 )
             )
     return out
+
+
+def _scope_range(hazard: Hazard) -> str | None:
+    """The range of release versions a hazard's scope reaches (None: every version)."""
+    if hazard.scope == "state":  # the installed range, optional
+        return hazard.from_range or None
+    return hazard.to_range
+
+
+def home_version(kb: KnowledgeBase, hazard: Hazard) -> str | None:
+    """The release whose section renders ``hazard``: the first its scope reaches, or the
+    newest one (unreleased included) when the scope reaches every release."""
+    releases = list(kb.releases.get(hazard.product, ()))
+    released = [r for r in releases if r.version != NEXT]
+    if not releases:
+        return None
+    rng = _scope_range(hazard)
+    reached = [r.version for r in released if rng and _version_in(rng, r.version)]
+    if rng is None or (released and len(reached) == len(released)):
+        return releases[-1].version
+    return reached[0] if reached else None
+
+
+def _everywhere(kb: KnowledgeBase, hazard: Hazard) -> bool:
+    released = _released(kb, hazard.product)
+    rng = _scope_range(hazard)
+    return rng is None or all(_version_in(rng, r.version) for r in released)
+
+
+def _hazard_bullets(kb: KnowledgeBase, release: Release) -> list[Bullet]:
+    """One bullet per non-skip hazard at home in this release's section."""
+    out: list[Bullet] = []
+    for h in sorted(kb.hazards_for(release.product), key=lambda h: h.id):
+        if h.scope == "skip" or h.withdrawn is not None:
+            continue
+        if home_version(kb, h) != release.version:
+            continue
+        aside = "(whatever the version)" if _everywhere(kb, h) else ""
+        text = [_lower_first(_sentence(h.consequence))]
+        if h.avoid:
+            text.append(_sentence(h.avoid))
+        if h.recover:
+            text.append("Recovery: " + _lower_first(_sentence(h.recover)))
+        text.append(f"(`{h.id}`)")
+        out.append(
+            Bullet(
+                condition=h.title.rstrip("."),
+                aside=aside,
+                text=" ".join(text),
+                commands=tuple(h.recover_commands),
+            )
+        )
+    return out
+
+
+def _named(ids: Sequence[str]) -> str:
+    return " (" + ", ".join(f"`{i}`" for i in ids) + ")" if ids else ""
 
 
 def _lower_first(text: str) -> str:
@@ -286,7 +339,7 @@ def section(kb: KnowledgeBase, release: Release) -> Section:
                 Bullet(
                     condition=merged.condition,
                     aside=merged.aside or bullet.aside,
-                    text=merged.text,
+                    text=merged.text + _named(bullet.hazards),
                     commands=merged.commands or bullet.commands,
                     sep=merged.sep,
                 )
@@ -304,6 +357,7 @@ def section(kb: KnowledgeBase, release: Release) -> Section:
             continue
         bullets.append(_note_bullet(note))
         used.add(key)
+    bullets.extend(_hazard_bullets(kb, release))
     bullets.extend(_value_bullets(release))
     bullets.extend(_bom_bullet(kb, release))
     if worked is not None:

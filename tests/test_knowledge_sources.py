@@ -1,0 +1,134 @@
+"""docs/knowledge-sources.md: the table that traces the bundled knowledge to its sources.
+
+It lists every section of the real giantswarm/agent-platform UPGRADE.md at the commit it names,
+each modelled by entries that exist or "not modelled" with a reason, and every reference a
+bundled hazard cites.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from upgradeplan.kb import loader
+from upgradeplan.model import KnowledgeBase
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "knowledge-sources.md"
+COMMIT = "0025c4d9098dbf2787ab913349d9218d894aadcc"
+
+
+@pytest.fixture(scope="module")
+def kb() -> KnowledgeBase:
+    return loader.load()
+
+
+def _rows() -> list[list[str]]:
+    rows = []
+    for line in DOC.read_text(encoding="utf-8").splitlines():
+        if line.startswith("| ") and not line.startswith("| source ") and "---" not in line[:6]:
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+            rows.append(cells)
+    return rows
+
+
+def test_the_table_names_the_commit_and_lists_all_65_upgrade_sections() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    assert COMMIT in text
+    sections = [r for r in _rows() if r[0].startswith("UPGRADE.md ")]
+    assert [r[0] for r in sections] == [f"UPGRADE.md {n}" for n in range(1, 66)]
+    for source, heading, entries in sections:
+        assert heading.startswith("## ") and " → " in heading and heading.endswith(")"), source
+        assert entries.startswith(("modelled by ", "not modelled: ")), source
+        if "not modelled" in entries:
+            reason = entries.split("not modelled", 1)[1].lstrip(": ")
+            assert len(reason) > 10, source
+
+
+def test_every_reference_of_a_bundled_hazard_is_in_the_table(kb: KnowledgeBase) -> None:
+    cited = " ".join(" ".join(r) for r in _rows())
+    for hazard in kb.hazards.values():
+        for ref in hazard.references:
+            number = ref.split("#", 1)[1] if "#" in ref and "/" in ref else None
+            owner_repo = ref.split("#", 1)[0]
+            found = ref in cited or (
+                number is not None and owner_repo in cited and f"#{number}" in cited
+            )
+            assert found, f"{hazard.id}: {ref} is not in docs/knowledge-sources.md"
+
+
+_LIST = r"((?:`[^`]+`(?: \([^)]*\))?(?:, | and )?)+)"
+
+
+def test_every_entry_the_table_names_exists(kb: KnowledgeBase) -> None:
+    checked = 0
+    for row in _rows():
+        for kind, items in re.findall(r"\b(hazards?|migrations?|releases?) " + _LIST, row[2]):
+            for name in re.findall(r"`([^`]+)`", re.sub(r"\([^)]*\)", "", items)):
+                checked += 1
+                if kind.startswith("hazard"):
+                    assert name in kb.hazards, (row[0], name)
+                elif kind.startswith("migration"):
+                    assert name in kb.migrations, (row[0], name)
+                else:
+                    product, _, version = name.partition(" ")
+                    assert kb.release(product, version) is not None, (row[0], name)
+    assert checked > 60
+
+
+def test_every_bundled_hazard_is_named_in_the_table(kb: KnowledgeBase) -> None:
+    text = DOC.read_text(encoding="utf-8")
+    missing = [
+        h
+        for h in kb.hazards
+        if f"`{h}`" not in text and not (h.startswith("delegate-") and "`delegate-*`" in text)
+    ]
+    assert missing == []
+
+
+GOLDEN = Path(__file__).resolve().parent / "golden" / "UPGRADE-agent-platform.md"
+
+
+def _golden_sections() -> dict[str, str]:
+    """heading version ('next' for \\<current\\> → \\<next\\>) -> the section's text."""
+    out = {}
+    for chunk in re.split(r"(?m)^## ", GOLDEN.read_text(encoding="utf-8"))[1:]:
+        head = chunk.splitlines()[0]
+        arrow = head.split(" (", 1)[0]
+        version = arrow.split(" → ")[-1].strip()
+        out["next" if version == r"\<next\>" else version] = chunk
+    return out
+
+
+def test_the_generated_upgrade_md_has_a_section_for_each_modelled_real_section() -> None:
+    sections = _golden_sections()
+    text = GOLDEN.read_text(encoding="utf-8")
+    for source, _heading, entries in _rows():
+        if not source.startswith("UPGRADE.md ") or not entries.startswith("modelled by "):
+            continue
+        modelled = entries.split("; not modelled", 1)[0]
+        versions = re.findall(r"`agent-platform ([^`]+)`", modelled)
+        hazards = re.findall(r"hazards? ((?:`[a-z0-9-]+`(?:, )?)+)", modelled)
+        ids = [i for group in hazards for i in re.findall(r"`([^`]+)`", group)]
+        assert versions or ids, source
+        for version in versions:
+            assert version in sections, (source, version)
+        for hazard_id in ids:
+            assert f"`{hazard_id}`" in text, (source, hazard_id)
+
+
+def test_the_generated_upgrade_md_has_no_section_for_a_release_no_source_names() -> None:
+    # a release is named by a source when the table traces it to a section or an entry
+    named = {v for row in _rows() for v in re.findall(r"`agent-platform ([^`]+)`", row[2])}
+    for version in _golden_sections():
+        assert version in named, version
+    for invented in ("3.9.0", "4.7.11", "4.7.15", "4.10.7"):
+        assert invented not in _golden_sections()
+
+
+def test_no_hazard_bullet_is_repeated_across_sections(kb: KnowledgeBase) -> None:
+    sections = _golden_sections()
+    for hazard in kb.hazards_for("agent-platform"):
+        holding = [v for v, text in sections.items() if f"`{hazard.id}`" in text]
+        assert len(holding) == 1, (hazard.id, holding)

@@ -13,8 +13,12 @@ multi-document YAML) well enough for both ``kubectl`` and the Python client:
   CRDs means "Flux is not installed");
 - HTTP/1.1 with ``Content-Length``, ``TCP_NODELAY`` on every connection;
 - a request log (method, path, query, Accept, whether an Authorization header came, status);
-- switchable faults: 403 on one resource, 500s, slow answers, truncated JSON, 410 on a
-  ``continue``, a request that is never answered (bounded: it ends when the server stops).
+- switchable faults (:class:`Faults`): 403 on one resource, 500s, slow answers, truncated
+  JSON, 410 on a ``continue``, a request that is never answered (bounded: it ends when the
+  server stops); and the fault suite's modes: any status per path (with ``Retry-After``), a
+  body trickled a byte at a time, a connection dropped mid-body, a body that is not JSON,
+  list items that are not objects, a repeated ``continue`` token, empty pages that never
+  end, huge bodies, 410 on every ``continue``.
 
 ``gitVersion`` defaults to ``v1.31.0`` and may be set per fixture (``server.yaml`` next to
 the objects, ``{gitVersion: v1.27.3}``) or per server.
@@ -173,6 +177,30 @@ class Faults:
     gone_on_continue: int = 0  # answer 410 Expired to this many continue requests
     no_answer: set[str] = field(default_factory=set)  # never answer (until the server stops)
     # plurals above, or exact paths such as "/version"
+    # The fault suite's modes; each keyed by plural or exact path ("/version"):
+    status: dict[str, int] = field(default_factory=dict)  # always answer this HTTP status
+    retry_after: str = ""  # a Retry-After header on 429 and 503 answers
+    trickle: dict[str, float] = field(default_factory=dict)  # one body byte every N seconds
+    drop: set[str] = field(default_factory=set)  # close the connection halfway through the body
+    garbage: set[str] = field(default_factory=set)  # 200 with a body that is not JSON
+    garbage_items: set[str] = field(default_factory=set)  # a list whose items are not objects
+    repeat_continue: set[str] = field(default_factory=set)  # every page: the same continue
+    empty_pages: set[str] = field(default_factory=set)  # pages without items, never ending
+    huge: dict[str, int] = field(default_factory=dict)  # pad the answer to this many bytes
+    always_gone: set[str] = field(default_factory=set)  # 410 Expired on every continue
+
+    def hit(self, mode: str, path: str) -> Any:
+        """The setting of ``mode`` for a request path (by exact path, then plural), or None."""
+        table = getattr(self, mode)
+        clean = "/" + "/".join(p for p in path.split("/") if p)
+        keys = [clean]
+        found = _path_plural(clean)
+        if found is not None:
+            keys.append(found[0])
+        for key in keys:
+            if key in table:
+                return table[key] if isinstance(table, dict) else True
+        return None
 
 
 @dataclass
@@ -397,20 +425,55 @@ class _Handler(BaseHTTPRequestHandler):
         )
         with self.fake._lock:
             self.fake.requests.append(entry)
-        code, body, truncate = self._answer(split.path, query)
+        faults = self.fake.faults
+        status = faults.hit("status", split.path)
+        if status is not None:
+            code, body, truncate = int(status), _status(int(status), "Fault", "injected"), False
+        else:
+            code, body, truncate = self._answer(split.path, query)
         entry.status = code
         if code < 0:  # never answer: wait until the server stops (bounded)
             self.fake._stopping.wait(timeout=60)
             self.close_connection = True
             return
+        if code == 200 and faults.hit("garbage_items", split.path) and "items" in body:
+            body["items"] = ["x", 1, [[[]]], None, {"no": "kind"}] * 200
         data = json.dumps(body).encode()
+        if code == 200 and faults.hit("garbage", split.path):
+            data = b"<html><body>502 Bad Gateway</body></html>"
+        pad = faults.hit("huge", split.path)
+        if pad:
+            data = data[:-1] + b', "padding": "' + b"x" * int(pad) + b'"}'
         if truncate:
             data = data[: max(1, len(data) // 2)]
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        if code in (429, 503) and faults.retry_after:
+            self.send_header("Retry-After", faults.retry_after)
         self.end_headers()
-        self.wfile.write(data)
+        self._write_body(data, split.path)
+
+    def _write_body(self, data: bytes, path: str) -> None:
+        faults = self.fake.faults
+        try:
+            if faults.hit("drop", path):
+                self.wfile.write(data[: len(data) // 2])
+                self.wfile.flush()
+                self.close_connection = True
+                return
+            interval = faults.hit("trickle", path)
+            if interval:
+                for i in range(len(data)):  # bounded: ends when the server stops or the
+                    if self.fake._stopping.wait(timeout=float(interval)):  # client leaves
+                        break
+                    self.wfile.write(data[i : i + 1])
+                    self.wfile.flush()
+                self.close_connection = True
+                return
+            self.wfile.write(data)
+        except OSError:  # the client gave up (a timeout): nothing to do
+            self.close_connection = True
 
     def _answer(self, path: str, query: dict[str, list[str]]) -> tuple[int, Any, bool]:
         fake = self.fake
@@ -549,10 +612,20 @@ class _Handler(BaseHTTPRequestHandler):
         list_rv = str(max([int(o["metadata"]["resourceVersion"]) for o in items] + [fake._rv]))
         start = 0
         token = (query.get("continue") or [""])[0]
+        if rt.plural in faults.empty_pages:
+            n = int(token.rpartition("-")[2]) + 1 if token.startswith("empty-") else 0
+            meta_e = {"resourceVersion": list_rv, "continue": f"empty-{n}"}
+            return (
+                200,
+                {"kind": f"{rt.kind}List", "apiVersion": gv, "metadata": meta_e, "items": []},
+                truncate,
+            )
+        if token == "loop":
+            token = ""
         if token:
             with fake._lock:
-                gone = faults.gone_on_continue > 0
-                if gone:
+                gone = faults.gone_on_continue > 0 or rt.plural in faults.always_gone
+                if gone and faults.gone_on_continue > 0:
                     faults.gone_on_continue -= 1
             if gone:
                 msg = (
@@ -574,6 +647,8 @@ class _Handler(BaseHTTPRequestHandler):
                 json.dumps({"start": end, "rv": list_rv}).encode()
             ).decode()
             meta["remainingItemCount"] = len(items) - end
+        if rt.plural in faults.repeat_continue:
+            meta["continue"] = "loop"  # the same token on every page
         body = {
             "kind": f"{rt.kind}List",
             "apiVersion": gv,

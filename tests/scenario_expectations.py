@@ -15,6 +15,9 @@ from typing import Any
 
 CLUSTER_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "cluster"
 
+# The agent-platform scenarios run on Kubernetes 1.35 (their cluster fixtures say so): an
+# unknown Kubernetes version leaves every release's "requires kubernetes" may-apply.
+K8S_135 = ("--fact", "kubernetes=1.35.0")
 KAGENT_UNPROTECTED = (
     "--fact",
     "helmrelease.kagent.drift-detection=disabled",
@@ -29,6 +32,7 @@ S1_STATED = (
     "--pin",
     "agent-platform-connectivity=4.7.18",
     *KAGENT_UNPROTECTED,
+    *K8S_135,
 )
 # S3's versions: connectivity already moved to 4.7.19 under a range pin
 S3_VERSIONS = (
@@ -38,6 +42,7 @@ S3_VERSIONS = (
     "agent-platform-connectivity=4.7.19",
     "--pin",
     "agent-platform-connectivity=>=4.7.0 <5.0.0",
+    *K8S_135,
 )
 S3_STATED = (*S3_VERSIONS, "--fact", "object.Harness.kagent.kagent.exists=true")
 S4_STATED = (
@@ -51,12 +56,14 @@ S4_STATED = (
     "helmrelease.kagent.namespace=flux-giantswarm",
     "--fact",
     "object.Harness.kagent.kagent.exists=false",
+    *K8S_135,
 )
 S5_STATE_STATED = (
     "--installed",
     "agent-platform=4.8.1",
     "--pin",
     "agent-platform-connectivity=4.7.18",
+    *K8S_135,
 )
 S6_STATED = (
     "--installed",

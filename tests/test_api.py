@@ -16,6 +16,7 @@ S1 = api.Inputs(
         "helmrelease.kagent.drift-detection=disabled",
         "object.Harness.kagent.kagent.exists=true",
         "object.Harness.kagent.kagent.annotations=",
+        "kubernetes=1.35.0",
     ),
 )
 

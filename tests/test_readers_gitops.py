@@ -21,6 +21,7 @@ from fakeapi import FakeAPIFactory, fake_api
 from scenario_expectations import (
     CASES,
     CLUSTER_FIXTURES,
+    K8S_135,
     Case,
     check_mismatches,
     statuses_of,
@@ -569,6 +570,7 @@ HARNESS_KEPT = [
     "object.Harness.kagent.kagent.exists=true",
     "--fact",
     "object.Harness.kagent.kagent.annotations=helm.sh/resource-policy=keep",
+    *K8S_135,
 ]
 
 
@@ -578,18 +580,19 @@ def _fx(name: str) -> list[str]:
 
 # case id prefix -> the GitOps form: fixture directory and the facts git cannot hold
 GITOPS_FORMS: dict[str, list[str]] = {
-    "S1": [*_fx("s1"), *HARNESS_UNPROTECTED],
-    "S2": [*_fx("s2"), *HARNESS_UNPROTECTED],
+    "S1": [*_fx("s1"), *HARNESS_UNPROTECTED, *K8S_135],
+    "S2": [*_fx("s2"), *HARNESS_UNPROTECTED, *K8S_135],
     "S3": [
         *_fx("s3"),
+        *K8S_135,
         "--installed",
         "agent-platform-connectivity=4.7.19",
         "--fact",
         "object.Harness.kagent.kagent.exists=true",
     ],
-    "S4": [*_fx("s4"), "--fact", "object.Harness.kagent.kagent.exists=false"],
-    "S5": [*_fx("s5"), *HARNESS_UNPROTECTED],
-    "S5-state": _fx("s5-state"),
+    "S4": [*_fx("s4"), "--fact", "object.Harness.kagent.kagent.exists=false", *K8S_135],
+    "S5": [*_fx("s5"), *HARNESS_UNPROTECTED, *K8S_135],
+    "S5-state": [*_fx("s5-state"), *K8S_135],
     "S6": [*_fx("s6"), "--fact", "kubernetes=1.31.0", "--installed", "harness-cd=24.12.0"],
     "S7": [*_fx("s7"), "--installed", "harness-cd=24.12.0"],
     "S8": [*_fx("s8"), "--fact", "kubernetes=1.27.3"],
@@ -659,7 +662,7 @@ def test_s3_unsettled_from_files_names_the_facts_git_cannot_hold() -> None:
 
 
 def test_s4_actions_use_the_gitops_namespace_from_the_bom() -> None:
-    args = [*_fx("s4"), "--fact", "object.Harness.kagent.kagent.exists=false"]
+    args = [*_fx("s4"), "--fact", "object.Harness.kagent.kagent.exists=false", *K8S_135]
     code, out, err = _run(["plan", *args, "--to", "agent-platform=4.8.1", "-o", "json"])
     assert code == 0, err
     plan = json.loads(out)["results"][0]["plan"]
@@ -703,7 +706,7 @@ def _bump(repo: Path, *, extra_comment: bool = False) -> None:
     bom.write_text(text)
 
 
-GATE = ["check", "--gitops", "clusters/prod", "--base", "HEAD", *HARNESS_UNPROTECTED]
+GATE = ["check", "--gitops", "clusters/prod", "--base", "HEAD", *HARNESS_UNPROTECTED, *K8S_135]
 
 
 def test_base_gate_catches_the_skip_at_the_pins_line(repo: Path) -> None:

@@ -19,6 +19,7 @@ S1_FACTS = [
     "helmrelease.kagent.drift-detection=disabled",
     "object.Harness.kagent.kagent.exists=true",
     "object.Harness.kagent.kagent.annotations=",
+    "kubernetes=1.35.0",
 ]
 S6_FACTS = [
     "workload.harness-delegate.namespace=harness-delegate-ng",

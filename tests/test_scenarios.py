@@ -105,6 +105,8 @@ def test_s3_harness_carrying_keep_settles_the_handover() -> None:
         "object.Harness.kagent.kagent.exists=true",
         "--fact",
         "object.Harness.kagent.kagent.annotations=helm.sh/resource-policy=keep",
+        "--fact",
+        "kubernetes=1.35.0",
         "--to",
         "agent-platform=4.8.0",
     )

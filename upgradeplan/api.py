@@ -32,6 +32,7 @@ from upgradeplan.model import (
     Verdict,
 )
 from upgradeplan.provenance import Source
+from upgradeplan.unreadable import Unreadable
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -59,6 +60,7 @@ class Inputs:
     kubeconfig: str | None = None
     contexts: tuple[str, ...] = ()
     all_contexts: bool = False
+    request_timeout: float | None = None  # seconds per request (cluster reads)
 
     @property
     def cluster(self) -> bool:
@@ -193,7 +195,11 @@ def _gathered_with(
     from upgradeplan.readers.kube import cluster
 
     results = cluster.read_contexts(
-        kb, inputs.kubeconfig, list(inputs.contexts), inputs.all_contexts
+        kb,
+        inputs.kubeconfig,
+        list(inputs.contexts),
+        inputs.all_contexts,
+        timeout=inputs.request_timeout,
     )
     out: list[Gathered] = []
     for res in results:
@@ -454,6 +460,7 @@ class CheckResult:
     error: str | None = None
     # what was read and what could not be (GitOps files): shown next to the verdict
     notes: tuple[str, ...] = ()
+    unreadable: tuple[Unreadable, ...] = ()  # what could not be read (its facts are unknown)
 
 
 @dataclass(frozen=True)
@@ -540,6 +547,9 @@ def check(
     notes = read_notes(kb, state)
     if verdict in ("safe", "safe-with-actions") and unread_sources(state):
         verdict = "undetermined"  # never safe because a file went unread
+    unread = unreadable_of(state)
+    if blind_spot(findings, unread, fail_on) and verdict in ("safe", "safe-with-actions"):
+        verdict = "undetermined"
     return CheckResult(
         name=name or state.name,
         state=state,
@@ -549,6 +559,7 @@ def check(
         exit_code=int(EXIT_OF_VERDICT[verdict]),
         recommended=recommended,
         notes=notes,
+        unreadable=tuple(unread),
     )
 
 
@@ -614,6 +625,27 @@ def _require_installed(kb: KnowledgeBase, state: State, targets: Sequence[Target
             f"choose the installation with --cluster, or state it with --installed "
             f"{t.product}=VERSION",
         )
+
+
+def unreadable_of(state: State) -> list[Unreadable]:
+    """What could not be read for ``state``: its records, and its index entries as records."""
+    from upgradeplan.unreadable import records
+
+    return records(state.unread, state.unreadable)
+
+
+def blind_spot(findings: Sequence[Finding], unread: Sequence[Unreadable], fail_on: str) -> bool:
+    """Whether a finding (of any severity) may apply because a source could not be read.
+
+    A fact nobody stated is judged by ``--fail-on``; a source the reader was asked to read
+    and could not (a 403, a timeout, a file that does not parse) is a blind spot: the move is
+    not called safe while a finding depends on it (unless ``--fail-on never``)."""
+    from upgradeplan.unreadable import depending
+
+    if fail_on == "never" or not unread:
+        return False
+    missing = [m.key for f in findings if f.status == "may-apply" for m in f.missing]
+    return bool(depending(unread, missing))
 
 
 def _recommend_from_state(

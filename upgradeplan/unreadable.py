@@ -134,6 +134,11 @@ def depending(recs: Iterable[Unreadable], missing: Iterable[str]) -> list[Unread
     return [r for r in recs if any(covers(p, k) for p in r.keys for k in wanted)]
 
 
+def failures(recs: Iterable[Unreadable]) -> list[Unreadable]:
+    """The records of reads that failed (an API the cluster does not serve is no failure)."""
+    return [r for r in recs if r.cause != NOT_SERVED]
+
+
 def kept(recs: Iterable[Unreadable], known: Iterable[str]) -> tuple[Unreadable, ...]:
     """The records still meaning something once the facts ``known`` are supplied elsewhere
     (a record is dropped when every key it names is itself a known fact)."""

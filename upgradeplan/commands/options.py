@@ -27,6 +27,7 @@ STATE_OPTION_NAMES: tuple[str, ...] = (
     "kubeconfig",
     "contexts",
     "all_contexts",
+    "request_timeout",
 )
 
 
@@ -114,8 +115,20 @@ def state_options(f: F) -> F:
             default=False,
             help="Read every context of the kubeconfig.",
         ),
+        request_timeout_option,
     ]
     return _apply(f, decorators)
+
+
+request_timeout_option = click.option(
+    "--request-timeout",
+    "request_timeout",
+    type=click.FloatRange(min=0.05, max=3600),
+    default=None,
+    metavar="SECONDS",
+    help="With a cluster: each request's whole answer within SECONDS (default 10, or "
+    "$UPGRADEPLAN_KUBE_TIMEOUT); a context's whole read within SECONDS x 3 (two retries).",
+)
 
 
 def target_options(f: F) -> F:
@@ -183,6 +196,7 @@ def inputs_from(params: Mapping[str, Any]) -> Inputs:
         kubeconfig=params.get("kubeconfig"),
         contexts=tuple(params.get("contexts") or ()),
         all_contexts=bool(params.get("all_contexts")),
+        request_timeout=params.get("request_timeout"),
     )
 
 

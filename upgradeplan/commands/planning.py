@@ -54,6 +54,11 @@ def _gather(ctx: click.Context, params: dict[str, Any]) -> tuple[KnowledgeBase, 
 
 
 def _unreadable_check(g: api.Gathered) -> api.CheckResult:
+    from upgradeplan.unreadable import UNREACHABLE, Unreadable
+
+    whole = Unreadable(
+        f"context {g.name}", UNREACHABLE, kind="context", context=g.name, detail=g.error or ""
+    )
     return api.CheckResult(
         name=g.name,
         state=None,
@@ -61,6 +66,7 @@ def _unreadable_check(g: api.Gathered) -> api.CheckResult:
         verdict="undetermined",
         exit_code=int(errors.ExitCode.UNDETERMINED),
         error=g.error,
+        unreadable=(whole,),
     )
 
 

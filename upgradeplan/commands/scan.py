@@ -11,8 +11,15 @@ import click
 
 from upgradeplan import api, errors
 from upgradeplan.commands.fleet import snapshot_output
-from upgradeplan.commands.options import inputs_from, kb_dirs, output_option, state_options
+from upgradeplan.commands.options import (
+    inputs_from,
+    kb_dirs,
+    output_option,
+    request_timeout_option,
+    state_options,
+)
 from upgradeplan.model import State
+from upgradeplan.unreadable import failures
 
 SCAN_FORMATS = ("text", "json", "yaml")
 
@@ -68,10 +75,15 @@ def scan_document(gathered: Sequence[api.Gathered], exit_code: int) -> dict[str,
 
 
 def _exit_code(gathered: Sequence[api.Gathered]) -> int:
-    """4 when a context could not be read (its facts are all unknown), else 0."""
-    if any(g.state is None for g in gathered):
+    """4 when a context, or a source of one, could not be read (its facts are unknown)."""
+    if any(g.state is None or failures(g.state.unread) for g in gathered):
         return int(errors.ExitCode.UNDETERMINED)
     return int(errors.ExitCode.SAFE)
+
+
+def _say_unread(name: str, state: State) -> None:
+    for rec in state.unread:
+        click.echo(f"upgradeplan: {name}: could not read {rec}", err=True)
 
 
 @click.command("scan")
@@ -85,8 +97,8 @@ def scan(ctx: click.Context, /, output: str, **params: Any) -> None:
     Reads a live cluster (--kubeconfig, --context, --all-contexts; one result per
     context), snapshots, GitOps files and stated facts. Without any input it reads the
     current context of $KUBECONFIG (or ~/.kube/config).
-    Exit codes: 0 read, 1 no context could be reached, 2 bad input, 4 a context could not
-    be read (the others are printed).
+    Exit codes: 0 read, 1 nothing could be read, 2 bad input, 4 a context or a source of
+    one could not be read (named on stderr; the rest is printed).
     """
     inputs = inputs_from(params)
     if not inputs.any:
@@ -99,6 +111,8 @@ def scan(ctx: click.Context, /, output: str, **params: Any) -> None:
     for g in gathered:
         if g.state is None:
             click.echo(f"upgradeplan: context {g.name!r} could not be read: {g.error}", err=True)
+        else:
+            _say_unread(g.name, g.state)
     if output == "text":
         click.echo(render_scan(gathered), nl=False)
     else:
@@ -139,6 +153,7 @@ def write_atomically(path: str, text: str) -> None:
 @click.option(
     "--all-contexts", "all_contexts", is_flag=True, default=False, help="Read every context."
 )
+@request_timeout_option
 @click.option(
     "-o",
     "--output",
@@ -165,6 +180,7 @@ def snapshot(
     kubeconfig: str | None,
     contexts: tuple[str, ...],
     all_contexts: bool,
+    request_timeout: float | None,
     output: str,
     file: str | None,
 ) -> None:
@@ -173,8 +189,8 @@ def snapshot(
     \b
     Replay it offline with `upgradeplan check --snapshot FILE --to …`. Keys are sorted and
     no timestamps are written: two snapshots of the same cluster are byte-identical.
-    Exit codes: 0 written, 1 no context could be reached, 2 bad input, 4 some context could
-    not be read (the others are written).
+    Exit codes: 0 written, 1 nothing could be read, 2 bad input, 4 some context or some
+    source of one could not be read (named on stderr and in the snapshot's unread list).
     """
     from upgradeplan.readers import snapshot as snapshot_format
     from upgradeplan.readers.kube import cluster
@@ -190,11 +206,15 @@ def snapshot(
             "json" if url.endswith(".json") else output if output in ("yaml", "json") else "yaml"
         )
     kb = api.load_kb(kb_dirs(ctx))
-    results = cluster.read_contexts(kb, kubeconfig, list(contexts), all_contexts)
+    results = cluster.read_contexts(
+        kb, kubeconfig, list(contexts), all_contexts, timeout=request_timeout
+    )
     states = [r.state for r in results if r.state is not None]
     failed = [r for r in results if r.state is None]
     for r in failed:
         click.echo(f"upgradeplan: context {r.name!r} could not be read: {r.error}", err=True)
+    for state in states:
+        _say_unread(state.name, state)
     if not states:
         names = ", ".join(f"{r.name} ({r.error})" for r in failed)
         raise errors.ClusterUnreachable(f"no context could be read: {names}")
@@ -212,4 +232,5 @@ def snapshot(
         click.echo(f"upgradeplan: wrote {file} ({', '.join(s.name for s in states)})", err=True)
     else:
         click.echo(text, nl=False)
-    ctx.exit(int(errors.ExitCode.UNDETERMINED) if failed else int(errors.ExitCode.SAFE))
+    partly = failed or any(failures(s.unread) for s in states)
+    ctx.exit(int(errors.ExitCode.UNDETERMINED) if partly else int(errors.ExitCode.SAFE))

@@ -209,9 +209,9 @@ def requires_finding(
 ) -> Finding | None:
     """``rel.requires`` on ``state``: one blocking finding, applies when one is unmet.
 
-    A requirement whose product's version is unknown is checked (may apply) only when it is
-    new or raised compared with ``already`` (the requirements of the release running before
-    the hop; None when nothing is known to run, e.g. the installation as it is).
+    A requirement whose product's version is unknown may apply, always: it is never dropped,
+    not even when the release running before the hop (``already``, kept for callers) had the
+    same requirement — an unknown Kubernetes version must not turn a blocked move "safe".
     """
     from upgradeplan.versions import parse_constraint
 
@@ -222,8 +222,6 @@ def requires_finding(
     for product, text in sorted(rel.requires.items()):
         key = f"installed.{product}"
         fact = state.get(key)
-        if fact is None and (already is None or already.get(product) == text):
-            continue
         gate = Truth.TRUE  # a conditional requirement holds only where its `when` is true
         cond = rel.requires_when.get(product)
         if cond is not None:

@@ -353,11 +353,28 @@ class Search:
             (h.id, h.severity, STATUS_OF_TRUTH[truth], self.fixable_id(h.id)) for h, truth in found
         ]
         req = self._requires(i, j)
+        weighed = list(statuses)
         if req is not None:
             statuses.append((req.hazard, req.severity, req.status, False))
-        result = self._weigh(statuses)
+            missing = [m.key for m in req.missing]
+            if not (req.status == "may-apply" and self._inherited(i, j, missing)):
+                weighed.append(statuses[-1])
+        result = self._weigh(weighed)
+        if len(weighed) != len(statuses):  # reported on the hop, weighing nothing in the choice
+            result = _Hop(statuses, result.forbidden, result.cost)
         self._hop_cache[(i, j)] = result
         return result
+
+    def _inherited(self, i: int, j: int, missing: Sequence[str]) -> bool:
+        """Whether every unknown requirement of hop i -> j is one the release at i already has
+        (it may apply to every path alike, so it does not steer the choice of path)."""
+        rel, before = self.nodes[j].release, self.nodes[i].release
+        if rel is None or before is None:
+            return False
+        products = [k.removeprefix("installed.") for k in missing]
+        return bool(products) and all(
+            before.requires.get(p) == rel.requires.get(p) for p in products
+        )
 
     def _weigh(self, statuses: Sequence[tuple[str, str, str, bool]]) -> _Hop:
         cost = HOP_COST

@@ -18,6 +18,7 @@ import yaml
 
 from upgradeplan import errors, provenance
 from upgradeplan.model import Fact, FactValue, KnowledgeBase, State
+from upgradeplan.unreadable import Unreadable
 
 SCHEMA_VERSION = 1
 KIND = "upgradeplan-state"
@@ -176,6 +177,7 @@ def _state_doc(doc: dict[str, Any], text: str, label: str) -> State:
         facts=facts,
         name=str(name) if name else label,
         unreadable={str(k): str(v) for k, v in unreadable.items()},
+        unread=_unread(doc.get("unread"), text, label),
     )
 
 
@@ -193,6 +195,16 @@ def _fact_entry(key: Any, entry: Any, label: str) -> Fact:
     value = _fact_value(key, entry["value"], "")
     source = entry.get("source")
     return Fact(key, value, _source(source, label))
+
+
+def _unread(raw: Any, text: str, label: str) -> tuple[Unreadable, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(r, dict) for r in raw):
+        raise errors.BadInput(
+            "unread must be a list of mappings", location=_where(text, label, "unread")
+        )
+    return tuple(Unreadable.from_dict(r) for r in raw)
 
 
 def _fact_value(key: str, value: Any, where: str) -> FactValue:
@@ -268,6 +280,8 @@ def to_document(state: State) -> dict[str, Any]:
     }
     if state.unreadable:
         doc["unreadable"] = {k: state.unreadable[k] for k in sorted(state.unreadable)}
+    if state.unread:
+        doc["unread"] = [r.to_dict() for r in state.unread]
     return doc
 
 

@@ -14,6 +14,7 @@ from typing import IO, TYPE_CHECKING, Any
 import click
 
 from upgradeplan.model import Evidence, Finding, Plan, Step
+from upgradeplan.unreadable import Unreadable
 
 if TYPE_CHECKING:
     from upgradeplan.api import (
@@ -223,7 +224,20 @@ def render_check(results: Sequence[CheckResult], color: bool = False) -> str:
                 out.append(f"  blocked by: {', '.join(rec.blocked_by)}")
             out.append("  run 'upgradeplan plan' with the same inputs for the steps and actions")
         out.extend(_missing_footer(r.findings))
+        noted = " ".join(r.notes)
+        out.extend(unreadable_lines([u for u in r.unreadable if u.source not in noted]))
     return "\n".join(out) + "\n"
+
+
+def unreadable_lines(unread: Sequence[Unreadable]) -> list[str]:
+    """``Could not be read`` and one line per source, with the facts it leaves unknown."""
+    if not unread:
+        return []
+    out = ["Could not be read (what it would tell is unknown, never assumed):"]
+    for rec in unread:
+        keys = f" [unknown: {', '.join(rec.keys)}]" if rec.keys else ""
+        out.append(f"  {rec}{keys}")
+    return out
 
 
 def step_lines(index: int, step: Step, s: Style) -> list[str]:

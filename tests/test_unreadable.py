@@ -1,0 +1,183 @@
+"""What could not be read is named and counts: never a false "safe", never a leaked secret."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner, Result
+from fakeapi import FakeAPIFactory, Faults, fake_api
+from scenario_expectations import CLUSTER_FIXTURES
+
+from upgradeplan.cli import cli
+from upgradeplan.model import State
+from upgradeplan.readers.combine import merge
+from upgradeplan.unreadable import Unreadable, depending, note, records, status_cause
+
+__all__ = ["fake_api"]  # the pytest fixture, imported for its side effect
+
+
+def run(args: list[str]) -> Result:
+    return CliRunner().invoke(cli, args)
+
+
+def results(result: Result) -> list[dict[str, object]]:
+    doc = json.loads(result.stdout)
+    out: list[dict[str, object]] = doc["results"]
+    return out
+
+
+# --------------------------------------------------------------------------- the record
+
+
+def test_a_record_says_what_where_and_why_and_round_trips() -> None:
+    rec = Unreadable(
+        "harnesses.kagent.dev",
+        status_cause(403),
+        status=403,
+        context="prod",
+        detail="forbidden",
+        keys=("object.Harness",),
+    )
+    assert str(rec) == "harnesses.kagent.dev in context prod: 403 Forbidden: forbidden"
+    assert Unreadable.from_dict(rec.to_dict()) == rec
+    index: dict[str, str] = {}
+    recs: list[Unreadable] = []
+    note(index, recs, rec)
+    assert index == {"object.Harness": str(rec)} and recs == [rec]
+    assert depending(recs, ["object.Harness.kagent.kagent.exists"]) == [rec]
+    assert depending(recs, ["object.HarnessX.a"]) == []
+
+
+def test_index_entries_without_a_record_are_still_named() -> None:
+    got = records((), {"file apps/bom.yaml": "apps/bom.yaml:3: not YAML"})
+    assert [(r.kind, r.source, r.detail) for r in got] == [
+        ("file", "apps/bom.yaml", "apps/bom.yaml:3: not YAML")
+    ]
+
+
+def test_a_merge_drops_a_record_once_another_input_supplies_its_facts() -> None:
+    from upgradeplan.model import Fact
+    from upgradeplan.provenance import flag
+
+    rec = Unreadable("/version", "403 Forbidden", status=403, keys=("installed.kubernetes",))
+    read = State(unreadable={"installed.kubernetes": str(rec)}, unread=(rec,))
+    assert merge(read, State()).unread == (rec,)
+    said = State(facts={"installed.kubernetes": Fact("installed.kubernetes", "1.35.0", flag("f"))})
+    assert merge(read, said).unread == ()
+
+
+# --------------------------------------------------------------------------- false "safe"
+
+
+def _kubeconfig(fake_api: FakeAPIFactory, fixture: str, faults: Faults, git: str) -> str:
+    server = fake_api.start(CLUSTER_FIXTURES / fixture, faults=faults, git_version=git)
+    return fake_api.kubeconfig({fixture: server})
+
+
+def test_an_unreadable_kubernetes_version_never_drops_the_requirement(
+    fake_api: FakeAPIFactory,
+) -> None:
+    args = ["check", "--to", "agent-platform=4.8.1"]
+    readable = _kubeconfig(fake_api, "s4", Faults(), "v1.31.4")
+    assert run([*args, "--kubeconfig", readable]).exit_code == 3  # 4.8.1 needs >= 1.35
+    hidden = _kubeconfig(fake_api, "s4", Faults(status={"/version": 403}), "v1.31.4")
+    text = run([*args, "--kubeconfig", hidden])
+    assert text.exit_code == 4, text.output
+    assert "Missing facts: installed.kubernetes" in text.stdout
+    assert "/version in context s4: 403 Forbidden" in text.stdout
+    as_json = run([*args, "--kubeconfig", hidden, "-o", "json"])
+    assert as_json.exit_code == 4
+    (res,) = results(as_json)
+    assert res["verdict"] == "undetermined"
+    assert res["unreadable"] == [
+        {
+            "source": "/version",
+            "kind": "resource",
+            "cause": "403 Forbidden",
+            "status": 403,
+            "context": "s4",
+            "detail": "injected",
+            "unknown": ["installed.kubernetes"],
+        }
+    ]
+    req = next(f for f in res["findings"] if f["hazard"] == "requires:agent-platform@4.8.1")  # type: ignore[attr-defined]
+    assert req["status"] == "may-apply"
+
+
+def test_a_kubernetes_version_nobody_stated_is_may_apply_not_safe() -> None:
+    stated = ["check", "--installed", "agent-platform=4.8.0", "--to", "agent-platform=4.8.1"]
+    stated += ["--pin", "agent-platform-connectivity=4.8.0"]
+    stated += ["--fact", "object.Harness.kagent.kagent.exists=true"]
+    stated += ["--fact", "helmrelease.kagent.drift-detection=disabled"]
+    result = run(stated)
+    assert result.exit_code == 4, result.output
+    assert "installed.kubernetes" in result.stdout
+    assert run([*stated, "--fact", "kubernetes=1.31.4"]).exit_code == 3
+    assert run([*stated, "--fact", "kubernetes=1.35.0"]).exit_code == 0
+
+
+def test_a_403_on_harnesses_is_undetermined_and_named(fake_api: FakeAPIFactory) -> None:
+    args = ["check", "--to", "agent-platform=4.8.1"]
+    readable = _kubeconfig(fake_api, "s1", Faults(), "v1.35.0")
+    assert run([*args, "--kubeconfig", readable]).exit_code == 0
+    kubeconfig = _kubeconfig(fake_api, "s1", Faults(forbidden={"harnesses"}), "v1.35.0")
+    text = run([*args, "--kubeconfig", kubeconfig])
+    assert text.exit_code == 4, text.output
+    assert "Could not be read" in text.stdout
+    assert "harnesses.kagent.dev in context s1: 403 Forbidden" in text.stdout
+    as_json = run([*args, "--kubeconfig", kubeconfig, "-o", "json"])
+    assert as_json.exit_code == 4
+    (res,) = results(as_json)
+    recs: list[dict[str, object]] = res["unreadable"]  # type: ignore[assignment]
+    (rec,) = recs
+    assert rec["source"] == "harnesses.kagent.dev" and rec["status"] == 403
+    assert rec["unknown"] == ["object.Harness"]
+    # --fail-on never publishes without failing, the 403 still named
+    never = run([*args, "--kubeconfig", kubeconfig, "--fail-on", "never"])
+    assert never.exit_code == 0 and "403 Forbidden" in never.stdout
+
+
+def test_a_snapshot_of_a_partly_unreadable_cluster_says_so(
+    fake_api: FakeAPIFactory, tmp_path: Path
+) -> None:
+    kubeconfig = _kubeconfig(fake_api, "s1", Faults(forbidden={"harnesses"}), "v1.35.0")
+    out = tmp_path / "snap.yaml"
+    result = run(["snapshot", "--kubeconfig", kubeconfig, "-f", str(out)])
+    assert result.exit_code == 4, result.output
+    assert "could not read harnesses.kagent.dev in context s1: 403 Forbidden" in result.stderr
+    doc = yaml.safe_load(out.read_text(encoding="utf-8"))
+    assert doc["unread"][0]["status"] == 403
+    replay = run(["check", "--snapshot", str(out), "--to", "agent-platform=4.8.1"])
+    assert replay.exit_code == 4 and "403 Forbidden" in replay.stdout  # the replay knows too
+    scan = run(["scan", "--kubeconfig", kubeconfig])
+    assert scan.exit_code == 4 and "403 Forbidden" in scan.stderr
+
+
+@pytest.mark.parametrize("command", ["check", "scan", "snapshot"])
+def test_nothing_readable_is_exit_1_with_the_cause(fake_api: FakeAPIFactory, command: str) -> None:
+    everything = {
+        p: 401
+        for p in (
+            "/version",
+            "helmreleases",
+            "ocirepositories",
+            "helmcharts",
+            "harnesses",
+            "agenttemplates",
+            "deployments",
+            "namespaces",
+            "nodes",
+            "storageclasses",
+            "customresourcedefinitions",
+            "/apis/helm.toolkit.fluxcd.io",
+            "/apis/source.toolkit.fluxcd.io",
+            "/apis/kagent.dev",
+        )
+    }
+    kubeconfig = _kubeconfig(fake_api, "s1", Faults(status=everything), "v1.35.0")
+    result = run([command, "--kubeconfig", kubeconfig])
+    assert result.exit_code == 1, result.output
+    assert "401 Unauthorized" in result.stderr

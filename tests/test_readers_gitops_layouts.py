@@ -192,7 +192,7 @@ def test_the_overlay_patch_by_target_gives_stagings_version_at_its_line(tmp_path
 def test_two_clusters_have_their_own_verdicts_in_text_json_and_sarif(tmp_path: Path) -> None:
     repo = _repository(tmp_path, "kustomize-helm")
     _pull_request(repo, "kustomize-helm")
-    gate = ["check", "--gitops", ".", "--base", "HEAD~1"]
+    gate = ["check", "--gitops", ".", "--base", "HEAD~1", "--fact", "kubernetes=1.35.0"]
     code, text, _ = run_in(gate, cwd=repo)
     assert code == 3
     assert "[production]: blocked" in text

@@ -1,16 +1,13 @@
-"""How a user supplies a fact a condition needed and did not have."""
+"""How a user supplies a fact a condition needed and did not have (from the key table)."""
 
 from __future__ import annotations
 
-READERS_HINT = "or read it with --kubeconfig/--snapshot/--gitops"
+from upgradeplan.state.keys import READERS_HINT, how_to_supply
 
 
 def missing_fact_hint(key: str) -> str:
-    """How a user supplies the fact ``key``."""
-    if key.startswith("installed."):
-        return f"--installed {key[len('installed.') :]}=VERSION, {READERS_HINT}"
-    if key.startswith("pin."):
-        return f"--pin {key[len('pin.') :]}=CONSTRAINT, {READERS_HINT}"
-    if key.startswith("cloud."):
-        return f"--fact {key}=VALUE (cloud facts can only be stated)"
-    return f"--fact {key}=VALUE, {READERS_HINT}"
+    """How a user supplies the fact ``key`` (its row's ``supply`` in the fact-key table)."""
+    return how_to_supply(key)
+
+
+__all__ = ["READERS_HINT", "missing_fact_hint"]

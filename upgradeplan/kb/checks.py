@@ -18,32 +18,11 @@ from typing import Any
 from upgradeplan.kb.loader import Document, Loaded
 from upgradeplan.kb.problems import Problem, problem
 from upgradeplan.model import NEXT, Condition, Hazard, KnowledgeBase, Location, Release
+from upgradeplan.state import keys
 
 HOP_VARIABLES = ("$from", "$to")
 REFERENCE = re.compile(
     r"^(?:[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+#[0-9]+|https?://\S+|doc:[a-z0-9][a-z0-9._-]*)$"
-)
-
-# The fact-key vocabulary of docs/state-format.md. Group "p" is a product id when present.
-FACT_KEYS: tuple[re.Pattern[str], ...] = tuple(
-    re.compile(p)
-    for p in (
-        r"^installed\.(?P<p>[^.]+)$",
-        r"^pin\.(?P<p>[^.]+)$",
-        r"^helmrelease\.[^.]+\.(namespace|drift-detection)$",
-        r"^object\.[A-Za-z][A-Za-z0-9]*\.[^.]+\..+\.(exists|annotations|labels|harnesses)$",
-        r"^crd\..+\.stored-versions$",
-        r"^workload\.(?P<p>[^.]+)\.(namespace|name|image|args|env-secrets|env-secret-refs|pod-annotations"
-        r"|tolerations|max-surge|storage-classes)$",
-        r"^secret\.[^.]+\..+\.type$",
-        r"^values\.(?P<p>[^.]+)\..+$",
-        r"^values\.(?P<p>[^.]+)$",
-        r"^namespace\.[^.]+\.labels$",
-        r"^nodes\.(taints|provider)$",
-        r"^cluster\.autopilot$",
-        r"^storageclass\..+\.exists$",
-        r"^cloud\..+$",
-    )
 )
 
 
@@ -543,11 +522,9 @@ def check_reference_format(loaded: Loaded) -> Iterator[Problem]:
 
 
 def _fact_problems(key: str, where: Where, what: str, products: Iterable[str]) -> Iterator[Problem]:
-    for pattern in FACT_KEYS:
-        m = pattern.match(key)
-        if m is None:
-            continue
-        product = m.groupdict().get("p")
+    found = keys.match(key)
+    if found is not None:
+        product = found.product
         if product is not None and product not in products:
             yield problem(
                 "KB005", _loc(where), f"{what}: fact {key!r} names unknown product {product!r}"

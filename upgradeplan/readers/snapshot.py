@@ -18,6 +18,7 @@ import yaml
 
 from upgradeplan import errors, provenance
 from upgradeplan.model import Fact, FactValue, KnowledgeBase, State
+from upgradeplan.state import keys
 from upgradeplan.unreadable import Unreadable
 
 SCHEMA_VERSION = 1
@@ -208,7 +209,15 @@ def _unread(raw: Any, text: str, label: str) -> tuple[Unreadable, ...]:
 
 
 def _fact_value(key: str, value: Any, where: str) -> FactValue:
-    if key.startswith(("installed.", "pin.")):
+    found = keys.match(key)
+    if found is None:
+        raise errors.BadInput(
+            f"fact {key!r} is not a fact key of docs/state-format.md",
+            location=where,
+            hint="write it with upgradeplan snapshot, or use a key of docs/state-format.md",
+        )
+    kind = found.row.type
+    if kind in ("version", "constraint"):
         if value is None:
             return None
         if not isinstance(value, str):
@@ -217,7 +226,7 @@ def _fact_value(key: str, value: Any, where: str) -> FactValue:
                 location=where,
                 hint='quote versions in YAML, e.g. value: "4.10.0"',
             )
-        _check(key, value, where)
+        _check(key, value, where, version=kind == "version")
         return value
     if value is None or isinstance(value, (str, bool)):
         return value
@@ -226,10 +235,10 @@ def _fact_value(key: str, value: Any, where: str) -> FactValue:
     if isinstance(value, list) and all(isinstance(i, (str, int, float, bool)) for i in value):
         return [str(i) for i in value]
     if isinstance(value, dict) and all(not isinstance(v, (dict, list)) for v in value.values()):
-        if key.startswith("values."):  # a chart's values keep their types
+        if kind == "values":  # a chart's values keep their types
             return {str(k): v for k, v in value.items()}
         return {str(k): "" if v is None else str(v) for k, v in value.items()}
-    if key.startswith("values.") and isinstance(value, (dict, list)):
+    if kind == "values" and isinstance(value, (dict, list)):
         return value  # a values subtree: nested maps and lists as the chart has them
     raise errors.BadInput(
         f"fact {key!r}: unsupported value {value!r}",
@@ -238,11 +247,11 @@ def _fact_value(key: str, value: Any, where: str) -> FactValue:
     )
 
 
-def _check(key: str, value: str, where: str) -> None:
+def _check(key: str, value: str, where: str, *, version: bool) -> None:
     from upgradeplan.versions import Constraint, Version
 
     try:
-        if key.startswith("installed."):
+        if version:
             Version.parse(value)
         else:
             Constraint.parse(value)

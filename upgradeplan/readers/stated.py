@@ -8,40 +8,11 @@ from collections.abc import Sequence
 from upgradeplan import errors
 from upgradeplan.model import Fact, FactValue, KnowledgeBase, State
 from upgradeplan.provenance import Source, flag
+from upgradeplan.state import keys
 
 SOURCE_INSTALLED = flag("--installed")
 SOURCE_PIN = flag("--pin")
 SOURCE_FACT = flag("--fact")
-
-# the first segment of every fact key docs/state-format.md defines
-KEY_PREFIXES: tuple[str, ...] = (
-    "cloud",
-    "cluster",
-    "crd",
-    "helmrelease",
-    "installed",
-    "namespace",
-    "nodes",
-    "object",
-    "pin",
-    "secret",
-    "storageclass",
-    "values",
-    "workload",
-)
-
-_MAP_SUFFIXES = (".annotations", ".labels", ".pod-annotations", ".env-secret-refs")
-_LIST_SUFFIXES = (
-    ".harnesses",
-    ".stored-versions",
-    ".args",
-    ".env-secrets",
-    ".tolerations",
-    ".storage-classes",
-)
-_LIST_KEYS = ("nodes.taints",)
-_BOOL_SUFFIXES = (".exists",)
-_BOOL_KEYS = ("cluster.autopilot",)
 
 
 def from_flags(
@@ -71,7 +42,8 @@ def from_flags(
 
 
 def parse_fact(kb: KnowledgeBase, raw: str, source: Source = SOURCE_FACT) -> Fact:
-    """One ``--fact KEY=VALUE``: typed by the key, validated where the key is a version."""
+    """One ``--fact KEY=VALUE``: a key of the fact-key table, its value read by the key's type
+    (a version or constraint is validated; a product must be known)."""
     key, text = _split(raw, "--fact", "KEY=VALUE", allow_empty=True)
     if "." not in key:
         if key in kb.products:
@@ -80,21 +52,26 @@ def parse_fact(kb: KnowledgeBase, raw: str, source: Source = SOURCE_FACT) -> Fac
             raise errors.UnknownName(
                 "product or fact key (--fact)",
                 key,
-                sorted(kb.products) + [f"{p}.…" for p in KEY_PREFIXES],
+                sorted(kb.products) + [f"{p}.…" for p in keys.prefixes()],
             )
-    prefix, _, rest = key.partition(".")
-    if prefix not in KEY_PREFIXES:
+    found = keys.match(key)
+    if found is None:
+        prefix = key.partition(".")[0]
+        documented = keys.keys_with_prefix(prefix)
         raise errors.BadInput(
             f"--fact {raw!r}: unknown fact key {key!r}",
-            hint=f"keys start with one of {', '.join(KEY_PREFIXES)} (docs/state-format.md)",
+            hint=f"{prefix} keys are {', '.join(documented)} (docs/state-format.md)"
+            if documented
+            else f"keys start with one of {', '.join(keys.prefixes())} (docs/state-format.md)",
         )
-    if prefix in ("installed", "pin"):
-        _require_product(kb, rest, "--fact")
-        if prefix == "installed":
-            if text in ("", "null"):
-                return Fact(key, None, source)
-            _check_version(text, f"--fact {key}")
-            return Fact(key, text, source)
+    if found.product is not None and found.row.type in ("version", "constraint"):
+        _require_product(kb, found.product, "--fact")
+    if found.row.type == "version":
+        if text in ("", "null"):
+            return Fact(key, None, source)
+        _check_version(text, f"--fact {key}")
+        return Fact(key, text, source)
+    if found.row.type == "constraint":
         if text in ("", "null"):
             return Fact(key, None, source)
         _check_constraint(text, f"--fact {key}")
@@ -114,16 +91,18 @@ def typed_value(key: str, text: str, *, flag: str = "--fact") -> FactValue:
                 f"{flag}: invalid JSON value {text!r}: {exc.msg} at column {exc.colno}"
             ) from None
         return _json_fact(loaded, flag, text)
-    if key.endswith(_BOOL_SUFFIXES) or key in _BOOL_KEYS:
+    found = keys.match(key)
+    kind = found.row.type if found is not None else "text"
+    if kind == "bool":
         lowered = text.strip().lower()
         if lowered in ("true", "yes", "1"):
             return True
         if lowered in ("false", "no", "0"):
             return False
         raise errors.BadInput(f"{flag}: expected true or false, got {text!r}")
-    if key.endswith(_MAP_SUFFIXES):
+    if kind == "map":
         return _map(text, flag)
-    if key.endswith(_LIST_SUFFIXES) or key in _LIST_KEYS:
+    if kind == "list":
         return [item.strip() for item in text.split(",") if item.strip()]
     return text
 

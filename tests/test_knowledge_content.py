@@ -47,6 +47,7 @@ EXPECTED_HAZARDS: dict[str, tuple[str, str, str]] = {
     "klaus-gateway-crd-keys-refused": ("agent-platform", "transition", "notice"),
     "muster-drift-detection-hpa": ("agent-platform", "transition", "notice"),
     "flux-engine-with-own-flux": ("agent-platform", "transition", "blocking"),
+    "snapshot-location-unset": ("agent-platform", "transition", "blocking"),
     "delegate-metadata-flag-renamed": ("harness-delegate", "transition", "blocking"),
     "delegate-version-value-not-bumped": ("harness-delegate", "transition", "warning"),
     "delegate-token-secret-type": ("harness-delegate", "state", "blocking"),

@@ -75,6 +75,15 @@ def test_a_3x_cutover_to_480_does_not_raise_the_4719_skip_hazards() -> None:
     assert "harness-selector-lost-in-merge-patch" in raised
 
 
+def test_a_cutover_without_the_snapshot_location_is_reported_and_with_it_is_not() -> None:
+    # UPGRADE "3.x → 4.0 (the kagent line)": the value is required with kagent on
+    hop = ("--installed", "agent-platform=3.23.1", "--to", "agent-platform=4.10.1")
+    _, res = check(*hop)
+    assert statuses_of(res["findings"])["snapshot-location-unset"] == "may-apply"
+    _, res = check(*hop, "--fact", "values.agent-platform.kagent.harness.snapshotLocation=s3://b/p")
+    assert statuses_of(res["findings"])["snapshot-location-unset"] == "does-not-apply"
+
+
 def test_a_4x_exact_pin_skipping_4719_still_raises_it() -> None:
     _, res = check(
         "--installed",

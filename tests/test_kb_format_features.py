@@ -409,5 +409,7 @@ def test_lint_fails_on_a_hazard_without_any_reference(tmp_path: Path) -> None:
         "kb/hazards/fmeta-prompt-cache-shared.yaml:1 KB026 hazard 'fmeta-prompt-cache-shared' "
         "has no reference"
     ) in out
-    code, _, _ = run("kb", "lint", "--no-bundled", str(FORMAT))
+    # the fragment as shipped is clean beside the bundled knowledge it builds on (its fmeta 3.0.0
+    # requires the bundled kubernetes product, so it is not linted on its own)
+    code, _, _ = run("kb", "lint", str(FORMAT))
     assert code == 0

@@ -1,10 +1,11 @@
 """Generated fleets: the eight reference scenarios' states with varied names and versions.
 
 Each scenario's cluster fixture (tests/fixtures/cluster/sN) is the seed. A generated member
-moves the scenario's product to another known release (every occurrence of the version in
-the objects, so chart, pin, image tag and values move together) and is written in one of the
-forms a fleet meets: upgradeplan's own snapshot (YAML or JSON), a plain kubectl dump (a
-``List`` in YAML or JSON, with ``kubectl version`` output appended), gzip-compressed or not.
+moves the scenario's product to another release (a known one, or one the knowledge does not
+know; every occurrence of the version in the objects, so chart, pin, image tag and values move
+together) and is written in one of the forms a fleet meets: upgradeplan's own snapshot (YAML
+or JSON), a plain kubectl dump (a ``List`` in YAML or JSON, with ``kubectl version`` output
+appended), gzip-compressed or not.
 The delegate scenarios also vary the Kubernetes version, and some own-format snapshots state
 the Harness CD platform version (a cluster read cannot give it).
 
@@ -25,19 +26,21 @@ import yaml
 
 CLUSTER_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "cluster"
 
-# scenario -> (the version its fixture runs, versions to move it to)
-AGENT_PLATFORM = ("4.7.11", "4.7.15", "4.7.18", "4.7.19", "4.8.0", "4.8.1", "4.10.0", "4.10.7")
-DELEGATE = ("0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.31.2")
-SCENARIOS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "s1": ("4.7.18", AGENT_PLATFORM),
-    "s2": ("4.7.18", AGENT_PLATFORM),
-    "s3": ("4.7.18", AGENT_PLATFORM),
-    "s4": ("4.8.0", AGENT_PLATFORM),
-    "s5": ("4.7.18", AGENT_PLATFORM),
-    "s6": ("0.29.0", DELEGATE),
-    "s7": ("0.31.2", DELEGATE),
-    "s8": ("0.29.0", DELEGATE),
+# scenario -> (the product it moves, the version its fixture runs); the versions it moves to
+# are the product's known releases from MOVE_FROM on (read from the knowledge, so the corpus
+# follows it), plus one version the knowledge does not know.
+SCENARIOS: dict[str, tuple[str, str]] = {
+    "s1": ("agent-platform", "4.7.18"),
+    "s2": ("agent-platform", "4.7.18"),
+    "s3": ("agent-platform", "4.7.18"),
+    "s4": ("agent-platform", "4.8.0"),
+    "s5": ("agent-platform", "4.7.18"),
+    "s6": ("harness-delegate", "0.29.0"),
+    "s7": ("harness-delegate", "0.31.2"),
+    "s8": ("harness-delegate", "0.29.0"),
 }
+MOVE_FROM = {"agent-platform": "4.7.0", "harness-delegate": "0.0.0"}
+UNKNOWN_VERSION = {"agent-platform": "4.7.99", "harness-delegate": "0.29.7"}
 KUBERNETES = ("v1.27.3", "v1.28.9", "v1.31.4", "v1.35.0")
 REGIONS = ("eu-west", "us-east", "ap-south", "sa-east", "eu-central")
 FORMS = ("state-yaml", "state-yaml", "state-json", "kubectl-yaml", "kubectl-json")
@@ -96,6 +99,18 @@ def _state_document(kb: Any, objects_text: str, git_version: str, name: str) -> 
     return doc
 
 
+def _versions(kb: Any, product: str) -> tuple[str, ...]:
+    from upgradeplan.versions import Version
+
+    low = Version.parse(MOVE_FROM[product])
+    known = tuple(
+        r.version
+        for r in kb.releases[product]
+        if r.version != "next" and r.withdrawn is None and Version.parse(r.version) >= low
+    )
+    return (*known, UNKNOWN_VERSION[product])
+
+
 def generate(
     kb: Any, directory: Path, count: int, *, seed: int = 17, malformed: bool = True
 ) -> list[Generated]:
@@ -106,10 +121,11 @@ def generate(
     texts = {s: _fixture_text(s) for s in SCENARIOS}
     out: list[Generated] = []
     names = sorted(SCENARIOS)
+    moves = {p: _versions(kb, p) for p in MOVE_FROM}
     for i in range(count):
         scenario = names[i % len(names)]
-        old, versions = SCENARIOS[scenario]
-        version = rng.choice(versions)
+        product, old = SCENARIOS[scenario]
+        version = rng.choice(moves[product])
         form = FORMS[rng.randrange(len(FORMS))]
         gz = rng.random() < 0.2
         git_version = _server_version(scenario)

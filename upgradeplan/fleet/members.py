@@ -203,14 +203,18 @@ def context_members(
 
 
 def gitops_members(kb: KnowledgeBase, paths: Iterable[str]) -> Iterator[Member]:
-    """Each GitOps tree as one installation (its files read as Flux applies them)."""
+    """Every installation of each GitOps tree (one per cluster entry point, read the way Flux
+    applies the files; a tree without Flux Kustomizations is one installation)."""
     from upgradeplan.readers import gitops
 
     for path in paths:
-        name = os.path.basename(os.path.abspath(path)) or path
+        fallback = os.path.basename(os.path.abspath(path)) or path
         try:
-            state = gitops.read(kb, path)
+            states = gitops.read_installations(kb, path)
         except errors.UpgradeplanError as exc:
-            yield Member(name, path, None, exc.one_line())
+            yield Member(fallback, path, None, exc.one_line())
             continue
-        yield Member(name, path, _renamed(state, name))
+        for state in states:
+            name = state.name if state.name and state.name != path else fallback
+            source = path if len(states) == 1 else f"{path} ({name})"
+            yield Member(name, source, _renamed(state, name))

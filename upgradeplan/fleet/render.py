@@ -202,19 +202,21 @@ def to_text(fleet: Fleet) -> str:
         lines.append("")
         status = f" [{inst.status_of(fleet.hazard)}]" if fleet.hazard else ""
         lines.append(f"{inst.name}: {inst.verdict}{status}  ({inst.source})")
-        lines.append(f"  runs:     {_versions(inst.current)}")
-        lines.append(f"  target:   {_targets_text(inst)}")
+        rows = [("runs", _versions(inst.current)), ("target", _targets_text(inst))]
         if inst.not_applied:
-            lines.append(f"  not run here, so not a target: {', '.join(inst.not_applied)}")
-        label = "path" if inst.path_verdict in (None, "safe", "safe-with-actions") else "best path"
+            rows.append(("not a target here", ", ".join(inst.not_applied)))
+        good = inst.path_verdict in (None, "safe", "safe-with-actions")
         verdict = f" ({inst.path_verdict})" if inst.path_verdict else ""
-        lines.append(f"  {label}:{' ' * (8 - len(label))}{_path_text(inst)}{verdict}")
+        rows.append(("path" if good else "best path", _path_text(inst) + verdict))
         if inst.blocked_by:
-            lines.append(f"  blocked by: {', '.join(inst.blocked_by)}")
+            rows.append(("blocked by", ", ".join(inst.blocked_by)))
         if inst.blocking:
-            lines.append(f"  blocking: {_findings_text(inst.blocking)}")
+            rows.append(("blocking", _findings_text(inst.blocking)))
         if inst.missing:
-            lines.append(f"  missing:  {', '.join(inst.missing)}")
+            rows.append(("missing", ", ".join(inst.missing)))
+        if inst.error:
+            rows.append(("not judged", inst.error))
+        lines.extend(f"  {label + ':':<11} {value}" for label, value in rows)
     shown = [h for h in fleet.hazards if fleet.hazard in (None, h.hazard)]
     if shown and fleet.hazard is None:
         lines.append("")
@@ -232,7 +234,10 @@ def to_text(fleet: Fleet) -> str:
         lines.append("")
         lines.append(f"Not judged ({len(fleet.unreadable)}):")
         for inst in fleet.unreadable:
-            lines.append(f"  {inst.source}: {inst.error}")
+            error = inst.error or ""
+            lines.append(
+                f"  {error}" if error.startswith(inst.source) else f"  {inst.source}: {error}"
+            )
     return "\n".join(lines) + "\n"
 
 

@@ -60,6 +60,7 @@ class Installation:
     findings: tuple[FindingRow, ...] = ()  # every finding that applies or may apply
     missing: tuple[str, ...] = ()  # facts that would settle a may-apply finding
     not_applied: tuple[str, ...] = ()  # --to values naming a product it does not run
+    could_not_read: tuple[str, ...] = ()  # sources of it that could not be read (facts unknown)
     error: str | None = None  # why it could not be read or judged
 
     def status_of(self, hazard: str) -> str | None:
@@ -123,7 +124,8 @@ def state_key(state: State) -> tuple[Any, ...]:
     """What a judgement depends on: every fact's key and value and what could not be read
     (not the names or sources, which only say where a fact was read)."""
     facts = tuple(sorted((k, _canonical(f.value)) for k, f in state.facts.items()))
-    return facts, tuple(sorted(state.unreadable.items()))
+    unread = tuple(sorted(str(u) for u in state.unread))
+    return facts, tuple(sorted(state.unreadable.items())), unread
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,7 @@ class _Judgement:
     findings: tuple[FindingRow, ...]
     missing: tuple[str, ...]
     not_applied: tuple[str, ...]
+    could_not_read: tuple[str, ...] = ()
     error: str | None = None
 
 
@@ -170,7 +173,12 @@ class Judge:
         assert member.state is not None
         parts = [member.state] if self.stated is None else [member.state, self.stated]
         merged = combine.derive(combine.merge(*parts))
-        return State(facts=merged.facts, name=member.name, unreadable=merged.unreadable)
+        return State(
+            facts=merged.facts,
+            name=member.name,
+            unreadable=merged.unreadable,
+            unread=merged.unread,
+        )
 
     def judge(self, member: Member) -> Installation:
         if member.state is None:
@@ -207,6 +215,7 @@ class Judge:
             findings=judged.findings,
             missing=judged.missing,
             not_applied=judged.not_applied,
+            could_not_read=judged.could_not_read,
             error=judged.error,
         )
 
@@ -297,6 +306,7 @@ class Judge:
             findings=rows,
             missing=missing,
             not_applied=not_applied,
+            could_not_read=tuple(str(u) for u in result.unreadable),
         )
 
 

@@ -85,7 +85,7 @@ def states_from_bytes(
 
 
 def _renamed(state: State, name: str) -> State:
-    return State(facts=state.facts, name=name, unreadable=state.unreadable)
+    return State(facts=state.facts, name=name, unreadable=state.unreadable, unread=state.unread)
 
 
 def _file_members(path: str, kb: KnowledgeBase) -> Iterator[Member]:

@@ -66,6 +66,7 @@ def installation_to_dict(inst: Installation, hazard: str | None = None) -> dict[
         "findings": [_finding(r) for r in inst.findings],
         "missing": list(inst.missing),
         "not_applied": list(inst.not_applied),
+        "could_not_read": list(inst.could_not_read),
     }
     if hazard is not None:
         item["status"] = inst.status_of(hazard)
@@ -140,6 +141,7 @@ CSV_COLUMNS = (
     "blocking",
     "missing",
     "not_applied",
+    "could_not_read",
     "error",
 )
 
@@ -165,6 +167,7 @@ def to_csv(fleet: Fleet) -> str:
             "blocking": " ".join(f"{r.hazard}:{r.status}" for r in inst.blocking),
             "missing": " ".join(inst.missing),
             "not_applied": " ".join(inst.not_applied),
+            "could_not_read": "; ".join(inst.could_not_read),
             "error": inst.error or "",
         }
         writer.writerow([cells[c] for c in columns])
@@ -177,10 +180,10 @@ def to_csv(fleet: Fleet) -> str:
 def _summary_line(fleet: Fleet) -> str:
     c = counts(fleet)
     parts = [f"{c[v]} {v}" for v in VERDICTS if c[v]]
-    against = ", ".join(fleet.to) if fleet.to else "as they are"
+    against = f"against {', '.join(fleet.to)}" if fleet.to else "as they are"
     return (
         f"Fleet: {len(fleet.installations)} installations ({', '.join(parts) or 'none'}); "
-        f"judged against {against}; exit {fleet.exit_code}"
+        f"judged {against}; exit {fleet.exit_code}"
     )
 
 
@@ -214,6 +217,7 @@ def to_text(fleet: Fleet) -> str:
             rows.append(("blocking", _findings_text(inst.blocking)))
         if inst.missing:
             rows.append(("missing", ", ".join(inst.missing)))
+        rows.extend(("not read", u) for u in inst.could_not_read)
         if inst.error:
             rows.append(("not judged", inst.error))
         lines.extend(f"  {label + ':':<11} {value}" for label, value in rows)

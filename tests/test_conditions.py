@@ -525,6 +525,43 @@ CASES: list[tuple[str, Condition, dict[str, Any], Truth]] = [
         F,
     ),
     ("matches-unknown", pred("fact_matches", fact="workload.d.image", pattern="x"), {}, U),
+    # two facts compared: the atelet image and the worker image name the same version
+    (
+        "same-version-true",
+        pred("facts_same_version", fact="workload.a.image", other="values.k.worker\\.image"),
+        {"workload.a.image": "reg/atelet:0.0.30-gs.4", "values.k.worker\\.image": "0.0.30-gs.4"},
+        T,
+    ),
+    (
+        "same-version-false",
+        pred("facts_same_version", fact="workload.a.image", other="workload.w.image"),
+        {"workload.a.image": "reg/a:1.2.0", "workload.w.image": "reg/w:1.3.0@sha256:ab"},
+        F,
+    ),
+    (
+        "same-version-no-tag",
+        pred("facts_same_version", fact="workload.a.image", other="workload.w.image"),
+        {"workload.a.image": "reg/a:latest", "workload.w.image": "reg/w:1.3.0"},
+        U,
+    ),
+    (
+        "same-version-unknown",
+        pred("facts_same_version", fact="workload.a.image", other="workload.w.image"),
+        {"workload.a.image": "reg/a:1.2.0"},
+        U,
+    ),
+    (
+        "equal-true",
+        pred("facts_equal", fact="values.k.mode", other="values.g.mode"),
+        {"values.k.mode": "x", "values.g.mode": "x"},
+        T,
+    ),
+    (
+        "equal-false",
+        pred("facts_equal", fact="values.k.mode", other="values.g.mode"),
+        {"values.k.mode": "x", "values.g.mode": "y"},
+        F,
+    ),
 ]
 
 

@@ -413,3 +413,20 @@ def test_lint_fails_on_a_hazard_without_any_reference(tmp_path: Path) -> None:
     # requires the bundled kubernetes product, so it is not linted on its own)
     code, _, _ = run("kb", "lint", str(FORMAT))
     assert code == 0
+
+
+# --------------------------------------------------------------------------- 3: comparing facts
+
+MISMATCH = "fcomp-worker-image-mismatch"
+
+
+def test_two_image_facts_compared_by_version() -> None:
+    base = ("--installed", "fcomp=1.2.0", "--pin", "fcomp=1.2.0", "--fail-on", "warning")
+    same = ("--fact", "workload.fcomp.image=reg/fcomp:1.2.0", "--fact", "workload.fbase.image")
+    code, doc = check_json(*base, *same[:3], f"{same[3]}=reg/fbase:1.2.0")
+    assert (code, status_of(doc, MISMATCH)) == (0, "does-not-apply")
+    code, doc = check_json(*base, *same[:3], f"{same[3]}=reg/fbase:1.3.0")
+    assert (code, status_of(doc, MISMATCH)) == (3, "applies")
+    code, out, _ = run("check", *base, *same[:2])
+    assert code == 4
+    assert f"may-apply      warning  {MISMATCH}" in out and "missing workload.fbase.image" in out

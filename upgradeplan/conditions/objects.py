@@ -288,3 +288,56 @@ def p_fact_matches(args: Mapping[str, Any], state: State, kb: KnowledgeBase) -> 
         return None if value is None else bool(regex.search(_text(value)))
 
     return _simple(key, f"{key} matches /{pattern}/", state, test)
+
+
+def _two(args: Mapping[str, Any], state: State, claim: str) -> tuple[Fact, Fact] | Outcome:
+    a, b = state.get(str(args["fact"])), state.get(str(args["other"]))
+    missing = [k for k, f in ((str(args["fact"]), a), (str(args["other"]), b)) if f is None]
+    if a is None or b is None:
+        facts = tuple(f for f in (a, b) if f is not None)
+        return _unknown(claim, *missing, facts=facts)
+    return a, b
+
+
+def p_facts_equal(args: Mapping[str, Any], state: State, kb: KnowledgeBase) -> Outcome:
+    claim = f"{args['fact']} equals {args['other']}"
+    pair = _two(args, state, claim)
+    if isinstance(pair, Outcome):
+        return pair
+    a, b = pair
+    ok = _same(a.value, b.value)
+    return Outcome(
+        _truth(ok), f"{claim}: {'yes' if ok else 'no'} ({_text(a.value)}; {_text(b.value)})", pair
+    )
+
+
+def _version_in(value: object) -> Any:
+    """The version a fact names: a version, or the tag of an image reference (repo:tag)."""
+    from upgradeplan.conditions.outcome import _version
+
+    if not isinstance(value, str):
+        return None
+    text = value.split("@", 1)[0]
+    tag = text.rsplit(":", 1)[1] if ":" in text.rsplit("/", 1)[-1] else text
+    return _version(tag)
+
+
+def p_facts_same_version(args: Mapping[str, Any], state: State, kb: KnowledgeBase) -> Outcome:
+    claim = f"{args['fact']} and {args['other']} name the same version"
+    pair = _two(args, state, claim)
+    if isinstance(pair, Outcome):
+        return pair
+    a, b = pair
+    va, vb = _version_in(a.value), _version_in(b.value)
+    if va is None or vb is None:
+        bad = [f.key for f, v in ((a, va), (b, vb)) if v is None]
+        return Outcome(
+            Truth.UNKNOWN,
+            f"{claim}: unknown ({', '.join(bad)} names no version)",
+            pair,
+            tuple(bad),
+        )
+    ok = bool(va == vb)
+    return Outcome(
+        _truth(ok), f"{claim}: {'yes' if ok else 'no'} ({_text(a.value)}; {_text(b.value)})", pair
+    )

@@ -558,9 +558,12 @@ def check_fact_keys(loaded: Loaded) -> Iterator[Problem]:
     roots += [c for rel in _all_releases(ctx.kb) for c in rel.requires_when.values()]
     for root in roots:
         for cond in walk_conditions(root):
-            fact = cond.args.get("fact") if cond.op == "pred" else None
-            if isinstance(fact, str):
-                yield from _fact_problems(fact, cond.location, cond.predicate, products)
+            if cond.op != "pred":
+                continue
+            for arg in ("fact", "other"):
+                fact = cond.args.get(arg)
+                if isinstance(fact, str):
+                    yield from _fact_problems(fact, cond.location, cond.predicate, products)
 
 
 # --------------------------------------------------------------------------- templates

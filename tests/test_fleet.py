@@ -124,6 +124,10 @@ def test_per_hazard_counts_are_the_sum_of_one_by_one_checks(
 
     rolled = {h["hazard"]: (h["applies"], h["may_apply"]) for h in doc["hazards"]}
     assert rolled == _counts(checks)
+    severity = {
+        f.hazard: f.severity for _, r in checks for f in r.findings if f.status != "does-not-apply"
+    }
+    assert {h["hazard"]: h["severity"] for h in doc["hazards"]} == severity
     assert sum(a + m for a, m in rolled.values()) > 0
 
     # every installation's verdict and exit code are its own check's

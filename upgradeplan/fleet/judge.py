@@ -398,16 +398,18 @@ def roll_up(
     about that hazard alone (:func:`hazard_exit`).
     """
     hits: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {}
+    first: dict[str, FindingRow] = {}  # title and severity as the findings give them
     for inst in rows:
         for f in inst.findings:
             applies, may = hits.setdefault(f.hazard, ([], []))
+            first.setdefault(f.hazard, f)
             (applies if f.status == "applies" else may).append((inst.name, inst.source))
     rows = sorted(rows, key=lambda i: (i.name, i.source))
     hazards = tuple(
         HazardHits(
             hazard=h,
-            title=kb.hazards[h].title if h in kb.hazards else h,
-            severity=kb.hazards[h].severity if h in kb.hazards else "notice",
+            title=first[h].title,
+            severity=first[h].severity,
             applies=tuple(sorted(a)),
             may_apply=tuple(sorted(m)),
         )

@@ -160,6 +160,22 @@ def test_a_bom_pin_below_a_meta_release_floor_is_reported_with_the_floor(
     assert statuses_of(ok["findings"])[hazard] == "does-not-apply"
 
 
+# --------------------------------------------------------------------------- #287
+
+
+def test_a_muster_hpa_under_the_muster_release_drift_detection_is_reported() -> None:
+    # UPGRADE "the muster release detects and corrects drift": add an ignore rule first; a GitOps
+    # read sees the muster HelmRelease's drift detection as disabled, so only the value decides
+    hop = ("--installed", "agent-platform=4.8.1", "--to", "agent-platform=4.9.1")
+    key = "values.agent-platform.muster.autoscaling.enabled"
+    _, on = check(
+        *hop, "--fact", f"{key}=true", "--fact", "helmrelease.muster.drift-detection=disabled"
+    )
+    assert statuses_of(on["findings"])["muster-drift-detection-hpa"] == "applies"
+    _, off = check(*hop, "--fact", f"{key}=false")
+    assert statuses_of(off["findings"])["muster-drift-detection-hpa"] == "does-not-apply"
+
+
 # --------------------------------------------------------------------------- klaus-gateway#271
 
 

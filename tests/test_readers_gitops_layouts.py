@@ -381,3 +381,63 @@ def test_a_hazard_whose_pin_sat_in_an_unreadable_file_may_apply(tmp_path: Path) 
     assert code == 4
     findings = {f["hazard"]: f for f in json.loads(out)["results"][0]["findings"]}
     assert findings["connectivity-pin-behind-479-second-owner"]["status"] == "may-apply"
+
+
+# --------------------------------------------------------------------------- products by source
+
+UPSTREAM_KAGENT = {
+    "apps/kagent.yaml": """\
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata:
+  name: kagent
+  namespace: kagent
+spec:
+  interval: 1h
+  url: oci://ghcr.io/kagent-dev/kagent/helm/kagent
+  ref:
+    tag: 0.9.4
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: kagent
+  namespace: kagent
+spec:
+  interval: 1h
+  chartRef:
+    kind: OCIRepository
+    name: kagent
+""",
+}
+
+
+def test_a_kagent_release_from_another_chart_source_is_not_the_kagent_product(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "upstream"
+    for rel, text in UPSTREAM_KAGENT.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    code, out, err = run_in(["scan", "--gitops", "apps", "-o", "json"], cwd=root)
+    assert code == 0, err
+    state = json.loads(out)["results"][0]["state"]
+    assert "pin.kagent" not in state["facts"]
+    assert "installed.kagent" not in state["facts"]
+    assert "ghcr.io/kagent-dev" in state["unreadable"]["not kagent: kagent"]
+    code, out, err = run_in(["check", "--gitops", "apps", "--to", "kagent=0.11.0-gs.16"], cwd=root)
+    assert code == 2  # nothing of the kagent product to move: named, never "safe"
+    assert "kagent is not installed in apps" in err
+
+
+def test_an_unknown_version_of_a_known_product_is_named_and_undetermined(tmp_path: Path) -> None:
+    root = tmp_path / "gs"
+    text = UPSTREAM_KAGENT["apps/kagent.yaml"].replace(
+        "ghcr.io/kagent-dev/kagent/helm/kagent", "gsoci.azurecr.io/charts/giantswarm/kagent"
+    )
+    (root / "apps").mkdir(parents=True)
+    (root / "apps/kagent.yaml").write_text(text)
+    code, out, _ = run_in(["check", "--gitops", "apps", "-o", "json"], cwd=root)
+    result = json.loads(out)["results"][0]
+    assert "kagent 0.9.4 is not in the knowledge base" in result["notes"]
+    assert (code, result["verdict"]) == (4, "undetermined")

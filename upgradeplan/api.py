@@ -550,6 +550,8 @@ def check(
     unread = unreadable_of(state)
     if blind_spot(findings, unread, fail_on) and verdict in ("safe", "safe-with-actions"):
         verdict = "undetermined"
+    if verdict in ("safe", "safe-with-actions") and unknown_versions(kb, state):
+        verdict = "undetermined"  # the knowledge cannot vouch for a release it does not list
     return CheckResult(
         name=name or state.name,
         state=state,
@@ -605,7 +607,29 @@ def read_notes(kb: KnowledgeBase, state: State) -> tuple[str, ...]:
             "none of a product in the knowledge base (nothing to judge)"
         )
     notes += [f"could not be read: {line}" for line in unread_sources(state)]
+    notes += [f"{p} {v} is not in the knowledge base" for p, v in unknown_versions(kb, state)]
     return tuple(notes)
+
+
+def unknown_versions(kb: KnowledgeBase, state: State) -> list[tuple[str, str]]:
+    """Installed versions of known products that the knowledge base does not list."""
+    from upgradeplan.versions import Version
+
+    out: list[tuple[str, str]] = []
+    for product in sorted(kb.products):
+        installed = state.installed(product)
+        if installed is None or not kb.releases.get(product):
+            continue
+        if kb.products[product].kind not in ("chart", "agent"):
+            continue  # an environment (Kubernetes): its versions are not all listed
+        try:
+            wanted = Version.parse(installed)
+        except errors.InvalidVersion:
+            continue
+        known = [r.version for r in kb.releases[product] if r.version != NEXT]
+        if not any(Version.parse(k) == wanted for k in known):
+            out.append((product, installed))
+    return out
 
 
 def _require_installed(kb: KnowledgeBase, state: State, targets: Sequence[Target]) -> None:
@@ -613,8 +637,11 @@ def _require_installed(kb: KnowledgeBase, state: State, targets: Sequence[Target
     for t in targets:
         if state.installed(t.product) is not None or not _helmreleases(state):
             continue
-        if any(t.product in rel.bom for rels in kb.releases.values() for rel in rels):
-            continue  # a component: its meta chart's release decides
+        if any(
+            state.installed(meta) is not None and any(t.product in rel.bom for rel in rels)
+            for meta, rels in kb.releases.items()
+        ):
+            continue  # a component of an installed meta chart: its release decides
         files = _files_read(state)
         shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
         raise errors.BadInput(

@@ -65,6 +65,9 @@ class Recognise:
     image: tuple[str, ...] = ()  # image repositories (without tag)
     values_keys: tuple[str, ...] = ()  # dotted keys in values files (e.g. delegateVersion)
     bom_component: str = ""  # name under components.<name> in a BOM
+    # where the chart comes from: OCI repository URLs (oci://…/name) or HelmRepository URLs;
+    # a chart of the same name from elsewhere is another product
+    chart_source: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -269,6 +269,7 @@ class _Builder:
                 image=ctx.strlist(rec, "image", ("recognise",)) if rec else (),
                 values_keys=ctx.strlist(rec, "values_keys", ("recognise",)) if rec else (),
                 bom_component=ctx.text_in(rec, "bom_component", ("recognise",)) if rec else "",
+                chart_source=ctx.strlist(rec, "chart_source", ("recognise",)) if rec else (),
             ),
             location=ctx.where(),
             upgrade_doc_title=ctx.text_in(upgrade_doc, "title", ("upgrade_doc",)),

@@ -78,9 +78,10 @@ def read_installations(kb: KnowledgeBase, path: str, *, ref: str | None = None) 
 def _installation_state(kb: KnowledgeBase, inst: Installation) -> State:
     reader = _Reader(kb)
     reader.unresolved = inst.unresolved
-    for obj in inst.objects:
-        for view in iter_objects(obj):
-            reader.object(view, None)
+    views = [view for obj in inst.objects for view in iter_objects(obj)]
+    reader.chart_sources(views)
+    for view in views:
+        reader.object(view, None)
     reader.finish()
     facts = reader.facts()
     unreadable = {k: why for k, why in reader.unreadable.items() if k not in facts}
@@ -102,15 +103,17 @@ def _legacy(
         tree.prefetch([src.rel for src in plan.sources])
     reader = _Reader(kb)
     broken: dict[str, str] = {}
+    read: list[tuple[View, Source]] = []
     for src in plan.sources:
         try:
             docs = _documents(tree, src, display(src.rel))
         except BadInput as exc:  # its facts are unknown; the rest is read
             broken[f"file {exc.location or display(src.rel)}"] = _reason(exc)
             continue
-        for doc in docs:
-            for view in iter_objects(doc):
-                reader.object(view, src.namespace, patch=src.patch)
+        read += [(view, src) for doc in docs for view in iter_objects(doc)]
+    reader.chart_sources([view for view, src in read if not src.patch])
+    for view, src in read:
+        reader.object(view, src.namespace, patch=src.patch)
     reader.finish()
     facts = reader.facts()
     unreadable = {k: why for k, why in reader.unreadable.items() if k not in facts}
@@ -193,6 +196,8 @@ class _Reader(ObjectFacts):
     def __init__(self, kb: KnowledgeBase) -> None:
         super().__init__(kb)
         self._oci: dict[tuple[str | None, str], tuple[str, provenance.Source]] = {}
+        self._oci_urls: dict[tuple[str | None, str], str] = {}
+        self._helm_urls: dict[tuple[str | None, str], str] = {}
         self._pending: list[_Pending] = []
         self._components: list[_Component] = []
         self._release_ns: dict[str, tuple[str, provenance.Source]] = {}  # product -> ns, where
@@ -243,6 +248,9 @@ class _Reader(ObjectFacts):
         if not name:
             return
         ns = v.text("metadata", "namespace") or default_ns
+        known = self.by_release.get(name)
+        if known is not None and self._foreign(known, self._source_of(v, ns), v):
+            name = f"{name}@{self._source_of(v, ns)}"  # not the product's release: kept apart
         if self.patching:
             pass  # a patch's metadata selects the object; it does not move it
         elif v.text("metadata", "namespace"):
@@ -264,6 +272,8 @@ class _Reader(ObjectFacts):
         ref_name = v.text("spec", "chartRef", "name")
         if product is None and ref_kind == "OCIRepository" and ref_name:
             product = self.by_release.get(ref_name) or self.by_chart.get(ref_name)
+        if product is not None and self._foreign(product, self._source_of(v, ns), v):
+            product = None
         if product is not None:
             release_ns = v.text("spec", "targetNamespace") or ns
             if release_ns and not self.patching:
@@ -299,11 +309,70 @@ class _Reader(ObjectFacts):
                 v.where("spec", "values") if isinstance(whole, dict) else v.where("spec"),
             )
 
+    # ---------------------------------------------------------------- chart sources
+
+    def chart_sources(self, views: list[View]) -> None:
+        """The URLs of the OCIRepository and HelmRepository objects, before the releases."""
+        for v in views:
+            kind = v.get("kind")
+            api = v.get("apiVersion")
+            name = v.text("metadata", "name")
+            url = v.text("spec", "url")
+            if not name or not url or not str(api).startswith("source.toolkit.fluxcd.io/"):
+                continue
+            ns = v.text("metadata", "namespace")
+            if kind == "OCIRepository":
+                self._oci_urls[(ns, name)] = url
+                self._oci_urls.setdefault((None, name), url)
+            elif kind == "HelmRepository":
+                self._helm_urls[(ns, name)] = url
+                self._helm_urls.setdefault((None, name), url)
+
+    def _source_of(self, v: View, ns: str | None) -> str | None:
+        """Where a HelmRelease's chart comes from (a URL), when the files say."""
+        if v.text("spec", "chartRef", "kind") == "OCIRepository":
+            ref = v.text("spec", "chartRef", "name") or ""
+            ref_ns = v.text("spec", "chartRef", "namespace") or ns
+            return self._oci_urls.get((ref_ns, ref)) or self._oci_urls.get((None, ref))
+        src = v.sub("spec", "chart", "spec", "sourceRef")
+        if src.text("kind") == "HelmRepository" and src.text("name"):
+            repo_ns = src.text("namespace") or ns
+            name = src.text("name") or ""
+            url = self._helm_urls.get((repo_ns, name)) or self._helm_urls.get((None, name))
+            chart = v.text("spec", "chart", "spec", "chart") or ""
+            if url is None:
+                return None
+            if url.startswith("oci://"):
+                return f"{url.rstrip('/')}/{chart}"
+            return f"{url.rstrip('/')} chart {chart}"
+        return None
+
+    def _foreign(self, product: str, source: str | None, v: View) -> bool:
+        """Whether the chart comes from somewhere else than ``product``'s own sources."""
+        own = self.kb.products[product].recognise.chart_source
+        if not own or source is None:
+            return False
+        wanted = {s.rstrip("/") for s in own}
+        base = source.split(" chart ", 1)[0]
+        if source.rstrip("/") in wanted or base in wanted:
+            return False
+        self.unreadable.setdefault(
+            f"not {product}: {v.text('metadata', 'name')}",
+            f"{v.where('metadata', 'name')}: its chart comes from {source}, not from "
+            f"{', '.join(sorted(wanted))}: another chart than {product}, not judged by its "
+            "knowledge",
+        )
+        return True
+
     def ocirepository(self, v: View, default_ns: str | None) -> None:
         name = v.text("metadata", "name")
         if not name:
             return
         ns = v.text("metadata", "namespace") or default_ns
+        url = v.text("spec", "url")
+        named = self.by_release.get(name) or self.by_chart.get(name)
+        if named is not None and url and self._foreign(named, url.rstrip("/"), v):
+            return
         pin: str | None = None
         where = v.where("spec", "ref")
         if v.text("spec", "ref", "digest"):

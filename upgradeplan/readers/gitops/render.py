@@ -165,7 +165,7 @@ class Renderer:
                 kust = self._kustomization_in(child)
                 out += self._kustomization(kust) if kust else self._generated(child)
             elif name.endswith(YAML_SUFFIXES) and name not in KUSTOMIZATION_NAMES:
-                out += [_clone(d) for d in self._objects_of(child) if is_manifest(d.data)]
+                out += [d for d in self._objects_of(child) if is_manifest(d.data)]
         return out
 
     def _objects_of(self, rel: str) -> list[Doc]:
@@ -182,7 +182,8 @@ class Renderer:
         return out
 
     def _resource_file(self, rel: str) -> list[Doc]:
-        return [_clone(d) for d in self._objects_of(rel) if is_manifest(d.data)]
+        # shared between builds: every transformer copies what it changes
+        return [d for d in self._objects_of(rel) if is_manifest(d.data)]
 
     def _entry(self, kust: str, entry: Any) -> str | None:
         """The tree path of an entry of ``kust``, or None (recorded) when it cannot be read."""
@@ -437,6 +438,21 @@ def _clone(doc: Doc) -> Doc:
         styles=dict(doc.styles),
         files=dict(doc.files),
         embeds=dict(doc.embeds),
+    )
+
+
+def _shallow(doc: Doc) -> Doc:
+    """A copy whose records can change; the data is shared (replace what you change)."""
+    return Doc(
+        data=doc.data,
+        file=doc.file,
+        index=doc.index,
+        lines=dict(doc.lines),
+        key_lines=doc.key_lines,
+        raw=dict(doc.raw),
+        styles=doc.styles,
+        files=dict(doc.files),
+        embeds=doc.embeds,
     )
 
 
@@ -699,11 +715,13 @@ def set_namespace(obj: Doc, ns: str, file: str, line: int) -> Doc:
     _, kind, _, _ = identity(obj)
     if kind in CLUSTER_SCOPED or not isinstance(obj.data, dict):
         return obj
-    out = _clone(obj)
-    meta = out.data.setdefault("metadata", {})
+    meta = obj.data.get("metadata")
     if not isinstance(meta, dict):
         return obj
-    meta["namespace"] = ns
+    if meta.get("namespace") == ns and obj.files.get(("metadata", "namespace")) == file:
+        return obj
+    out = _shallow(obj)
+    out.data = {**obj.data, "metadata": {**meta, "namespace": ns}}
     out.lines[("metadata", "namespace")] = line
     out.files[("metadata", "namespace")] = file
     out.raw[("metadata", "namespace")] = ns

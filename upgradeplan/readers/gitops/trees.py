@@ -55,9 +55,10 @@ class WorkTree:
         rel = os.path.relpath(os.path.realpath(self.boundary), os.path.realpath(self.root))
         self.repo_rel = norm(rel.replace(os.sep, "/"))
 
-    def _path(self, rel: str) -> Path:
+    def _path(self, rel: str) -> str:
         rel = norm(rel)
-        return self.root if not rel else Path(os.path.normpath(self.root / rel))
+        base = str(self.root)
+        return base if not rel else os.path.normpath(os.path.join(base, rel))
 
     def contains(self, rel: str) -> bool:
         # compare real paths: git reports its top level with symlinks resolved
@@ -66,16 +67,17 @@ class WorkTree:
         return path == bound or bound in path.parents
 
     def is_dir(self, rel: str) -> bool:
-        return self._path(rel).is_dir()
+        return os.path.isdir(self._path(rel))
 
     def is_file(self, rel: str) -> bool:
-        return self._path(rel).is_file()
+        return os.path.isfile(self._path(rel))
 
     def list_dir(self, rel: str) -> list[str]:
-        return sorted(p.name for p in self._path(rel).iterdir())
+        return sorted(os.listdir(self._path(rel)))
 
     def read(self, rel: str) -> bytes:
-        return self._path(rel).read_bytes()
+        with open(self._path(rel), "rb") as fh:
+            return fh.read()
 
 
 def work_tree(root: Path) -> WorkTree:

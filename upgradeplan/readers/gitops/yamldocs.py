@@ -144,23 +144,37 @@ class _Builder:
     def _mapping(self, node: yaml.MappingNode, path: PathKey) -> dict[Any, Any]:
         out: dict[Any, Any] = {}
         merged: list[yaml.Node] = []
+        lines, key_lines, raw = self.lines, self.key_lines, self.raw
+        scalar = yaml.ScalarNode
         for key_node, value_node in node.value:
-            if key_node.tag == _MERGE:
+            if key_node.__class__ is not scalar:
+                continue  # a complex key: no manifest field is one
+            tag = key_node.tag
+            if tag == _STR:
+                key: Any = key_node.value
+            elif tag == _MERGE:
                 if isinstance(value_node, yaml.SequenceNode):
                     merged += value_node.value
                 else:
                     merged.append(value_node)
                 continue
-            key = _key_of(key_node) if isinstance(key_node, yaml.ScalarNode) else None
-            if key is None and not isinstance(key_node, yaml.ScalarNode):
-                continue  # a complex key: no manifest field is one
-            self.key_lines[(*path, key)] = key_node.start_mark.line + 1
-            out[key] = self.build(value_node, (*path, key))
+            else:
+                key = _key_of(key_node)
+            here = (*path, key)
+            key_lines[here] = key_node.start_mark.line + 1
+            if value_node.__class__ is scalar and value_node.tag == _STR:
+                # the common case inline: a plain string value
+                lines[here] = value_node.start_mark.line + 1
+                raw[here] = out[key] = value_node.value
+                if value_node.style:
+                    self.styles[here] = value_node.style
+            else:
+                out[key] = self.build(value_node, here)
         for source in merged:  # explicit keys win over merged ones, earlier merges over later
             if not isinstance(source, yaml.MappingNode):
                 continue
-            for key, value in self._mapping(source, path).items():
-                out.setdefault(key, value)
+            for k, value in self._mapping(source, path).items():
+                out.setdefault(k, value)
         return out
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -172,10 +173,11 @@ def main() -> int:
         assert docs == FILES * PER_FILE, docs
         assert releases == FILES * PER_FILE, releases
         b, s = min(bare_times), min(scan_times)
+        paired = statistics.median(x / y for x, y in zip(scan_times, bare_times, strict=True))
         print(f"tree: {FILES} files, {FILES * PER_FILE} HelmReleases (all read: {releases})")
         print(f"bare yaml.load_all(CSafeLoader): {b * 1000:.0f} ms (best of {args.rounds})")
         print(f"scan --gitops (api.gather):      {s * 1000:.0f} ms (best of {args.rounds})")
-        print(f"ratio scan / bare: {s / b:.2f} (target <= 1.3)")
+        print(f"ratio scan / bare: best {s / b:.2f}, median of rounds {paired:.2f} (target <= 1.3)")
         return 0 if s / b <= 1.3 else 1
     finally:
         if not args.keep:

@@ -441,3 +441,16 @@ def test_an_unknown_version_of_a_known_product_is_named_and_undetermined(tmp_pat
     result = json.loads(out)["results"][0]
     assert "kagent 0.9.4 is not in the knowledge base" in result["notes"]
     assert (code, result["verdict"]) == (4, "undetermined")
+
+
+def test_without_a_bootstrap_sync_the_cluster_directories_are_the_entry_points(
+    tmp_path: Path,
+) -> None:
+    # as in public examples whose flux-system/gotk-sync.yaml is a placeholder comment
+    repo = _repository(tmp_path, "kustomize-helm")
+    for cluster in ("staging", "production"):
+        sync = repo / "clusters" / cluster / "flux-system" / "gotk-sync.yaml"
+        sync.write_text("# This file is written by flux bootstrap.\n")
+    states = _scan(repo)
+    assert set(states) == {"staging", "production"}
+    assert _helmreleases(states["staging"]) >= APPLIED["kustomize-helm"]["staging"]

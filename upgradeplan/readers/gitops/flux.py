@@ -108,9 +108,10 @@ def find_entries(tree: Tree, start: str, renderer: Renderer) -> list[tuple[str, 
             reached[path] = renderer.read_files
             renderer.read_files = before | reached[path]
     entries: dict[str, str] = {}
-    for rel, doc in ks:
-        if doc.get("spec", "sourceRef", "name") != "flux-system":
-            continue  # applied by another Kustomization (a tenant's, an artifact's), not an entry
+    # When some Kustomizations read the cluster's own source (flux-system), entries are among
+    # them: the others are applied by a Kustomization whose source is not read here.
+    synced = [(r, d) for r, d in ks if d.get("spec", "sourceRef", "name") == "flux-system"]
+    for rel, _ in synced or ks:
         own = paths.get(rel)
         # the bootstrap sync: its path applies its own file
         if own is not None and rel in reached.get(own, set()):

@@ -1050,3 +1050,24 @@ def test_substituted_and_invalid_pins(tmp_path: Path) -> None:
     with pytest.raises(BadInput) as err:
         gitops.read(KB, str(tmp_path))
     assert err.value.location == f"{tmp_path}/bom.yaml:3"
+
+
+def test_a_digest_pinned_image_gives_the_same_version_from_gitops_and_a_cluster(
+    tmp_path: Path,
+) -> None:
+    from upgradeplan.readers.kube.objects import state_from_objects
+
+    image = "harness/delegate:0.31.2@sha256:" + "ab" * 32
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "harness-delegate", "namespace": "harness"},
+        "spec": {"template": {"spec": {"containers": [{"name": "delegate", "image": image}]}}},
+    }
+    (tmp_path / "delegate.yaml").write_text(json.dumps(deployment))
+    from_files = gitops.read(KB, str(tmp_path))
+    from_cluster = state_from_objects(KB, [deployment], source_prefix="cluster t")
+    assert from_files.value("pin.harness-delegate") == "0.31.2"
+    assert from_cluster.value("installed.harness-delegate") == "0.31.2"
+    assert from_files.value("workload.harness-delegate.image") == image
+    assert from_cluster.value("workload.harness-delegate.image") == image

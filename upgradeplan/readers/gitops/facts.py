@@ -112,21 +112,17 @@ def text_of(value: Any) -> str:
 
 
 def image_repo(image: Any) -> str | None:
-    if not isinstance(image, str):
-        return None
-    repo = image.split("@", 1)[0]
-    last = repo.rsplit("/", 1)
-    if ":" in last[-1]:
-        repo = repo[: len(repo) - len(last[-1])] + last[-1].split(":", 1)[0]
-    return repo
+    """The repository of an image reference (the cluster reader's parsing)."""
+    from upgradeplan.readers.kube.objects import image_repository
+
+    return image_repository(image) if isinstance(image, str) else None
 
 
 def image_tag(image: Any) -> str | None:
-    """The tag of an image reference (None with a digest or without a tag)."""
-    if not isinstance(image, str) or "@" in image:
-        return None
-    last = image.rsplit("/", 1)[-1]
-    return last.split(":", 1)[1] if ":" in last else None
+    """The tag of an image reference, also before a digest (None without a tag)."""
+    from upgradeplan.readers.kube.objects import image_tag as tag_of
+
+    return (tag_of(image) or None) if isinstance(image, str) else None
 
 
 def image_matches(repo: str | None, wanted: str) -> bool:

@@ -195,6 +195,12 @@ def _image_tag(image: str) -> str:
     return last.split(":", 1)[1] if ":" in last else ""
 
 
+# The image-reference parsing every reader shares (the GitOps reader too): a digest-pinned
+# ``repo:25.01.1@sha256:…`` keeps its tag.
+image_repository = _image_repository
+image_tag = _image_tag
+
+
 def _strip_v(version: str) -> str:
     return version[1:] if version[:1] in ("v", "V") and version[1:2].isdigit() else version
 

@@ -454,3 +454,20 @@ def test_without_a_bootstrap_sync_the_cluster_directories_are_the_entry_points(
     states = _scan(repo)
     assert set(states) == {"staging", "production"}
     assert _helmreleases(states["staging"]) >= APPLIED["kustomize-helm"]["staging"]
+
+
+def test_a_flux_level_patch_turning_on_drift_detection_counts(tmp_path: Path) -> None:
+    repo = _repository(tmp_path, "home-ops")
+    ks = repo / "kubernetes/flux/cluster/ks.yaml"
+    ks.write_text(
+        ks.read_text().replace(
+            "                  install:\n",
+            "                  driftDetection:\n"
+            "                    mode: enabled\n"
+            "                  install:\n",
+        )
+    )
+    _git(repo, "commit", "-q", "-am", "drift detection on every HelmRelease")
+    state = _scan(repo)["cluster"]
+    fact = state["facts"]["helmrelease.atuin.drift-detection"]
+    assert fact == {"value": "enabled", "source": "kubernetes/flux/cluster/ks.yaml:31"}

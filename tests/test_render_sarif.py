@@ -155,7 +155,7 @@ def test_github_annotations() -> None:
         "::notice file=clusters/prod/bom.yaml,line=12,title=no-drift-detection-on-480 "
         "(warning%2C may apply)::"
     )
-    assert out[-1].startswith("::notice title=upgradeplan::upgradeplan: verdict blocked")
+    assert out[-1].startswith("::error title=upgradeplan::upgradeplan: verdict blocked (exit 3)")
     assert len(out) == 3
 
 

@@ -37,6 +37,7 @@ from upgradeplan.unreadable import Unreadable
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from upgradeplan.accept import Accepted
     from upgradeplan.fleet.judge import Fleet
 
 FailOn = Literal["blocking", "warning", "notice", "never"]
@@ -88,6 +89,7 @@ class Gathered:
     targets: tuple[Target, ...] = ()  # asked for by the inputs (--gitops with --base)
     holds: tuple[str, ...] = ()  # pins the inputs keep where they are (--gitops with --base)
     relocate: Mapping[Source, Source] = field(default_factory=dict)  # base pin -> head's
+    changed: Mapping[str, Source] = field(default_factory=dict)  # --base: product -> new pin
 
 
 def load_kb(extra_dirs: Sequence[str | Path] = ()) -> KnowledgeBase:
@@ -125,6 +127,7 @@ def gather(kb: KnowledgeBase, inputs: Inputs) -> list[Gathered]:
 
     heads = {s.name: s for s in _chosen(gitops.read_installations(kb, inputs.gitops), inputs)}
     judged: list[_RepoState] = []
+    changed: dict[str, dict[str, Source]] = {}  # installation -> product -> its changed pin
     for base_state in repo:
         head = heads.get(base_state.name)
         if head is None and len(repo) == 1 and len(heads) == 1:
@@ -135,7 +138,10 @@ def gather(kb: KnowledgeBase, inputs: Inputs) -> list[Gathered]:
         changes = gitops_gate.pin_changes(kb, base_state, head)
         moved = _moved_pins(base_state, changes.locations)
         judged.append((base_state, tuple(changes.targets), tuple(changes.holds), moved))
-    return _gathered_with(kb, inputs, offline, said, judged)
+        changed[base_state.name] = {p: w for p, w in changes.locations.items() if w is not None}
+    out = _gathered_with(kb, inputs, offline, said, judged)
+    only = next(iter(changed.values())) if len(changed) == 1 else None
+    return [replace(g, changed=only if only is not None else changed.get(g.name, {})) for g in out]
 
 
 _RepoState = tuple[State, tuple[Target, ...], tuple[str, ...], dict[Source, Source]]
@@ -461,6 +467,8 @@ class CheckResult:
     # what was read and what could not be (GitOps files): shown next to the verdict
     notes: tuple[str, ...] = ()
     unreadable: tuple[Unreadable, ...] = ()  # what could not be read (its facts are unknown)
+    accepted: tuple[Accepted, ...] = ()  # findings accepted risks set aside (upgradeplan.accept)
+    changed: Mapping[str, Source] = field(default_factory=dict)  # --base: product -> new pin
 
 
 @dataclass(frozen=True)
@@ -508,6 +516,7 @@ def check(
     name: str = "",
     targets: Sequence[Target] = (),
     moved: Mapping[Source, Source] | None = None,
+    changed: Mapping[str, Source] | None = None,
 ) -> CheckResult:
     """Judge the direct jump to ``to`` (or, without a target, the installation as it is).
 
@@ -562,6 +571,7 @@ def check(
         recommended=recommended,
         notes=notes,
         unreadable=tuple(unread),
+        changed=dict(changed or {}),
     )
 
 

@@ -98,3 +98,11 @@ class ClusterUnreachable(UpgradeplanError):
     """No context of the cluster could be read at all."""
 
     exit_code = ExitCode.ERROR
+
+
+class MissingExtra(UpgradeplanError):
+    """A feature needs an optional extra that is not installed: ``pip install 'upgradeplan[X]'``."""
+
+    def __init__(self, message: str, *, extra: str) -> None:
+        self.extra = extra
+        super().__init__(message, hint=f"install it with: pip install 'upgradeplan[{extra}]'")

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from upgradeplan import api, errors
+from upgradeplan.commands.gate import accept_options
 from upgradeplan.commands.options import (
     color_mode,
     fail_on_option,
@@ -72,6 +73,7 @@ def _unreadable_check(g: api.Gathered) -> api.CheckResult:
 
 @click.command("check")
 @_judging_options(CHECK_FORMATS)
+@accept_options
 @click.pass_context
 def check(
     ctx: click.Context,
@@ -80,22 +82,50 @@ def check(
     fail_on: str,
     to: tuple[str, ...],
     holds: tuple[str, ...],
+    accept_file: str | None,
+    accept_ids: tuple[str, ...],
     **params: Any,
 ) -> None:
     """Judge the move as asked (the direct jump); without --to, the installation as it is.
 
     \b
-    Exit codes: 0 safe, 2 bad input, 3 a hazard at or above --fail-on applies,
-    4 one may apply and a fact that would settle it is missing (docs/exit-codes.md).
+    Exit codes: 0 safe, 2 bad input, 3 a hazard at or above --fail-on applies (or an
+    accepted risk expired), 4 one may apply and a fact that would settle it is missing
+    (docs/exit-codes.md). Accepted risks: .upgradeplan.yaml or --accept-file (docs/ci.md).
     """
+    try:
+        text, code = _check(ctx, output, fail_on, to, holds, accept_file, accept_ids, params)
+    except errors.UpgradeplanError as exc:
+        if output in ("sarif", "github"):
+            from upgradeplan.commands import gate
+
+            click.echo(gate.error_output(output, exc, params.get("gitops")), nl=False)
+        raise
+    click.echo(text, nl=False, color=_color(ctx))
+    ctx.exit(code)
+
+
+def _check(
+    ctx: click.Context,
+    output: str,
+    fail_on: str,
+    to: Sequence[str],
+    holds: Sequence[str],
+    accept_file: str | None,
+    accept_ids: Sequence[str],
+    params: dict[str, Any],
+) -> tuple[str, int]:
+    from upgradeplan import accept
+
     kb, gathered = _gather(ctx, params)
+    acceptances = accept.gather(kb, accept_file, accept_ids)
     results: list[api.CheckResult] = []
     for g in gathered:
         if g.state is None:
             results.append(_unreadable_check(g))
             continue
         try:
-            result = api.check(
+            judged = api.check(
                 kb,
                 g.state,
                 to,
@@ -104,16 +134,19 @@ def check(
                 name=g.name,
                 targets=g.targets,
                 moved=g.relocate,
+                changed=g.changed,
             )
         except errors.BadInput as exc:
             if len(gathered) == 1:
                 raise
             # one installation of several cannot be judged (the product is not in it)
-            result = _unreadable_check(api.Gathered(name=g.name, state=None, error=str(exc)))
-        results.append(result)
+            failed = api.Gathered(name=g.name, state=None, error=str(exc))
+            results.append(_unreadable_check(failed))
+            continue
+        results.append(accept.judge(judged, acceptances, fail_on))
+    stale = accept.stale(acceptances, results)
     code = api.worst_exit([r.exit_code for r in results])
-    click.echo(_render_check(ctx, kb, results, output, code), nl=False, color=_color(ctx))
-    ctx.exit(code)
+    return _render_check(ctx, kb, results, output, code, fail_on, stale, params), code
 
 
 def _render_check(
@@ -122,68 +155,33 @@ def _render_check(
     results: Sequence[api.CheckResult],
     output: str,
     code: int,
+    fail_on: str = "blocking",
+    stale: Sequence[Any] = (),
+    params: dict[str, Any] | None = None,
 ) -> str:
+    from upgradeplan.commands import gate
+
     if output == "text":
         from upgradeplan.render.text import render_check
 
-        return render_check(results, _color(ctx))
+        return render_check(results, _color(ctx)) + gate.accepted_text(results, stale)
     if output in ("json", "yaml"):
         from upgradeplan.render import structured
 
-        return structured.serialise(structured.check_to_dict(results, code), output)
+        doc = structured.check_to_dict(results, code)
+        return structured.serialise(gate.with_acceptances(doc, results, stale), output)
+    root = gate.root_of((params or {}).get("gitops"))
     if output == "markdown":
-        return _markdown(
-            kb,
-            [
-                (r.recommended or r.plan, r.state)
-                for r in results
-                if r.plan is not None and r.state is not None
-            ],
-            named=len(results) > 1,
-            notes={r.name: r.notes for r in results},
-        )
-    judged = [r for r in results if r.plan is not None]
+        from upgradeplan.render import prcomment
+
+        return prcomment.render(results, code=code, fail_on=fail_on, root=root, stale=stale)
     if output == "sarif":
-        return _sarif(kb, judged)
+        from upgradeplan.render import sarif
+
+        return sarif.dumps(sarif.log(results, kb, fail_on=fail_on, root=root, stale=stale))
     from upgradeplan.render import github
 
-    named = len(judged) > 1
-    out: list[str] = []
-    for r in judged:
-        if r.plan is None:
-            continue
-        at = f"[{r.name}] " if named else ""
-        out += [f"::notice title=upgradeplan {at}read::{github.escape_data(n)}\n" for n in r.notes]
-        text = github.render(r.plan, findings=r.findings, installation=r.name if named else "")
-        out.append(_ensure_nl(text))
-    return "".join(out)
-
-
-def _sarif(kb: KnowledgeBase, results: Sequence[api.CheckResult]) -> str:
-    """One SARIF log; one run per judged state."""
-    import json
-
-    from upgradeplan.render import sarif
-
-    runs: list[Any] = []
-    log: dict[str, Any] = {}
-    for r in results:
-        if r.plan is None:
-            continue
-        log = sarif.to_dict(r.plan, kb, findings=r.findings)
-        for run in log.get("runs", []):
-            if r.name and len(results) > 1:  # one run per installation, told apart
-                run["automationDetails"] = {"id": f"upgradeplan/{r.name}/"}
-            if r.notes:  # what was read, what could not be: tool notifications
-                invocations = run.setdefault("invocations", [{"executionSuccessful": True}])
-                invocations[0].setdefault("toolExecutionNotifications", []).extend(
-                    {"level": "note", "message": {"text": n}} for n in r.notes
-                )
-            runs.append(run)
-    if not log:
-        return ""
-    log["runs"] = runs
-    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+    return github.render_check(results, fail_on=fail_on, code=code, stale=stale)
 
 
 def _markdown(

@@ -1,26 +1,56 @@
-"""SARIF 2.1.0 for code scanning: one result per finding that applies or may apply.
+"""SARIF 2.1.0 for code scanning: one run per installation or context, as GitHub takes it.
 
-A finding read from GitOps files is located at the pin's file and line
-(:attr:`Finding.location`); a finding without one is shown where another finding of its product
-is, or where a pin its plan moves is written (code scanning needs a file location); with no
-file at all (stated facts, a cluster) it carries a logical location, the product. Rules come
-from the hazards: title, consequence, how to avoid and recover. Output is deterministic.
+- One run per ``check`` result, each with its own ``automationDetails.id``
+  (``upgradeplan/<installation>/``), so several contexts or installations upload as several
+  analyses instead of being refused as duplicates.
+- One rule per hazard; the rule id is the same whatever the target (a requirement is
+  ``requires:<product>``, never ``requires:<product>@<version>``), so a new target does not
+  open new alerts. ``helpUri`` comes from the hazard's references (``owner/repo#N`` is
+  turned into its GitHub issue URL).
+- ``level`` follows the exit code: a finding that fails the gate (at or above ``--fail-on``,
+  applies or may apply, not accepted) is ``error``; below the threshold an applying finding is
+  ``warning`` or ``note`` by severity and one that may apply is a ``review`` (level ``none``).
+  The severity and status are in ``properties``.
+- Every finding whose facts were read from a file has a ``physicalLocation``: its own
+  ``file:line``, else the first observed fact read from a file, else where another finding
+  of its product is or a pin its plan moves is written. With ``--base``, a finding the change
+  caused points at the changed line. URIs are relative to the repository root
+  (``uriBaseId: %SRCROOT%``) whatever the working directory.
+- An accepted finding carries ``suppressions`` with the acceptance's justification; a stale
+  acceptance is a tool notification.
+- On an error, :func:`error_log` is a valid log whose invocation failed
+  (``executionSuccessful: false``) with the error as a tool notification.
+
+Output is deterministic.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
+import subprocess
 from collections.abc import Mapping, Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from upgradeplan import __version__
-from upgradeplan.model import Finding, Hazard, KnowledgeBase, Plan
+from upgradeplan.model import SEVERITY_RANK, Finding, Hazard, KnowledgeBase, Plan
 from upgradeplan.provenance import Source
 
+if TYPE_CHECKING:
+    from upgradeplan.accept import Acceptance
+    from upgradeplan.api import CheckResult
+
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://github.com/giantswarm/upgradeplan"
+ROOT_ID = "%SRCROOT%"
 
 _LEVEL = {"blocking": "error", "warning": "warning", "notice": "note"}
+_FILE_LINE = re.compile(r"(?P<file>[^\s:()'\"]+\.(?:ya?ml|json)):(?P<line>\d+)")
+_PLAIN = re.compile(r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+)$")
+_REFERENCE = re.compile(r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#(?P<number>\d+)$")
 
 
 def check_findings(plan: Plan) -> tuple[Finding, ...]:
@@ -33,6 +63,154 @@ def check_findings(plan: Plan) -> tuple[Finding, ...]:
             seen.add(key)
             out.append(f)
     return tuple(out)
+
+
+def rule_id(hazard: str) -> str:
+    """The rule id of a hazard, the same across targets (``requires:P@V`` -> ``requires:P``)."""
+    from upgradeplan.accept import rule_id as stable
+
+    return stable(hazard)
+
+
+def reference_uri(reference: str) -> str | None:
+    """A reference as a URL: ``owner/repo#N`` is the GitHub issue; URLs stay as they are."""
+    text = reference.strip()
+    if text.startswith(("https://", "http://")):
+        return text
+    m = _REFERENCE.match(text)
+    if m is not None:
+        return f"https://github.com/{m.group('repo')}/issues/{m.group('number')}"
+    return None
+
+
+def counts(finding: Finding, fail_on: str) -> bool:
+    """Whether ``finding`` (not accepted) counts toward the exit code at ``--fail-on``."""
+    if fail_on == "never" or finding.status not in ("applies", "may-apply"):
+        return False
+    limit = SEVERITY_RANK.get(fail_on, SEVERITY_RANK["blocking"])
+    return SEVERITY_RANK[finding.severity] >= limit
+
+
+# --------------------------------------------------------------------------- locations
+
+
+def file_line(source: Source | str | None) -> tuple[str, int] | None:
+    """``(file, line)`` when a source is a line of a file (a pin the plan moved: where it is
+    written; a derived value: the pin or BOM entry behind it); None for flags, clusters and
+    what the planner supposes. A source known only as text counts when the file it names
+    exists (it was read from it)."""
+    if source is None:
+        return None
+    if isinstance(source, str):
+        m = _PLAIN.match(source.strip())
+        if m is not None:
+            return m.group("file"), int(m.group("line"))
+        return _named_file(source)
+    if source.kind in ("file", "default") and source.line > 0:
+        return source.file, source.line
+    if source.kind in ("moved", "derived"):
+        return file_line(source.behind)
+    if source.kind == "text":
+        return _named_file(source.detail)
+    return None
+
+
+def _named_file(text: str) -> tuple[str, int] | None:
+    for m in _FILE_LINE.finditer(text):
+        if os.path.isfile(m.group("file")):
+            return m.group("file"), int(m.group("line"))
+    return None
+
+
+def repository_root(start: str | Path | None = None) -> Path:
+    """The git work tree holding ``start`` (a file or folder; default the working directory);
+    outside git, the working directory when ``start`` is under it, else ``start``'s folder.
+    URIs in the log are relative to it."""
+    here = Path(start) if start else Path.cwd()
+    folder = here if here.is_dir() else here.parent
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd=folder if folder.is_dir() else None,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        done = None
+    if done is not None and done.returncode == 0 and done.stdout.strip():
+        return Path(done.stdout.strip()).resolve()
+    cwd = Path.cwd().resolve()
+    if not folder.is_dir():
+        return cwd
+    inside = folder.resolve()
+    return cwd if inside == cwd or cwd in inside.parents else inside
+
+
+def _artifact(path: str, root: Path | None) -> dict[str, str]:
+    from urllib.parse import quote
+
+    base = root or Path.cwd().resolve()
+    full = Path(path) if os.path.isabs(path) else Path.cwd() / path
+    try:
+        rel = full.resolve().relative_to(base)
+    except ValueError:
+        return {"uri": full.resolve().as_uri()}  # outside the repository
+    return {"uri": quote(rel.as_posix()), "uriBaseId": ROOT_ID}
+
+
+def _own_location(f: Finding) -> tuple[str, int] | None:
+    loc = file_line(f.location)
+    if loc is not None:
+        return loc
+    for ev in f.evidence:
+        for fact in ev.facts:
+            loc = file_line(fact.source)
+            if loc is not None:
+                return loc
+    return None
+
+
+def fallback_locations(
+    plan: Plan | None, findings: Sequence[Finding]
+) -> dict[str, tuple[str, int]]:
+    """Per product, a ``file:line`` to show a finding at when it has none of its own: where
+    another finding of the product is located, else where a pin its steps move is written."""
+    out: dict[str, tuple[str, int]] = {}
+    for f in findings:
+        loc = _own_location(f)
+        if loc is not None:
+            out.setdefault(f.product, loc)
+    for step in plan.steps if plan is not None else ():
+        for move in step.moves:
+            loc = file_line(move.source)
+            if loc is not None:
+                out.setdefault(step.product, loc)
+    return out
+
+
+def location_of(
+    f: Finding,
+    fallback: Mapping[str, tuple[str, int]],
+    changed: Mapping[str, Source] | None = None,
+) -> tuple[str, int] | None:
+    """Where to show ``f``: with ``--base`` the changed line when the change caused it, else its
+    own file line, else its product's fallback; None when nothing was read from a file."""
+    own = _own_location(f)
+    if changed and f.scope != "state":
+        lines = {p: file_line(c) for p, c in sorted(changed.items())}
+        if own is not None and own in lines.values():
+            return own
+        loc = lines.get(f.product) or next((v for v in lines.values() if v is not None), None)
+        if loc is not None:
+            return loc
+    if own is not None:
+        return own
+    return fallback.get(f.product)
+
+
+# --------------------------------------------------------------------------- rules
 
 
 def _flat(text: str) -> str:
@@ -62,13 +240,20 @@ def _help(finding: Finding, hazard: Hazard | None) -> tuple[str, str]:
     return "\n\n".join(text) or finding.title, "\n\n".join(md) or finding.title
 
 
+def _rule_title(finding: Finding) -> str:
+    if finding.hazard.startswith("requires:"):
+        return f"A release of {finding.product} requires something the installation lacks"
+    return finding.title
+
+
 def _rule(finding: Finding, hazard: Hazard | None) -> dict[str, Any]:
+    ident = rule_id(finding.hazard)
     text, markdown = _help(finding, hazard)
     rule: dict[str, Any] = {
-        "id": finding.hazard,
-        "name": "".join(p.capitalize() for p in finding.hazard.replace(".", "-").split("-")),
-        "shortDescription": {"text": finding.title},
-        "fullDescription": {"text": _flat(finding.consequence or finding.title)},
+        "id": ident,
+        "name": "".join(p.capitalize() for p in re.split(r"[^A-Za-z0-9]+", ident) if p),
+        "shortDescription": {"text": _rule_title(finding)},
+        "fullDescription": {"text": _flat(finding.consequence or _rule_title(finding))},
         "help": {"text": text, "markdown": markdown},
         "defaultConfiguration": {"level": _LEVEL[finding.severity]},
         "properties": {
@@ -79,10 +264,13 @@ def _rule(finding: Finding, hazard: Hazard | None) -> dict[str, Any]:
         },
     }
     if hazard is not None:
-        urls = [r for r in hazard.references if r.startswith(("https://", "http://"))]
+        urls = [u for u in (reference_uri(r) for r in hazard.references) if u]
         if urls:
             rule["helpUri"] = urls[0]
     return rule
+
+
+# --------------------------------------------------------------------------- results
 
 
 def _hop(f: Finding) -> str:
@@ -93,11 +281,13 @@ def _hop(f: Finding) -> str:
     return f.product
 
 
-def _message(f: Finding) -> str:
+def _message(f: Finding, name: str) -> str:
     status = "applies" if f.status == "applies" else "may apply"
-    parts = [f"{f.title} ({f.severity}, {status}; {_hop(f)})."]
+    where = f"{name}: " if name else ""
+    hop = _hop(f)
+    parts = [f"{where}{f.title} ({f.severity}, {status}{'; ' + hop if hop else ''})."]
     if f.reason:
-        parts.append(f.reason.rstrip(".") + ".")
+        parts.append(_flat(f.reason).rstrip(".") + ".")
     if f.status == "may-apply" and f.missing:
         parts.append("Missing facts: " + ", ".join(m.key for m in f.missing) + ".")
     if f.consequence:
@@ -105,59 +295,53 @@ def _message(f: Finding) -> str:
     return " ".join(parts)
 
 
-def _uri(path: str) -> str:
-    from urllib.parse import quote
-
-    return quote(path.removeprefix("./"))
-
-
-def fallback_locations(plan: Plan, findings: Sequence[Finding]) -> dict[str, Source]:
-    """Per product, a ``file:line`` to show a finding at when it has none of its own: where
-    another finding of the product is located, else where a pin its steps move is written.
-    (Code scanning needs a file location on every result.)"""
-    out: dict[str, Source] = {}
-    for f in findings:
-        if f.location is not None and f.location.file_line is not None:
-            out.setdefault(f.product, f.location)
-    for step in plan.steps:
-        for move in step.moves:
-            if move.source is not None and move.source.file_line is not None:
-                out.setdefault(step.product, move.source)
-    return out
+def _level(f: Finding, fails: bool) -> tuple[str, str]:
+    """(kind, level): error when it fails the gate; SARIF §3.27.9 wants level none unless fail."""
+    if fails:
+        return "fail", "error"
+    if f.status == "applies":
+        return "fail", "warning" if f.severity == "blocking" else _LEVEL[f.severity]
+    return "review", "none"
 
 
-def _location(f: Finding, fallback: Source | None = None) -> dict[str, Any]:
-    where = f.location or fallback
-    loc = where.file_line if where is not None else None
-    if loc is not None:
-        artifact: dict[str, str] = {"uri": _uri(loc[0]), "uriBaseId": "%SRCROOT%"}
-        if loc[0].startswith("/"):
-            from pathlib import Path
-
-            artifact = {"uri": Path(loc[0]).as_uri()}
-        return {
+def _result(
+    f: Finding,
+    rule_index: int,
+    name: str,
+    where: tuple[str, int] | None,
+    root: Path | None,
+    *,
+    fails: bool,
+    accepted: Acceptance | None = None,
+) -> dict[str, Any]:
+    if where is not None:
+        location: dict[str, Any] = {
             "physicalLocation": {
-                "artifactLocation": artifact,
-                "region": {"startLine": max(loc[1], 1)},
+                "artifactLocation": _artifact(where[0], root),
+                "region": {"startLine": max(where[1], 1)},
             }
         }
-    return {"logicalLocations": [{"name": f.product, "kind": "module"}]}
-
-
-def _result(f: Finding, rule_index: int, fallback: Source | None = None) -> dict[str, Any]:
+    else:
+        location = {"logicalLocations": [{"name": f.product or name, "kind": "module"}]}
+    ident = rule_id(f.hazard)
+    kind, level = _level(f, fails)
     result: dict[str, Any] = {
-        "ruleId": f.hazard,
+        "ruleId": ident,
         "ruleIndex": rule_index,
-        "message": {"text": _message(f)},
-        "locations": [_location(f, fallback)],
+        "kind": kind,
+        "level": level,
+        "message": {"text": _message(f, name)},
+        "locations": [location],
         "partialFingerprints": {
-            "upgradeplan/v1": hashlib.sha256(
-                "|".join((f.hazard, f.product, f.from_version or "", f.to_version or "")).encode()
+            "upgradeplan/v2": hashlib.sha256(
+                "|".join((ident, f.product, name)).encode()
             ).hexdigest()[:32]
         },
         "properties": {
+            "installation": name,
             "status": f.status,
             "severity": f.severity,
+            "failsGate": fails,
             "product": f.product,
             "from": f.from_version,
             "to": f.to_version,
@@ -167,14 +351,188 @@ def _result(f: Finding, rule_index: int, fallback: Source | None = None) -> dict
             ],
         },
     }
-    if f.status == "applies":
-        result["kind"] = "fail"
-        result["level"] = _LEVEL[f.severity]
-    else:
-        # SARIF 2.1.0 §3.27.9: a result of any kind other than "fail" has level "none"
-        result["kind"] = "review"
-        result["level"] = "none"
+    if accepted is not None:
+        result["suppressions"] = [
+            {
+                "kind": "external",
+                "status": "accepted",
+                "justification": accepted.describe(),
+                **(
+                    {"location": _suppression_location(accepted.source, root)}
+                    if file_line(accepted.source)
+                    else {}
+                ),
+            }
+        ]
     return result
+
+
+def _suppression_location(source: str, root: Path | None) -> dict[str, Any]:
+    loc = file_line(source)
+    assert loc is not None
+    return {
+        "physicalLocation": {
+            "artifactLocation": _artifact(loc[0], root),
+            "region": {"startLine": loc[1]},
+        }
+    }
+
+
+def _driver(rules: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "name": "upgradeplan",
+        "version": __version__,
+        "semanticVersion": __version__,
+        "informationUri": INFORMATION_URI,
+        "rules": rules,
+    }
+
+
+def automation_id(name: str) -> str:
+    """``upgradeplan/<installation>/``: one category per installation or context (a ``@ref``
+    of a ``--base`` run is left out, so the category stays the same from one PR to the next)."""
+    clean = name.rsplit("@", 1)[0] if "@" in name else name
+    return f"upgradeplan/{clean or 'installation'}/"
+
+
+def _notification(level: str, text: str, where: str = "", root: Path | None = None) -> Any:
+    note: dict[str, Any] = {"level": level, "message": {"text": text}}
+    loc = file_line(where) if where else None
+    if loc is not None:
+        note["locations"] = [
+            {
+                "physicalLocation": {
+                    "artifactLocation": _artifact(loc[0], root),
+                    "region": {"startLine": max(loc[1], 1)},
+                }
+            }
+        ]
+    return note
+
+
+def run_of(
+    result: CheckResult,
+    kb: KnowledgeBase | None,
+    *,
+    fail_on: str = "blocking",
+    root: Path | None = None,
+    stale: Sequence[Acceptance] = (),
+) -> dict[str, Any]:
+    """One SARIF run for one ``check`` result (an installation or context)."""
+    hazards: Mapping[str, Hazard] = kb.hazards if kb is not None else {}
+    name = result.name
+    reported = [f for f in result.findings if f.status in ("applies", "may-apply")]
+    accepted = list(result.accepted)
+    every = [*reported, *(a.finding for a in accepted)]
+    rule_ids: list[str] = []
+    rules: list[dict[str, Any]] = []
+    for f in sorted(every, key=lambda x: rule_id(x.hazard)):
+        if rule_id(f.hazard) not in rule_ids:
+            rule_ids.append(rule_id(f.hazard))
+            rules.append(_rule(f, hazards.get(f.hazard)))
+    fallback = fallback_locations(result.plan, every)
+    changed = result.changed
+    results = [
+        _result(
+            f,
+            rule_ids.index(rule_id(f.hazard)),
+            name,
+            location_of(f, fallback, changed),
+            root,
+            fails=counts(f, fail_on),
+        )
+        for f in reported
+    ]
+    results += [
+        _result(
+            a.finding,
+            rule_ids.index(rule_id(a.finding.hazard)),
+            name,
+            location_of(a.finding, fallback, changed),
+            root,
+            fails=False,
+            accepted=a.acceptance,
+        )
+        for a in accepted
+    ]
+    notes: list[Any] = []
+    if result.error is not None:
+        notes.append(_notification("error", f"{name}: could not be read: {result.error}"))
+    for text in result.notes:  # what was read, what could not be (GitOps files)
+        level = "warning" if text.startswith("could not be read") else "note"
+        notes.append(_notification(level, f"{name}: {text}", text, root))
+    for rec in result.unreadable:  # each source that could not be read, with its cause
+        notes.append(
+            _notification("warning", f"{name}: could not be read: {rec}", rec.location, root)
+        )
+    for acc in stale:
+        notes.append(
+            _notification(
+                "warning",
+                f"stale acceptance: {acc.label} matches no finding ({acc.describe()})",
+                acc.source,
+                root,
+            )
+        )
+    invocation: dict[str, Any] = {"executionSuccessful": result.error is None}
+    if notes:
+        invocation["toolExecutionNotifications"] = notes
+    properties: dict[str, Any] = {
+        "installation": name,
+        "verdict": result.verdict,
+        "exitCode": result.exit_code,
+    }
+    if result.plan is not None:
+        properties["recommended_verdict"] = (result.recommended or result.plan).verdict
+    return {
+        "tool": {"driver": _driver(rules)},
+        "automationDetails": {"id": automation_id(name)},
+        "invocations": [invocation],
+        "originalUriBaseIds": {ROOT_ID: {"description": {"text": "The repository root."}}},
+        "results": results,
+        "columnKind": "unicodeCodePoints",
+        "properties": properties,
+    }
+
+
+def log(
+    results: Sequence[CheckResult],
+    kb: KnowledgeBase | None,
+    *,
+    fail_on: str = "blocking",
+    root: Path | None = None,
+    stale: Sequence[Acceptance] = (),
+) -> dict[str, Any]:
+    """The SARIF log of a ``check`` run: one run per result (installation or context)."""
+    runs = [
+        run_of(r, kb, fail_on=fail_on, root=root, stale=stale if i == 0 else ())
+        for i, r in enumerate(results)
+    ]
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": runs}
+
+
+def error_log(message: str, location: str = "", *, root: Path | None = None) -> dict[str, Any]:
+    """A valid log for a run that failed before judging anything (bad input, an error)."""
+    note = _notification("error", message, location, root)
+    return {
+        "$schema": SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": _driver([])},
+                "automationDetails": {"id": "upgradeplan/error/"},
+                "invocations": [
+                    {"executionSuccessful": False, "toolExecutionNotifications": [note]}
+                ],
+                "results": [],
+                "columnKind": "unicodeCodePoints",
+            }
+        ],
+    }
+
+
+def dumps(doc: Mapping[str, Any]) -> str:
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
 def to_dict(
@@ -182,34 +540,24 @@ def to_dict(
     kb: KnowledgeBase | None = None,
     *,
     findings: Sequence[Finding] | None = None,
+    name: str = "",
+    fail_on: str = "blocking",
+    root: Path | None = None,
 ) -> dict[str, Any]:
-    """The SARIF log as a dict (see :func:`render`)."""
+    """The SARIF log of one plan's check findings (see :func:`log` for ``check`` results)."""
+    from upgradeplan import api
+
     chosen = check_findings(plan) if findings is None else tuple(findings)
-    reported = [f for f in chosen if f.status in ("applies", "may-apply")]
-    hazards: Mapping[str, Hazard] = kb.hazards if kb is not None else {}
-    rule_ids: list[str] = []
-    rules: list[dict[str, Any]] = []
-    for f in sorted(reported, key=lambda x: x.hazard):
-        if f.hazard not in rule_ids:
-            rule_ids.append(f.hazard)
-            rules.append(_rule(f, hazards.get(f.hazard)))
-    fallback = fallback_locations(plan, reported)
-    results = [_result(f, rule_ids.index(f.hazard), fallback.get(f.product)) for f in reported]
-    run: dict[str, Any] = {
-        "tool": {
-            "driver": {
-                "name": "upgradeplan",
-                "version": __version__,
-                "semanticVersion": __version__,
-                "rules": rules,
-            }
-        },
-        "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "The GitOps checkout."}}},
-        "results": results,
-        "columnKind": "unicodeCodePoints",
-        "properties": {"verdict": plan.direct.verdict, "recommended_verdict": plan.verdict},
-    }
-    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+    verdict = api.judge(chosen, fail_on)
+    result = api.CheckResult(
+        name=name or plan.state_name,
+        state=None,
+        plan=plan,
+        findings=chosen,
+        verdict=verdict,
+        exit_code=int(api.EXIT_OF_VERDICT[verdict]),
+    )
+    return log([result], kb, fail_on=fail_on, root=root)
 
 
 def render(
@@ -219,4 +567,4 @@ def render(
     findings: Sequence[Finding] | None = None,
 ) -> str:
     """SARIF 2.1.0 JSON for ``plan``'s check findings (or ``findings`` when given)."""
-    return json.dumps(to_dict(plan, kb, findings=findings), indent=2, ensure_ascii=False) + "\n"
+    return dumps(to_dict(plan, kb, findings=findings))

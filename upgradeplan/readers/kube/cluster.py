@@ -636,15 +636,24 @@ def open_transport(
     how = connection(config, context, exec_timeout=timeout)
     if isinstance(how, Connection):
         return HttpTransport(how), "http.client"
-    return _ClientTransport(new_client(kubeconfig, context)), f"kubernetes client ({how.reason})"
+    client = new_client(kubeconfig, context, why=how.reason)
+    return _ClientTransport(client), f"kubernetes client ({how.reason})"
 
 
-def new_client(kubeconfig: str | None, context: str) -> Any:
+def new_client(kubeconfig: str | None, context: str, *, why: str = "") -> Any:
     """An isolated ApiClient for one context (never touching the process-wide default)."""
     import logging
 
-    from kubernetes.client import configuration
-    from kubernetes.config import kube_config
+    try:
+        from kubernetes.client import configuration
+        from kubernetes.config import kube_config
+    except ImportError:  # the optional extra upgradeplan[kubernetes]
+        from upgradeplan.errors import MissingExtra
+
+        raise MissingExtra(
+            f"context {context!r} needs the kubernetes client" + (f" ({why})" if why else ""),
+            extra="kubernetes",
+        ) from None
 
     root = logging.getLogger()
     if not root.handlers:  # the client logs plugin and provider errors (secrets) to the root

@@ -26,6 +26,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     ),
     "plan": ("upgradeplan.commands.planning", "plan", "The safe path as ordered steps."),
     "patch": ("upgradeplan.commands.patch", "patch", "Migration patches for a plan."),
+    "renovate": (
+        "upgradeplan.commands.renovate",
+        "renovate",
+        "Renovate packageRules: grouped bumps that stop at required stops.",
+    ),
     "scan": ("upgradeplan.commands.scan", "scan", "What an installation runs and pins."),
     "snapshot": (
         "upgradeplan.commands.scan",

@@ -11,7 +11,7 @@ bearer token or token file, a client certificate and key, a user name and passwo
 credentials at all; a server URL, a certificate authority (file or data), skipping TLS
 verification, a TLS server name; an exec credential plugin, run here with a timeout (its
 stderr and stdout are never shown: they may hold secrets). Anything else (auth providers,
-impersonation, proxies, fields that contradict each other, fields it does not know) gives a
+impersonation, socks proxies, fields that contradict each other, fields it does not know) gives a
 :class:`Fallback` with the reason, and the kubernetes client reads that context.
 
 Token and key material is held in fields left out of ``repr``, never put in a message, and
@@ -63,6 +63,7 @@ CLUSTER_FIELDS = frozenset(
         "certificate-authority-data",
         "insecure-skip-tls-verify",
         "tls-server-name",
+        "proxy-url",
         "extensions",
         "disable-compression",
     }
@@ -123,6 +124,7 @@ class Connection:
     key_file: Path | None = None
     key_data: bytes | None = field(default=None, repr=False)
     authorization: str = field(default="", repr=False)  # the Authorization header value
+    proxy: str = field(default="", repr=False)  # an http:// proxy (proxy-url or environment)
 
     @property
     def server(self) -> str:
@@ -236,7 +238,8 @@ def connection(
     user_name = str(ctx.body.get("user") or "")
     user = config.users.get(user_name)  # an unknown user means no credentials (as kubectl)
     env = os.environ if environ is None else environ
-    reason = _unsupported(cluster, user) or _proxied(cluster, env)
+    proxy, why = _proxy(cluster, env)
+    reason = _unsupported(cluster, user) or why
     if reason:
         return Fallback(context, reason)
     server = str(cluster.body.get("server") or "")
@@ -266,6 +269,7 @@ def connection(
         port=port,
         base_path=url.path.rstrip("/"),
         authorization=authorization,
+        proxy=proxy,
         **settings,
     )
 
@@ -388,22 +392,37 @@ def _unsupported(cluster: Named, user: Named | None) -> str:
     return ""
 
 
-def _proxied(cluster: Named, environ: Mapping[str, str]) -> str:
-    """A proxy from the environment applies to this server (the client then connects)."""
+def _proxy(cluster: Named, environ: Mapping[str, str]) -> tuple[str, str]:
+    """The proxy for this server: the cluster's ``proxy-url``, else one from the environment
+    (``https_proxy``/``http_proxy``/``all_proxy`` unless ``no_proxy`` covers the server), as
+    client-go chooses; and why the transport cannot use it ("" when it can: an http:// proxy,
+    with CONNECT for https servers)."""
     server = str(cluster.body.get("server") or "")
     url = urlsplit(server)
-    proxy = _env(environ, f"{url.scheme}_proxy") or _env(environ, "all_proxy")
+    proxy = str(cluster.body.get("proxy-url") or "")
     if not proxy:
-        return ""
-    host = (url.hostname or "").lower()
-    netloc = url.netloc.lower()
+        proxy = _env(environ, f"{url.scheme}_proxy") or _env(environ, "all_proxy")
+        if not proxy or _no_proxy(url.hostname or "", url.netloc, environ):
+            return "", ""
+    parsed = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+    try:
+        parsed.port  # noqa: B018 (raises on a port that is not a number)
+    except ValueError:
+        return "", f"proxy {parsed.hostname}: the port is not a number"
+    if parsed.scheme != "http" or not parsed.hostname:
+        return "", f"the proxy of {server} is a {parsed.scheme} proxy (only http:// is built in)"
+    return parsed.geturl(), ""
+
+
+def _no_proxy(host: str, netloc: str, environ: Mapping[str, str]) -> bool:
+    host, netloc = host.lower(), netloc.lower()
     for item in _env(environ, "no_proxy").lower().split(","):
         entry = item.strip().lstrip(".")
         if entry == "*" or (entry and entry in (host, netloc)):
-            return ""
+            return True
         if entry and (host.endswith("." + entry) or netloc.endswith("." + entry)):
-            return ""
-    return f"a proxy from the environment applies to {server}"
+            return True
+    return False
 
 
 def _env(environ: Mapping[str, str], name: str) -> str:

@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
+from urllib.parse import SplitResult, urlsplit
 
 from upgradeplan import __version__
 from upgradeplan.errors import BadInput
@@ -81,7 +82,8 @@ class Transport(Protocol):
 
 
 class _Connection(http.client.HTTPConnection):
-    """An HTTP/1.1 connection that wraps its socket in TLS when given a context."""
+    """An HTTP/1.1 connection that wraps its socket in TLS when given a context; through an
+    http:// proxy, a CONNECT tunnel for TLS (plain HTTP asks the proxy for the full URL)."""
 
     def __init__(
         self,
@@ -90,8 +92,15 @@ class _Connection(http.client.HTTPConnection):
         timeout: float,
         tls: ssl.SSLContext | None,
         server_name: str,
+        proxy: str = "",
     ) -> None:
-        super().__init__(host, port, timeout=timeout)
+        via = urlsplit(proxy) if proxy else None
+        if via is not None and via.hostname:
+            super().__init__(via.hostname, via.port or 80, timeout=timeout)
+            if tls is not None:
+                self.set_tunnel(host, port, headers=_proxy_headers(via))
+        else:
+            super().__init__(host, port, timeout=timeout)
         self.tls = tls
         self.server_name = server_name
 
@@ -99,6 +108,17 @@ class _Connection(http.client.HTTPConnection):
         super().connect()  # sets TCP_NODELAY
         if self.tls is not None:
             self.sock = self.tls.wrap_socket(self.sock, server_hostname=self.server_name)
+
+
+def _proxy_headers(via: SplitResult) -> dict[str, str]:
+    """``Proxy-Authorization`` for a proxy URL with a user name (and password)."""
+    if not via.username:
+        return {}
+    import base64
+    from urllib.parse import unquote
+
+    pair = f"{unquote(via.username)}:{unquote(via.password or '')}".encode()
+    return {"Proxy-Authorization": "Basic " + base64.b64encode(pair).decode("ascii")}
 
 
 def tls_context(conn: Connection) -> ssl.SSLContext:
@@ -164,6 +184,10 @@ class HttpTransport:
         self.headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
         if conn.authorization:
             self.headers["Authorization"] = conn.authorization
+        self.prefix = conn.base_path
+        if conn.proxy and self.tls is None:  # plain HTTP through a proxy: the absolute URL
+            self.prefix = f"http://{conn.host}:{conn.port}{conn.base_path}"
+            self.headers.update(_proxy_headers(urlsplit(conn.proxy)))
         self.connections = 0  # opened so far (each a TCP connection, and a TLS handshake)
         self._lock = threading.Lock()
         self._idle: list[_Connection] = []
@@ -177,7 +201,9 @@ class HttpTransport:
             http_conn.timeout = timeout
             http_conn.sock.settimeout(timeout)
             return http_conn, True
-        http_conn = _Connection(self.conn.host, self.conn.port, timeout, self.tls, self.server_name)
+        http_conn = _Connection(
+            self.conn.host, self.conn.port, timeout, self.tls, self.server_name, self.conn.proxy
+        )
         with self._lock:
             self._made.append(http_conn)
             self.connections += 1
@@ -206,7 +232,7 @@ class HttpTransport:
             http_conn, reused = self._take(left)
             watchdog = _Watchdog(http_conn, left)
             try:
-                http_conn.request("GET", self.conn.base_path + path, headers=self.headers)
+                http_conn.request("GET", self.prefix + path, headers=self.headers)
                 resp = http_conn.getresponse()
                 data = _read_body(resp, deadline)
             except NoAnswer:

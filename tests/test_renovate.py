@@ -1,0 +1,77 @@
+"""upgradeplan renovate: packageRules that group a meta chart with its BOM's pins and stop a
+bump at the next required stop."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from cli_helpers import invoke
+from conftest import REPO
+
+S1 = str(REPO / "tests" / "fixtures" / "gitops" / "s1")
+
+
+def _rules(path: str = S1) -> dict[str, Any]:
+    result = invoke("renovate", "--gitops", path)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert isinstance(doc, dict)
+    return doc
+
+
+def test_s1_groups_the_meta_chart_with_its_connectivity_pin() -> None:
+    doc = _rules()
+    groups = [r for r in doc["packageRules"] if "groupName" in r]
+    [group] = [g for g in groups if "agent-platform" in g["matchDepNames"]]
+    assert "agent-platform-connectivity" in group["matchDepNames"]
+    assert group["groupName"] == "agent-platform"
+
+
+def test_s1_limits_the_next_bump_to_the_required_stop() -> None:
+    doc = _rules()
+    limits = {
+        name: r["allowedVersions"]
+        for r in doc["packageRules"]
+        if "allowedVersions" in r
+        for name in r["matchDepNames"]
+    }
+    assert limits["agent-platform"] == "<=4.7.19"
+    assert limits["agent-platform-connectivity"] == "<=4.7.19"
+    # the OCIRepository's repository, as Renovate's Flux manager names the dependency
+    assert limits["gsoci.azurecr.io/charts/giantswarm/agent-platform"] == "<=4.7.19"
+
+
+def test_bom_pins_get_a_custom_manager_for_their_version_range() -> None:
+    import re
+
+    doc = _rules()
+    managers = {m["depNameTemplate"]: m for m in doc["customManagers"]}
+    connectivity = managers["agent-platform-connectivity"]
+    bom = (REPO / "tests" / "fixtures" / "gitops" / "s1" / "bom.yaml").read_text()
+    pattern = connectivity["matchStrings"][0].replace("(?<currentValue>", "(?P<currentValue>")
+    found = re.search(pattern, bom)
+    assert found is not None and found.group("currentValue") == "4.7.18"
+
+
+def test_a_tree_at_the_newest_release_gets_groups_but_no_limits(tmp_path: Any) -> None:
+    import shutil
+
+    from upgradeplan import api
+
+    kb = api.load_kb()
+    latest = api.latest_version(kb, "agent-platform")
+    assert latest is not None
+    tree = tmp_path / "prod"
+    shutil.copytree(S1, tree)
+    for rel in ("agent-platform/ocirepository.yaml", "bom.yaml"):
+        path = tree / rel
+        path.write_text(path.read_text().replace('"4.7.18"', f'"{latest}"'))
+    doc = _rules(str(tree))
+    assert not [r for r in doc["packageRules"] if "allowedVersions" in r]
+    assert [r["groupName"] for r in doc["packageRules"] if "groupName" in r] == ["agent-platform"]
+
+
+def test_renovate_needs_a_gitops_tree() -> None:
+    result = invoke("renovate")
+    assert result.exit_code == 2

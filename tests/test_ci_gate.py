@@ -295,6 +295,15 @@ def test_bad_input_at_a_file_line_is_located_in_sarif_and_github(tmp_path: Path)
     assert out.startswith("::error file=accept.yaml,line=2,title=upgradeplan::")
 
 
+def test_automation_ids_are_clean_categories() -> None:
+    from upgradeplan.render.sarif import automation_id
+
+    assert automation_id(".") == "upgradeplan/root/"
+    assert automation_id("./clusters/prod/") == "upgradeplan/clusters/prod/"
+    assert automation_id("clusters/prod@origin/main") == "upgradeplan/clusters/prod/"
+    assert automation_id("prod") == "upgradeplan/prod/"
+
+
 def test_help_uri_from_references_and_rule_ids_stable_across_targets() -> None:
     from upgradeplan.render.sarif import reference_uri
 

@@ -40,6 +40,8 @@ def test_s1_limits_the_next_bump_to_the_required_stop() -> None:
     assert limits["agent-platform-connectivity"] == "<=4.7.19"
     # the OCIRepository's repository, as Renovate's Flux manager names the dependency
     assert limits["gsoci.azurecr.io/charts/giantswarm/agent-platform"] == "<=4.7.19"
+    # the file with the pin is one the Flux manager reads
+    assert doc["flux"]["managerFilePatterns"] == ["/(^|/)ocirepository\\.yaml$/"]
 
 
 def test_bom_pins_get_a_custom_manager_for_their_version_range() -> None:

@@ -10,6 +10,8 @@ version, a BOM ``versionRange``):
   the version the tree pins now to the newest release (the planner's path, so a required stop
   such as 4.7.19 is never jumped over); a component's limit is the version the meta chart's
   next stop publishes for it. Rerun after each merge: the limit moves on.
+- Renovate's Flux manager reads only ``gotk-components.yaml`` by default, so ``flux``
+  ``managerFilePatterns`` names the files that hold the meta charts' pins.
 - BOM pins are not something Renovate's Flux manager reads, so each gets a regex
   ``customManagers`` entry for its ``versionRange`` line; the package it looks up is the meta
   chart's OCI repository with the component's name as the last path segment (an assumption
@@ -198,6 +200,17 @@ def rules(kb: KnowledgeBase, states: Sequence[State]) -> dict[str, Any]:
                     seen_managers.add(manager["description"])
                     managers.append(manager)
     out: dict[str, Any] = {"$schema": SCHEMA, "packageRules": package_rules}
+    flux_files = sorted(
+        {
+            f"/(^|/){re.escape(Path(p.where[0]).name)}$/"
+            for state in states
+            for group in groups(kb, state)
+            for p in group.pins[:1]
+            if p.where is not None
+        }
+    )
+    if flux_files:  # Renovate's Flux manager reads only gotk-components.yaml unless told
+        out["flux"] = {"managerFilePatterns": flux_files}
     if managers:
         out["customManagers"] = managers
     return out

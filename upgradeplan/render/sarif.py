@@ -391,8 +391,13 @@ def _driver(rules: list[dict[str, Any]]) -> dict[str, Any]:
 def automation_id(name: str) -> str:
     """``upgradeplan/<installation>/``: one category per installation or context (a ``@ref``
     of a ``--base`` run is left out, so the category stays the same from one PR to the next)."""
+    import posixpath
+
     clean = name.rsplit("@", 1)[0] if "@" in name else name
-    return f"upgradeplan/{clean or 'installation'}/"
+    clean = posixpath.normpath(clean.replace(os.sep, "/")).strip("/") if clean else ""
+    if clean in ("", "."):
+        clean = "root"  # --gitops . : the repository itself
+    return f"upgradeplan/{clean}/"
 
 
 def _notification(level: str, text: str, where: str = "", root: Path | None = None) -> Any:

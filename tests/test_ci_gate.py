@@ -7,12 +7,12 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 from cli_helpers import invoke
-from conftest import REPO, SHARED_CONFORMANCE
+from conftest import REPO
 from fakeapi import FakeAPIFactory, fake_api
+from sarif_schema import valid_sarif
 
 __all__ = ["fake_api"]  # the fixture, imported for pytest
 
@@ -34,23 +34,6 @@ HARNESS_UNPROTECTED = [
     "--fact", "object.Harness.kagent.kagent.annotations=",
     "--fact", "kubernetes=1.35.0",
 ]  # fmt: skip
-
-
-def _schema() -> Path:
-    return Path(
-        os.environ.get("UPGRADEPLAN_SARIF_SCHEMA") or SHARED_CONFORMANCE / "sarif-schema-2.1.0.json"
-    )
-
-
-def valid_sarif(text: str) -> dict[str, Any]:
-    """Parse a SARIF log and validate it against the 2.1.0 schema (when the schema is here)."""
-    doc = json.loads(text)
-    assert isinstance(doc, dict)
-    if _schema().is_file():
-        import jsonschema
-
-        jsonschema.Draft4Validator(json.loads(_schema().read_text())).validate(doc)
-    return doc
 
 
 def _run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[int, str, str]:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 from conftest import REPO
-from test_ci_gate import valid_sarif
+from sarif_schema import valid_sarif
 
 GITOPS = REPO / "tests" / "fixtures" / "gitops"
 KNOWN = ["--fact", "object.Harness.kagent.kagent.exists=true", "--fact", "kubernetes=1.35.0"]

@@ -10,6 +10,7 @@ import yaml
 from cli_helpers import run_stdout
 from click.testing import CliRunner
 from fakeapi import FakeAPIFactory, fake_api
+from sarif_schema import valid_sarif
 from scenario_expectations import S1_STATED, S3_VERSIONS, S8_STATED
 
 from upgradeplan.cli import cli
@@ -90,7 +91,7 @@ def test_plan_json_is_plan_to_dict_with_schema_version() -> None:
 def test_sarif_output_is_a_sarif_log() -> None:
     code, out = run_stdout("check", *S1_STATED, "--to", "agent-platform=4.8.0", "-o", "sarif")
     assert code == 3
-    doc = json.loads(out)
+    doc = valid_sarif(out)
     assert doc["version"] == "2.1.0"
     rule_ids = {r["ruleId"] for run in doc["runs"] for r in run["results"]}
     assert "harness-handover-skipped" in rule_ids

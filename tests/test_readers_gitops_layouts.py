@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 from cli_helpers import run_in
+from sarif_schema import valid_sarif
 
 LAYOUTS = Path(__file__).resolve().parent / "fixtures" / "gitops-layouts"
 
@@ -201,7 +202,7 @@ def test_two_clusters_have_their_own_verdicts_in_text_json_and_sarif(tmp_path: P
     verdicts = {r["name"]: r["verdict"] for r in json.loads(out)["results"]}
     assert verdicts == {"production": "blocked", "staging": "safe"}
     _, out, _ = run_in([*gate, "-o", "sarif"], cwd=repo)
-    runs = json.loads(out)["runs"]
+    runs = valid_sarif(out)["runs"]
     ids = [r["automationDetails"]["id"] for r in runs]
     assert ids == ["upgradeplan/production/", "upgradeplan/staging/"]
     by_id = {r["automationDetails"]["id"]: r for r in runs}

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from conftest import REPO, SHARED_CONFORMANCE
+from sarif_schema import valid_sarif
 
 from upgradeplan.model import Evidence, Finding, Jump, Plan, Target, Truth
 from upgradeplan.provenance import recorded
@@ -53,9 +54,7 @@ PLAN = _plan(
 
 
 def _log(plan: Plan = PLAN) -> dict[str, Any]:
-    doc = json.loads(sarif.render(plan))
-    assert isinstance(doc, dict)
-    return doc
+    return valid_sarif(sarif.render(plan))
 
 
 def test_validates_against_the_sarif_schema() -> None:
@@ -90,7 +89,7 @@ def test_structure_results_rules_and_locations() -> None:
     assert (second["kind"], second["level"]) == ("review", "none")
     # no file of its own: shown at its product's pin
     assert second["locations"][0]["physicalLocation"]["region"]["startLine"] == 12
-    bare = json.loads(sarif.render(_plan(_finding("x", "warning", "applies"))))
+    bare = valid_sarif(sarif.render(_plan(_finding("x", "warning", "applies"))))
     assert "logicalLocations" in bare["runs"][0]["results"][0]["locations"][0]
     rule = rules[first["ruleIndex"]]
     assert "Stop at 4.7.19." in rule["help"]["text"]
@@ -166,7 +165,7 @@ def test_github_escapes_data_and_properties() -> None:
 
 def test_a_finding_without_a_file_is_shown_at_its_products_pin() -> None:
     """Code scanning needs a file location on every result: borrow the product's."""
-    doc = json.loads(
+    doc = valid_sarif(
         sarif.render(
             _plan(
                 _finding("harness-handover-skipped", "blocking", "applies", "bom.yaml:9"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from upgradeplan import api, errors
-from upgradeplan.model import Finding, Target
+from upgradeplan.model import Finding
 
 KB = api.load_kb()
 
@@ -79,26 +79,6 @@ def test_check_and_plan_return_objects() -> None:
     assert result.recommended.path["agent-platform"] == ["4.7.18", "4.7.19", "4.8.0"]
     planned = api.plan(KB, state, ["agent-platform=4.8.0"])
     assert planned.plan is not None and planned.exit_code == 0
-
-
-def test_parse_targets_forms() -> None:
-    state = api.gather(KB, S1)[0].state
-    assert state is not None
-    assert api.parse_targets(KB, state, ["agent-platform=4.8.1"]) == [
-        Target("agent-platform", "4.8.1")
-    ]
-    assert api.parse_targets(KB, state, ["v4.8.1"]) == [Target("agent-platform", "4.8.1")]
-    latest = api.latest_version(KB, "agent-platform")
-    assert latest is not None
-    assert api.parse_targets(KB, state, ["latest"]) == [Target("agent-platform", latest)]
-
-
-def test_unknown_target_version_suggests_neighbours_in_version_order() -> None:
-    state = api.gather(KB, S1)[0].state
-    assert state is not None
-    with pytest.raises(errors.UnknownName) as info:
-        api.parse_targets(KB, state, ["agent-platform=4.7.17"])
-    assert set(info.value.suggestions) >= {"4.7.14", "4.7.18"}
 
 
 def test_plan_without_target_is_bad_input() -> None:

@@ -346,22 +346,6 @@ def test_verdict_of(statuses: list[tuple[str, str]], has_actions: bool, expected
     assert planner.verdict_of(findings, "blocking", has_actions) == expected
 
 
-def test_latest_release() -> None:
-    assert planner.latest_release(KB, AP) == "4.8.2"
-    plan = planner.plan(KB, state({AP: "4.8.1"}, {CONN: "4.8.1"}), [Target(AP, "latest")])
-    assert plan.targets == (Target(AP, "4.8.2"),)
-
-
-def test_unknown_product_and_release_are_typed_errors() -> None:
-    with pytest.raises(errors.UnknownName) as exc:
-        planner.plan(KB, S1, to("agent-platfrom", "4.8.0"))
-    assert exc.value.what == "product" and AP in exc.value.suggestions
-    with pytest.raises(errors.UnknownName) as exc2:
-        planner.plan(KB, S1, to(AP, "4.8.9"))
-    assert exc2.value.what == f"release of {AP}"
-    assert "4.8.2" in exc2.value.known
-
-
 def test_unknown_installed_version_and_downgrade_are_bad_input() -> None:
     with pytest.raises(errors.BadInput, match=f"--installed {AP}=VERSION"):
         planner.plan(KB, state(), to(AP, "4.8.0"))

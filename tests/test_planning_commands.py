@@ -210,10 +210,10 @@ def test_snapshot_from_stdin_merges_under_stated_flags() -> None:
 
 
 def test_to_latest_targets_the_newest_release_of_the_installed_product() -> None:
-    from upgradeplan import api
+    from upgradeplan import api, releases
 
     kb = api.load_kb()
-    newest = api.latest_version(kb, "agent-platform")
+    newest = releases.latest(kb, "agent-platform")
     _, out = run_stdout(
         "plan", "--installed", "agent-platform=4.7.18", "--to", "latest", "-o", "json"
     )

@@ -12,9 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
-from upgradeplan import errors
+from upgradeplan import errors, releases
 from upgradeplan.model import (
-    NEXT,
     SEVERITY_RANK,
     Evidence,
     Finding,
@@ -32,6 +31,7 @@ from upgradeplan.model import (
     Verdict,
 )
 from upgradeplan.provenance import Source
+from upgradeplan.releases import check_version, require_product
 from upgradeplan.unreadable import Unreadable
 
 if TYPE_CHECKING:
@@ -257,161 +257,13 @@ def _named(state: State, name: str) -> State:
 # --------------------------------------------------------------------------- targets
 
 
-def require_product(kb: KnowledgeBase, product: str) -> Product:
-    found = kb.products.get(product)
-    if found is None:
-        raise errors.UnknownName("product", product, sorted(kb.products))
-    return found
+def resolve_targets(
+    kb: KnowledgeBase, state: State, to: Sequence[str], given: Sequence[Target] = ()
+) -> list[Target]:
+    """``--to`` values and targets the inputs asked for, resolved (see planner.targets)."""
+    from upgradeplan.planner.targets import resolve_targets as resolve
 
-
-def _nearest_versions(kb: KnowledgeBase, product: str, text: str, n: int = 3) -> list[str]:
-    """The known releases next to ``text`` in version order (below first, then above)."""
-    from upgradeplan.versions import Version, sort_versions
-
-    known = sort_versions(r.version for r in kb.releases.get(product, ()) if r.version != NEXT)
-    try:
-        wanted = Version.parse(text)
-    except errors.InvalidVersion:
-        return known[-n:]
-    below = [v for v in known if Version.parse(v) < wanted]
-    above = [v for v in known if Version.parse(v) > wanted]
-    out: list[str] = []
-    while len(out) < n and (below or above):
-        if below:
-            out.append(below.pop())
-        if above and len(out) < n:
-            out.append(above.pop(0))
-    return out
-
-
-def _release_version(kb: KnowledgeBase, product: str, text: str, flag: str) -> str:
-    """The knowledge's spelling of ``text`` as a release of ``product``."""
-    from upgradeplan.versions import Version
-
-    if text == NEXT and kb.release(product, NEXT) is not None:
-        return NEXT
-    wanted = Version.parse(text)
-    for rel in kb.releases.get(product, ()):
-        if rel.version == text:
-            return rel.version
-    for rel in kb.releases.get(product, ()):
-        if rel.version != NEXT and Version.parse(rel.version) == wanted:
-            return rel.version
-    raise errors.UnknownName(
-        f"{product} release ({flag})", text, _nearest_versions(kb, product, text)
-    )
-
-
-def latest_version(kb: KnowledgeBase, product: str) -> str | None:
-    """The newest released, not withdrawn, version of ``product``."""
-    for rel in reversed(kb.releases.get(product, ())):
-        if rel.version != NEXT and rel.withdrawn is None:
-            return rel.version
-    return None
-
-
-def _bom_components(kb: KnowledgeBase, state: State) -> set[str]:
-    """Products that installed products publish in their BOM (they move in lockstep)."""
-    out: set[str] = set()
-    for product in kb.products:
-        if state.installed(product) is None:
-            continue
-        for rel in kb.releases.get(product, ()):
-            out.update(rel.bom)
-    return out
-
-
-def parse_targets(kb: KnowledgeBase, state: State, to: Sequence[str]) -> list[Target]:
-    """``--to`` values: PRODUCT=VERSION, a bare VERSION (one product has it), or ``latest``."""
-    targets: dict[str, Target] = {}
-    for raw in to:
-        text = raw.strip()
-        if text == "latest":
-            for t in _latest_targets(kb, state):
-                targets[t.product] = t
-            continue
-        if "=" in text:
-            product, _, version = text.partition("=")
-            product, version = product.strip(), version.strip()
-            require_product(kb, product)
-            if not version:
-                raise errors.BadInput(
-                    f"--to {raw!r} has no version", hint="use --to PRODUCT=VERSION"
-                )
-            if version == "latest":
-                latest = latest_version(kb, product)
-                if latest is None:
-                    raise errors.BadInput(f"--to {raw!r}: {product} has no released version")
-                targets[product] = Target(product, latest)
-                continue
-            check_version(version, "--to")
-            targets[product] = Target(product, _release_version(kb, product, version, "--to"))
-            continue
-        check_version(text, "--to")
-        t = _bare_target(kb, state, text)
-        targets[t.product] = t
-    return [targets[p] for p in sorted(targets)]
-
-
-def check_version(text: str, flag: str) -> None:
-    """Raise errors.InvalidVersion naming ``flag`` when ``text`` is not a chart version."""
-    from upgradeplan.versions import Version
-
-    if text == NEXT:
-        return
-    try:
-        Version.parse(text)
-    except errors.InvalidVersion as exc:
-        raise errors.InvalidVersion(text, exc.reason, where=flag) from None
-
-
-_check_version = check_version  # kept for callers of the earlier private name
-
-
-def _bare_target(kb: KnowledgeBase, state: State, text: str) -> Target:
-    from upgradeplan.versions import Version
-
-    wanted = Version.parse(text)
-    having: list[tuple[str, str]] = []
-    for product, releases in sorted(kb.releases.items()):
-        for rel in releases:
-            if rel.version != NEXT and Version.parse(rel.version) == wanted:
-                having.append((product, rel.version))
-                break
-    if len(having) == 1:
-        return Target(*having[0])
-    if len(having) > 1:
-        installed = [(p, v) for p, v in having if state.installed(p) is not None]
-        bom = _bom_components(kb, state)
-        chosen = [(p, v) for p, v in installed if p not in bom]
-        if len(chosen) == 1:
-            return Target(*chosen[0])
-        names = ", ".join(f"{p}={v}" for p, v in having)
-        raise errors.BadInput(
-            f"--to {text!r} is a release of several products: {names}",
-            hint="name one with --to PRODUCT=VERSION",
-        )
-    known = sorted({r.version for rels in kb.releases.values() for r in rels if r.version != NEXT})
-    raise errors.UnknownName("release (--to)", text, known)
-
-
-def _latest_targets(kb: KnowledgeBase, state: State) -> list[Target]:
-    bom = _bom_components(kb, state)
-    out: list[Target] = []
-    for product, spec in sorted(kb.products.items()):
-        if spec.kind not in ("chart", "agent") or product in bom:
-            continue
-        if state.installed(product) is None:
-            continue
-        latest = latest_version(kb, product)
-        if latest is not None:
-            out.append(Target(product, latest))
-    if not out:
-        raise errors.BadInput(
-            "--to latest: no installed product to upgrade is known",
-            hint="state one with --installed PRODUCT=VERSION",
-        )
-    return out
+    return resolve(kb, state, to, given)
 
 
 # --------------------------------------------------------------------------- verdicts
@@ -492,15 +344,6 @@ def _planner_plan(
     return planner.plan(kb, state, list(targets), holds=list(holds), fail_on=fail_on)
 
 
-def _targets(
-    kb: KnowledgeBase, state: State, to: Sequence[str], given: Sequence[Target]
-) -> list[Target]:
-    merged = {t.product: t for t in given}
-    for t in parse_targets(kb, state, to):
-        merged[t.product] = t
-    return [merged[p] for p in sorted(merged)]
-
-
 def _validate_holds(kb: KnowledgeBase, holds: Sequence[str]) -> None:
     for product in holds:
         require_product(kb, product)
@@ -526,7 +369,7 @@ def check(
 
     threshold(fail_on)
     _validate_holds(kb, holds)
-    targets = _targets(kb, state, to, targets)
+    targets = resolve_targets(kb, state, to, targets)
     if targets:
         _require_installed(kb, state, targets)
         plan = _planner_plan(kb, state, targets, holds, fail_on)
@@ -697,7 +540,7 @@ def _recommend_from_state(
     targets: list[Target] = []
     for product in troubled:
         current = state.installed(product)
-        latest = latest_version(kb, product)
+        latest = releases.latest(kb, product)
         if current is None or latest is None or current == latest:
             continue
         if kb.products.get(product) is None or kb.products[product].kind not in ("chart", "agent"):
@@ -722,7 +565,7 @@ def plan(
     """The recommended path to ``to``; exit 3 when no safe path, 4 when undetermined."""
     threshold(fail_on)
     _validate_holds(kb, holds)
-    targets = _targets(kb, state, to, targets)
+    targets = resolve_targets(kb, state, to, targets)
     if not targets:
         raise errors.BadInput(
             "plan needs a target", hint="use --to PRODUCT=VERSION, --to VERSION or --to latest"
@@ -854,7 +697,7 @@ def explain(
         rel = kb.release(product, version)
         if rel is None:
             raise errors.UnknownName(
-                f"{product} release", version, _nearest_versions(kb, product, version)
+                f"{product} release", version, releases.nearest(kb, product, version)
             )
         related = tuple(sorted(h.id for h in kb.hazards_for(product)))
         return Explanation(kind="release", id=ident, release=rel, related=related)
@@ -872,7 +715,7 @@ def _explain_hazard(
         return Explanation(kind="hazard", id=hazard.id, hazard=hazard, related=hazard.migrations)
     from upgradeplan import conditions, planner
 
-    targets = parse_targets(kb, state, to) if to else []
+    targets = resolve_targets(kb, state, to) if to else []
     from_version = state.installed(hazard.product)
     to_version = next((t.version for t in targets if t.product == hazard.product), None)
     if to_version is None and hazard.scope in ("landing", "state"):
@@ -984,12 +827,11 @@ __all__ = [
     "fleet",
     "gather",
     "judge",
-    "latest_version",
     "load_kb",
-    "parse_targets",
     "plan",
     "relocate",
     "require_product",
+    "resolve_targets",
     "specificity",
     "worst_exit",
 ]

@@ -80,7 +80,7 @@ def upgrade_md(
     chosen = product or upgrade_doc.default_product(kb)
     for flag, value in (("--from", from_version), ("--to", to_version)):
         if value is not None and value != "next":
-            api._check_version(value, flag)
+            api.check_version(value, flag)
     text = markdown.upgrade_md(
         kb, chosen, from_version=from_version, to_version=to_version, next_only=next_only
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from upgradeplan import errors
+from upgradeplan import errors, releases
 from upgradeplan.conditions.outcome import (
     Outcome,
     _constraint,
@@ -16,7 +16,6 @@ from upgradeplan.conditions.outcome import (
     _version,
 )
 from upgradeplan.model import (
-    NEXT,
     Fact,
     KnowledgeBase,
     State,
@@ -115,23 +114,15 @@ def p_pin_kind(args: Mapping[str, Any], state: State, kb: KnowledgeBase) -> Outc
 
 def known_versions(kb: KnowledgeBase, product: str) -> list[str]:
     """Released, non-withdrawn versions of ``product`` in the knowledge, oldest first."""
-    return [
-        r.version for r in kb.releases.get(product, ()) if r.version != NEXT and r.withdrawn is None
-    ]
+    return releases.known_versions(kb, product)
 
 
 def resolve_pin(kb: KnowledgeBase, product: str, pin: str) -> str | None:
-    """The version a pin selects among the known releases (an exact pin selects itself)."""
-    from upgradeplan.versions import parse_constraint, select
-
+    """The version a pin selects (releases.selects); None for an empty or invalid pin."""
     try:
-        con = parse_constraint(pin)
+        return releases.selects(kb, product, pin) if pin else None
     except errors.InvalidConstraint:
         return None
-    exact = con.exact_version
-    if exact is not None:
-        return str(exact)
-    return select(pin, known_versions(kb, product), flavour="flux")
 
 
 def p_pin_resolves_below(args: Mapping[str, Any], state: State, kb: KnowledgeBase) -> Outcome:
@@ -207,11 +198,7 @@ def p_component_range_admits(args: Mapping[str, Any], state: State, kb: Knowledg
     if rng is None:
         return Outcome(Truth.FALSE, f"{claim}: no ({product} {version} publishes no {comp})", facts)
     con = parse_constraint(rng)
-    admitted = [
-        r
-        for r in kb.releases.get(comp, ())
-        if r.version != NEXT and r.withdrawn is None and con.check(_version(r.version))
-    ]
+    admitted = [r for r in releases.planned(kb, comp) if con.check(_version(r.version))]
     if above is not None:
         admitted = [r for r in admitted if _version(r.version) > above]
     unsure: list[str] = []

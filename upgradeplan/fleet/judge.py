@@ -336,7 +336,7 @@ def _validate_target(kb: KnowledgeBase, raw: str) -> None:
         if version.strip() == "latest":
             api.require_product(kb, product.strip())
             return
-        api.parse_targets(kb, State(), [text])  # unknown product or release, bad version
+        api.resolve_targets(kb, State(), [text])  # unknown product, release, withdrawn, bad version
         return
     api.check_version(text, "--to")
 

@@ -36,7 +36,7 @@ from upgradeplan.planner.search import (
     HOP_COST,
     MAY_APPLY_COST,
 )
-from upgradeplan.planner.targets import latest_release, resolve_target
+from upgradeplan.planner.targets import resolve_targets
 from upgradeplan.planner.verdicts import threshold, verdict_of, worst
 
 __all__ = [
@@ -49,10 +49,9 @@ __all__ = [
     "current_findings",
     "evaluate_hazard",
     "fixable",
-    "latest_release",
     "plan",
     "render_action",
-    "resolve_target",
+    "resolve_targets",
     "threshold",
     "verdict_of",
     "worst",

@@ -24,7 +24,7 @@ from upgradeplan.planner.actions import fixable, merge_actions, render_action
 from upgradeplan.planner.findings import current_findings
 from upgradeplan.planner.index import Index, index_of
 from upgradeplan.planner.search import Search
-from upgradeplan.planner.targets import current_version, order_targets, parse_named, resolve_target
+from upgradeplan.planner.targets import check_resolved, current_version, order_targets, parse_named
 from upgradeplan.planner.verdicts import threshold, verdict_of, worst
 from upgradeplan.state.derive import derive
 
@@ -144,14 +144,19 @@ def plan(
     holds: Sequence[str] = (),
     fail_on: str = "blocking",
 ) -> Plan:
-    """The direct jump, the recommended path and the verdicts for ``targets`` from ``state``."""
+    """The direct jump, the recommended path and the verdicts for ``targets`` from ``state``.
+
+    ``targets`` are resolved (:func:`upgradeplan.planner.targets.resolve_targets`): releases
+    of the knowledge, spelled as it spells them, none withdrawn.
+    """
     limit = threshold(fail_on)
     holds = tuple(dict.fromkeys(holds))
     for h in holds:
         if h not in kb.products:
             raise errors.UnknownName("product", h, sorted(kb.products))
     state = derive(state, kb)
-    resolved = [resolve_target(kb, t) for t in targets]
+    check_resolved(kb, targets)
+    resolved = list(targets)
     if len({t.product for t in resolved}) != len(resolved):
         raise errors.BadInput(
             "a product is named twice as a target", hint="give one --to per product"

@@ -12,19 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from upgradeplan import errors
-from upgradeplan.model import NEXT, KnowledgeBase, Release
+from upgradeplan import errors, releases
+from upgradeplan.model import KnowledgeBase, Release
 
 if TYPE_CHECKING:
     import networkx as nx
-
-
-def planned_releases(kb: KnowledgeBase, product: str) -> list[Release]:
-    """Released, non-withdrawn releases of ``product``, ascending by version."""
-    from upgradeplan.versions import parse_version
-
-    rels = [r for r in kb.releases.get(product, ()) if r.version != NEXT and r.withdrawn is None]
-    return sorted(rels, key=lambda r: parse_version(r.version))
 
 
 def may_hop(release: Release, from_version: str) -> bool:
@@ -44,7 +36,7 @@ def release_graph(kb: KnowledgeBase, product: str, *, start: str | None = None) 
 
     if product not in kb.products:
         raise errors.UnknownName("product", product, sorted(kb.products))
-    rels = planned_releases(kb, product)
+    rels = releases.planned(kb, product)
     g: nx.DiGraph[str] = nx.DiGraph(product=product)
     nodes: list[tuple[Any, str]] = []
     for rel in rels:
@@ -112,7 +104,6 @@ __all__ = [
     "find_cycle",
     "graph_from_edges",
     "may_hop",
-    "planned_releases",
     "release_graph",
     "shortest_path",
 ]

@@ -9,7 +9,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-from upgradeplan import conditions
+from upgradeplan import conditions, releases
 from upgradeplan.model import Hazard, KnowledgeBase, Release
 
 
@@ -86,10 +86,9 @@ class Index:
         return hit
 
     def _build(self, product: str) -> _ProductIndex:
-        from upgradeplan.planner.graph import planned_releases
         from upgradeplan.versions import parse_constraint, parse_version
 
-        rels = planned_releases(self.kb, product)
+        rels = releases.planned(self.kb, product)
         idx = _ProductIndex(releases=rels, versions=[parse_version(r.version) for r in rels])
         con = parse_constraint
         for h in self.by_product.get(product, ()):

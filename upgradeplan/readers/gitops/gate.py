@@ -14,10 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from upgradeplan import versions
+from upgradeplan import releases, versions
 from upgradeplan.errors import BadInput, UpgradeplanError
 from upgradeplan.model import (
-    NEXT,
     Fact,
     Finding,
     KnowledgeBase,
@@ -149,14 +148,12 @@ def _pins(state: State) -> dict[str, Fact]:
 
 
 def _selects(kb: KnowledgeBase, product: str, pin: Fact) -> str | None:
-    """The known release a pin selects (Flux: exact match first, else the highest)."""
+    """The known release a pin selects (releases.selects), None when it selects none."""
     text = pin.value
     if not isinstance(text, str):
         return None
-    known = [
-        r.version for r in kb.releases.get(product, ()) if r.version != NEXT and r.withdrawn is None
-    ]
     try:
-        return versions.select(text, known, flavour="flux")
+        chosen = releases.selects(kb, product, text)
     except UpgradeplanError as exc:
         raise BadInput(str(exc), location=str(pin.source)) from None
+    return chosen if chosen is not None and kb.release(product, chosen) is not None else None

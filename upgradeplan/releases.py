@@ -1,0 +1,120 @@
+"""Release queries over the knowledge: released, latest, nearest, what a pin selects.
+
+Each question about "which release" is answered here once, so the planner, the GitOps gate,
+the condition predicates and the facade agree. Pure functions over model objects.
+"""
+
+from __future__ import annotations
+
+from upgradeplan import errors
+from upgradeplan.model import NEXT, KnowledgeBase, Product, Release
+
+
+def require_product(kb: KnowledgeBase, product: str) -> Product:
+    """The product ``product``; errors.UnknownName with the known ones otherwise."""
+    found = kb.products.get(product)
+    if found is None:
+        raise errors.UnknownName("product", product, sorted(kb.products))
+    return found
+
+
+def check_version(text: str, flag: str) -> None:
+    """Raise errors.InvalidVersion naming ``flag`` when ``text`` is not a chart version."""
+    from upgradeplan.versions import Version
+
+    if text == NEXT:
+        return
+    try:
+        Version.parse(text)
+    except errors.InvalidVersion as exc:
+        raise errors.InvalidVersion(text, exc.reason, where=flag) from None
+
+
+def planned(kb: KnowledgeBase, product: str) -> list[Release]:
+    """Released, non-withdrawn releases of ``product``, ascending by version."""
+    from upgradeplan.versions import parse_version
+
+    rels = [r for r in kb.releases.get(product, ()) if r.version != NEXT and r.withdrawn is None]
+    return sorted(rels, key=lambda r: parse_version(r.version))
+
+
+def known_versions(kb: KnowledgeBase, product: str) -> list[str]:
+    """The versions of :func:`planned`, oldest first."""
+    return [r.version for r in planned(kb, product)]
+
+
+def latest(kb: KnowledgeBase, product: str) -> str | None:
+    """The newest released, non-withdrawn version of ``product``; None when it has none."""
+    rels = planned(kb, product)
+    return rels[-1].version if rels else None
+
+
+def find(kb: KnowledgeBase, product: str, text: str) -> Release | None:
+    """The release of ``product`` that ``text`` names (its spelling, else an equal version).
+
+    Withdrawn and unreleased releases are found too: what to do with them is the caller's
+    question. An unparsable ``text`` finds only a release spelled exactly so.
+    """
+    from upgradeplan.versions import Version
+
+    rels = kb.releases.get(product, ())
+    for rel in rels:
+        if rel.version == text:
+            return rel
+    try:
+        wanted = Version.parse(text)
+    except errors.InvalidVersion:
+        return None
+    for rel in rels:
+        if rel.version != NEXT and Version.parse(rel.version) == wanted:
+            return rel
+    return None
+
+
+def nearest(kb: KnowledgeBase, product: str, text: str, n: int = 3) -> list[str]:
+    """The known releases next to ``text`` in version order (below first, then above)."""
+    from upgradeplan.versions import Version, sort_versions
+
+    known = sort_versions(r.version for r in kb.releases.get(product, ()) if r.version != NEXT)
+    try:
+        wanted = Version.parse(text)
+    except errors.InvalidVersion:
+        return known[-n:]
+    below = [v for v in known if Version.parse(v) < wanted]
+    above = [v for v in known if Version.parse(v) > wanted]
+    out: list[str] = []
+    while len(out) < n and (below or above):
+        if below:
+            out.append(below.pop())
+        if above and len(out) < n:
+            out.append(above.pop(0))
+    return out
+
+
+def selects(kb: KnowledgeBase, product: str, pin: str) -> str | None:
+    """The version a pin selects, the way Flux resolves it against the knowledge's releases.
+
+    An exact pin selects the version it names (the knowledge's spelling when it knows the
+    release, withdrawn or not); a range selects the highest released, non-withdrawn release it
+    allows (an exact string match first), None when it allows none. An invalid pin raises
+    errors.InvalidConstraint.
+    """
+    from upgradeplan.versions import parse_constraint, select
+
+    exact = parse_constraint(pin or "*").exact_version
+    if exact is not None:
+        rel = find(kb, product, str(exact))
+        return rel.version if rel is not None else str(exact)
+    return select(pin, known_versions(kb, product), flavour="flux")
+
+
+__all__ = [
+    "check_version",
+    "find",
+    "known_versions",
+    "latest",
+    "nearest",
+    "planned",
+    "require_product",
+    "selects",
+]

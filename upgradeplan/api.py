@@ -714,11 +714,12 @@ def _explain_hazard(
     if state is None:
         return Explanation(kind="hazard", id=hazard.id, hazard=hazard, related=hazard.migrations)
     from upgradeplan import conditions, planner
+    from upgradeplan.planner.scopes import judged_before
 
     targets = resolve_targets(kb, state, to) if to else []
     from_version = state.installed(hazard.product)
     to_version = next((t.version for t in targets if t.product == hazard.product), None)
-    if to_version is None and hazard.scope in ("landing", "state"):
+    if to_version is None and not judged_before(hazard):
         to_version = from_version
     finding: Finding | None = None
     if from_version is not None and to_version is not None:

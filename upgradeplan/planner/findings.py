@@ -23,14 +23,11 @@ from upgradeplan.model import (
     State,
     Truth,
 )
+from upgradeplan.planner import scopes
 from upgradeplan.planner.index import index_of
 from upgradeplan.planner.verdicts import threshold
 from upgradeplan.provenance import Source
 from upgradeplan.state.derive import derive
-
-
-def _in(con: Any, version: Any) -> bool:
-    return version is not None and bool(con.check(version))
 
 
 def _location(evidence: Iterable[Evidence]) -> Source | None:
@@ -48,28 +45,8 @@ def _location(evidence: Iterable[Evidence]) -> Source | None:
     return best
 
 
-def _scope_phrase(h: Hazard, f: str | None, t: str | None) -> str:
-    if h.scope == "skip":
-        return f"the hop {f} → {t} skips {h.stop}"
-    if h.scope == "landing":
-        return f"{h.product} {t} is in {h.to_range}"
-    if h.scope == "transition":
-        return f"the hop {f} → {t} goes from {h.from_range} to {h.to_range}"
-    return f"{h.product} runs {t}" + (f" (in {h.from_range})" if h.from_range else "")
-
-
 def not_in_scope(h: Hazard, f: str | None, t: str | None) -> Finding:
-    if h.scope == "skip":
-        why = f"the hop {f} → {t} does not skip {h.stop} into {h.to_range}" + (
-            f" from {h.from_range}" if h.from_range else ""
-        )
-    elif h.scope == "landing":
-        why = f"{h.product} {t} is not in {h.to_range}"
-    elif h.scope == "transition":
-        why = f"the hop {f} → {t} is not from {h.from_range} to {h.to_range}"
-    else:
-        why = f"{h.product} {t} is not in {h.from_range}"
-    return _finding(h, "does-not-apply", f, t, reason=f"not in scope: {why}")
+    return _finding(h, "does-not-apply", f, t, reason=f"not in scope: {scopes.outside(h, f, t)}")
 
 
 def _finding(
@@ -104,7 +81,7 @@ def _finding(
 
 def judge(h: Hazard, state: State, kb: KnowledgeBase, f: str | None, t: str | None) -> Finding:
     """Evaluate an in-scope hazard's condition on ``state`` with ``$from``/``$to`` = f, t."""
-    phrase = _scope_phrase(h, f, t)
+    phrase = scopes.phrase(h, f, t)
     if h.when is None:
         return _finding(h, "applies", f, t, reason=f"applies: {phrase}")
     res = conditions.evaluate_full(h.when, state, kb, hop=(f, t))
@@ -167,37 +144,15 @@ def evaluate_hazard(
     The caller picks the state: before the hop for skip/transition hazards, after it for
     landing/state hazards. Out of scope gives a does-not-apply finding saying why.
     """
-    from upgradeplan.versions import parse_constraint, parse_version
+    from upgradeplan.versions import parse_version
 
     state = derive(state, kb)
     fv = parse_version(from_version) if from_version else None
     tv = parse_version(to_version) if to_version else None
-    if _hazard_in_scope(hazard, fv, tv, parse_constraint, parse_version):
+    scope = scopes.scope_of(hazard)
+    if scope is not None and scope.covers(fv, tv):
         return judge(hazard, state, kb, from_version, to_version)
     return not_in_scope(hazard, from_version, to_version)
-
-
-def _hazard_in_scope(h: Hazard, fv: Any, tv: Any, con: Any, ver: Any) -> bool:
-    if h.scope == "skip":
-        return (
-            fv is not None
-            and tv is not None
-            and bool(h.stop)
-            and bool(h.to_range)
-            and fv < ver(h.stop)
-            and _in(con(h.to_range), tv)
-            and (not h.from_range or _in(con(h.from_range), fv))
-        )
-    if h.scope == "landing":
-        return bool(h.to_range) and _in(con(h.to_range), tv)
-    if h.scope == "transition":
-        return (
-            bool(h.from_range)
-            and bool(h.to_range)
-            and _in(con(h.from_range), fv)
-            and _in(con(h.to_range), tv)
-        )
-    return not h.from_range or _in(con(h.from_range), tv)
 
 
 def requires_finding(
@@ -311,9 +266,7 @@ def current_findings(
         except errors.InvalidVersion:
             continue
         pidx = idx.product(product)
-        hz = [h for h, rng in pidx.landing if rng.check(v)]
-        hz += [h for h, rng in pidx.state if rng is None or rng.check(v)]
-        for h in sorted(hz, key=lambda h: (-SEVERITY_RANK[h.severity], h.id)):
+        for h in sorted(pidx.running(v), key=lambda h: (-SEVERITY_RANK[h.severity], h.id)):
             out.append(judge(h, state, kb, None, installed))
         rel = next((r for r, rv in zip(pidx.releases, pidx.versions, strict=True) if rv == v), None)
         if rel is not None:

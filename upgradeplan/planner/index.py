@@ -11,24 +11,27 @@ from typing import Any
 
 from upgradeplan import conditions, releases
 from upgradeplan.model import Hazard, KnowledgeBase, Release
+from upgradeplan.planner.scopes import Scope, scope_of
 
 
 @dataclass
 class _ProductIndex:
     """Hazards of one product by scope, with their constraints parsed once."""
 
-    skip: list[tuple[Hazard, Any, Any]] = field(default_factory=list)  # (h, stop, to)
-    skip_from: dict[str, Any] = field(default_factory=dict)  # hazard id -> its `from` range
-    landing: list[tuple[Hazard, Any]] = field(default_factory=list)  # (h, range)
-    transition: list[tuple[Hazard, Any, Any]] = field(default_factory=list)  # (h, from, to)
-    state: list[tuple[Hazard, Any]] = field(default_factory=list)  # (h, range or None)
+    skip: list[Scope] = field(default_factory=list)
+    transition: list[Scope] = field(default_factory=list)
+    landing: list[Scope] = field(default_factory=list)
+    state: list[Scope] = field(default_factory=list)
     releases: list[Release] = field(default_factory=list)  # planned, ascending
     versions: list[Any] = field(default_factory=list)  # parsed, parallel to releases
 
-    def starts(self, h: Hazard, parsed: Any) -> bool:
-        """Whether a skip hazard's optional `from` range admits a hop starting at ``parsed``."""
-        rng = self.skip_from.get(h.id)
-        return rng is None or bool(rng.check(parsed))
+    def scopes(self) -> list[Scope]:
+        """Every scope: skip, transition, landing, state (each in hazard id order)."""
+        return [*self.skip, *self.transition, *self.landing, *self.state]
+
+    def running(self, parsed: Any) -> list[Hazard]:
+        """Landing and state hazards in scope while ``parsed`` runs."""
+        return [s.hazard for s in (*self.landing, *self.state) if s.lands(parsed)]
 
 
 @dataclass
@@ -70,15 +73,12 @@ class Index:
         hit = self._sides.get(key)
         if hit is None:
             pidx = self.product(product)
-            landed = [h for h, rng in pidx.landing if rng.check(parsed)]
-            landed += [h for h, rng_ in pidx.state if rng_ is None or rng_.check(parsed)]
+            landed = pidx.running(parsed)
             hit = _Sides(
-                skip_pre=[
-                    h for h, stop, _ in pidx.skip if parsed < stop and pidx.starts(h, parsed)
-                ],
-                trans_pre=[h for h, a, _ in pidx.transition if a.check(parsed)],
-                skip_post=frozenset(h.id for h, _, to in pidx.skip if to.check(parsed)),
-                trans_post=frozenset(h.id for h, _, b in pidx.transition if b.check(parsed)),
+                skip_pre=[s.hazard for s in pidx.skip if s.starts(parsed)],
+                trans_pre=[s.hazard for s in pidx.transition if s.starts(parsed)],
+                skip_post=frozenset(s.hazard.id for s in pidx.skip if s.lands(parsed)),
+                trans_post=frozenset(s.hazard.id for s in pidx.transition if s.lands(parsed)),
                 landed=landed,
                 landed_uses_from=any("$from" in self.refs.get(h.id, ()) for h in landed),
             )
@@ -86,22 +86,16 @@ class Index:
         return hit
 
     def _build(self, product: str) -> _ProductIndex:
-        from upgradeplan.versions import parse_constraint, parse_version
+        from upgradeplan.versions import parse_version
 
         rels = releases.planned(self.kb, product)
         idx = _ProductIndex(releases=rels, versions=[parse_version(r.version) for r in rels])
-        con = parse_constraint
+        by_kind = {"skip": idx.skip, "transition": idx.transition}
+        by_kind.update(landing=idx.landing, state=idx.state)
         for h in self.by_product.get(product, ()):
-            if h.scope == "skip" and h.stop and h.to_range:
-                idx.skip.append((h, parse_version(h.stop), con(h.to_range)))
-                if h.from_range:
-                    idx.skip_from[h.id] = con(h.from_range)
-            elif h.scope == "landing" and h.to_range:
-                idx.landing.append((h, con(h.to_range)))
-            elif h.scope == "transition" and h.from_range and h.to_range:
-                idx.transition.append((h, con(h.from_range), con(h.to_range)))
-            elif h.scope == "state":
-                idx.state.append((h, con(h.from_range) if h.from_range else None))
+            scope = scope_of(h)
+            if scope is not None and scope.kind in by_kind:
+                by_kind[scope.kind].append(scope)
             self.refs[h.id] = frozenset(conditions.hop_refs(h.when))
             keys = conditions.facts_read(h.when)
             self.keys[h.id] = None if any("<" in k for k in keys) else tuple(keys)

@@ -202,12 +202,13 @@ class Search:
         if n > 1:
             marks.add(1)
         parsed = [node.parsed for node in self.nodes]
-        for _, stop, _to in self.pidx.skip:
-            first = bisect.bisect_left(parsed, stop, lo=1)
+        for skip in self.pidx.skip:
+            first = bisect.bisect_left(parsed, skip.stop, lo=1)
             if first < n:
                 marks.add(first)
         # a transition is avoided by a stop outside its `from` range (and outside its `to`)
-        for _, a, b in self.pidx.transition:
+        for trans in self.pidx.transition:
+            a, b = trans.from_range, trans.to_range
             inside = a.check(self.nodes[0].parsed)
             for i in range(1, n):
                 if inside and not a.check(self.nodes[i].parsed):
@@ -435,26 +436,11 @@ class Search:
         kb = self.kb
         out: list[Finding] = []
         skipped: list[Hazard] = []
-        for h, stop, to in pidx.skip:
-            if fv < stop and to.check(tv) and pidx.starts(h, fv):
-                out.append(judge(h, pre, kb, f, t))
+        for scope in pidx.scopes():
+            if scope.covers(fv, tv):
+                out.append(judge(scope.hazard, pre if scope.before else post, kb, f, t))
             else:
-                skipped.append(h)
-        for h, a, b in pidx.transition:
-            if a.check(fv) and b.check(tv):
-                out.append(judge(h, pre, kb, f, t))
-            else:
-                skipped.append(h)
-        for h, rng in pidx.landing:
-            if rng.check(tv):
-                out.append(judge(h, post, kb, f, t))
-            else:
-                skipped.append(h)
-        for h, rng_ in pidx.state:
-            if rng_ is None or rng_.check(tv):
-                out.append(judge(h, post, kb, f, t))
-            else:
-                skipped.append(h)
+                skipped.append(scope.hazard)
         if out_of_scope:
             out += [not_in_scope(h, f, t) for h in skipped]
         return out

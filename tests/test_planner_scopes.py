@@ -1,0 +1,68 @@
+"""planner.scopes: the four hazard scopes, asked of hops and running versions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from upgradeplan.model import Hazard
+from upgradeplan.planner import scopes
+from upgradeplan.versions import parse_version
+
+
+def hazard(scope: str, **params: Any) -> Hazard:
+    return Hazard("h", "t", "p", "blocking", scope, "c", **params)  # type: ignore[arg-type]
+
+
+def covers(h: Hazard, f: str | None, t: str) -> bool:
+    scope = scopes.scope_of(h)
+    assert scope is not None
+    return scope.covers(parse_version(f) if f else None, parse_version(t))
+
+
+SKIP = hazard("skip", stop="1.5.0", to_range=">=2.0.0")
+SKIP_FROM = hazard("skip", stop="1.5.0", to_range=">=2.0.0", from_range=">=1.2.0")
+TRANSITION = hazard("transition", from_range="<2.0.0", to_range=">=2.0.0")
+LANDING = hazard("landing", to_range=">=2.0.0 <2.1.0")
+STATE = hazard("state", from_range="<1.5.0")
+
+
+@pytest.mark.parametrize(
+    ("h", "f", "t", "expected"),
+    [
+        (SKIP, "1.0.0", "2.0.0", True),  # jumps over the stop into the range
+        (SKIP, "1.5.0", "2.0.0", False),  # starts at the stop
+        (SKIP, "1.0.0", "1.9.0", False),  # lands below the range
+        (SKIP, None, "2.0.0", False),  # no hop
+        (SKIP_FROM, "1.0.0", "2.0.0", False),  # starts below `from`
+        (SKIP_FROM, "1.3.0", "2.0.0", True),
+        (TRANSITION, "1.9.0", "2.0.0", True),
+        (TRANSITION, "2.0.0", "2.1.0", False),
+        (LANDING, "1.0.0", "2.0.5", True),
+        (LANDING, None, "2.0.5", True),  # running it is in scope too
+        (LANDING, "1.0.0", "2.1.0", False),
+        (STATE, None, "1.4.0", True),
+        (STATE, None, "1.5.0", False),
+        (hazard("state"), None, "9.0.0", True),  # no range: any version
+    ],
+)
+def test_covers(h: Hazard, f: str | None, t: str, expected: bool) -> None:
+    assert covers(h, f, t) is expected
+
+
+def test_a_scope_missing_its_parameters_covers_nothing() -> None:
+    assert scopes.scope_of(hazard("skip", to_range=">=2.0.0")) is None
+    assert scopes.scope_of(hazard("transition", from_range="<2.0.0")) is None
+    assert scopes.scope_of(hazard("landing")) is None
+
+
+def test_hop_scopes_are_judged_before_the_hop_the_others_after() -> None:
+    assert [scopes.judged_before(hazard(k)) for k in scopes.KINDS] == [True, True, False, False]
+
+
+def test_the_words_say_why() -> None:
+    assert scopes.phrase(SKIP, "1.0.0", "2.0.0") == "the hop 1.0.0 → 2.0.0 skips 1.5.0"
+    assert scopes.outside(SKIP_FROM, "1.0.0", "2.0.0") == (
+        "the hop 1.0.0 → 2.0.0 does not skip 1.5.0 into >=2.0.0 from >=1.2.0"
+    )

@@ -70,10 +70,20 @@ _ATTRS: dict[str, tuple[str, ...]] = {
 
 
 def bundled_dir() -> Path:
-    """The directory of the bundled knowledge (package ``upgradeplan.knowledge``)."""
-    from importlib import resources
+    """The directory of the bundled knowledge (package ``upgradeplan.knowledge``).
 
-    return Path(str(resources.files("upgradeplan.knowledge")))
+    The package's own directory (it always installs as files): importlib.resources would pull
+    tempfile, zipfile, shutil and the compression modules into every command.
+    """
+    from importlib.util import find_spec
+
+    spec = find_spec("upgradeplan.knowledge")
+    if spec is None or not spec.submodule_search_locations:
+        raise BadInput(
+            "the bundled knowledge (package upgradeplan.knowledge) is missing",
+            hint="reinstall upgradeplan",
+        )
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 @dataclass

@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 KINDS: tuple[str, ...] = ("product", "release", "hazard", "migration")
@@ -19,7 +19,8 @@ KINDS: tuple[str, ...] = ("product", "release", "hazard", "migration")
 @cache
 def load_schema(kind: str) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of one kind of knowledge file."""
-    text = resources.files("upgradeplan").joinpath("schemas", f"{kind}.json").read_text("utf-8")
+    # the package's own directory, not importlib.resources (see kb.loader.bundled_dir)
+    text = (Path(__file__).parent.parent / "schemas" / f"{kind}.json").read_text("utf-8")
     data: dict[str, Any] = json.loads(text)
     return data
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal
 
 from upgradeplan import errors, releases
 from upgradeplan.model import (
+    NEXT,
     SEVERITY_RANK,
     Evidence,
     Finding,
@@ -255,6 +256,11 @@ def _named(state: State, name: str) -> State:
 
 
 # --------------------------------------------------------------------------- targets
+
+
+def latest_version(kb: KnowledgeBase, product: str) -> str | None:
+    """The newest released, not withdrawn, version of ``product`` (releases.latest)."""
+    return releases.latest(kb, product)
 
 
 def resolve_targets(
@@ -828,6 +834,7 @@ __all__ = [
     "fleet",
     "gather",
     "judge",
+    "latest_version",
     "load_kb",
     "plan",
     "relocate",

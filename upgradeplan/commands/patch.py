@@ -10,8 +10,8 @@ import click
 
 from upgradeplan import api, errors
 from upgradeplan.commands.options import inputs_from, kb_dirs, state_options, target_options
-from upgradeplan.fixes import current_actions
 from upgradeplan.model import KnowledgeBase, Plan, State
+from upgradeplan.planner.fixes import current_actions
 
 
 def _output(value: str) -> tuple[str, str | None]:

@@ -353,7 +353,7 @@ def runbook(plan: Plan, kb: KnowledgeBase, state: State | None = None) -> str:
     and landing hazards on what runs now) are rendered too, with this installation's names.
     Without targets the runbook is about the installation as it is.
     """
-    from upgradeplan.fixes import current_actions
+    from upgradeplan.planner.fixes import current_actions
     from upgradeplan.render.graphviz import path_view, to_mermaid
 
     targets = "; ".join(

@@ -430,3 +430,19 @@ def test_two_image_facts_compared_by_version() -> None:
     code, out, _ = run("check", *base, *same[:2])
     assert code == 4
     assert f"may-apply      warning  {MISMATCH}" in out and "missing workload.fbase.image" in out
+
+
+# ------------------------------------------------- 4: a hop of one product, conditioned on another
+
+FLOATS = "fmeta-cutover-while-fcomp-floats"
+
+
+def test_a_hop_of_fmeta_conditioned_on_the_pin_and_version_of_fcomp() -> None:
+    hop = ("--installed", "fmeta=2.1.0", "--to", "fmeta=3.0.0", *NO_ENGINE, "--fail-on", "warning")
+    code, doc = check_json(*hop, "--installed", "fcomp=1.2.0", "--pin", "fcomp=>=1.2.0 <2.0.0")
+    assert (code, status_of(doc, FLOATS)) == (3, "applies")
+    code, doc = check_json(*hop, "--installed", "fcomp=1.2.0", "--pin", "fcomp=1.2.0")
+    assert status_of(doc, FLOATS) == "does-not-apply"
+    code, out, _ = run("check", *hop, "--installed", "fcomp=1.2.0")
+    assert code == 4
+    assert f"may-apply      warning  {FLOATS}" in out and "missing pin.fcomp" in out

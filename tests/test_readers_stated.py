@@ -6,8 +6,9 @@ import pytest
 
 from upgradeplan import errors
 from upgradeplan.model import KnowledgeBase, Product, Recognise
-from upgradeplan.readers.combine import derive, merge
 from upgradeplan.readers.stated import from_flags
+from upgradeplan.state.derive import derive
+from upgradeplan.state.merge import merge
 
 
 def _kb(*products: str) -> KnowledgeBase:

@@ -13,7 +13,7 @@ from scenario_expectations import CLUSTER_FIXTURES
 
 from upgradeplan.cli import cli
 from upgradeplan.model import State
-from upgradeplan.readers.combine import merge
+from upgradeplan.state.merge import merge
 from upgradeplan.unreadable import Unreadable, depending, note, records, status_cause
 
 __all__ = ["fake_api"]  # the pytest fixture, imported for its side effect

@@ -173,18 +173,19 @@ def _gathered_with(
     repo: Sequence[_RepoState],
 ) -> list[Gathered]:
     """One Gathered per GitOps installation (or one for the offline inputs), per context."""
-    from upgradeplan.readers import combine
+    from upgradeplan.state.derive import derive
+    from upgradeplan.state.merge import merge
 
     asked: tuple[Target, ...] = ()
     kept: tuple[str, ...] = ()
     moved: dict[Source, Source] = {}
     if not inputs.cluster:
         if not repo:
-            merged = combine.derive(combine.merge(*offline, said))
+            merged = derive(merge(*offline, said))
             return [Gathered(name=merged.name, state=merged)]
         each: list[Gathered] = []
         for state, asked, kept, moved in repo:
-            merged = combine.derive(combine.merge(*offline, state, said))
+            merged = derive(merge(*offline, state, said))
             named = _named(merged, state.name) if len(repo) > 1 else merged
             each.append(
                 Gathered(name=named.name, state=named, targets=asked, holds=kept, relocate=moved)
@@ -213,7 +214,7 @@ def _gathered_with(
         if res.state is None:
             out.append(Gathered(name=res.name, state=None, error=res.error or "unreadable"))
             continue
-        merged = combine.derive(combine.merge(*offline, res.state, said))
+        merged = derive(merge(*offline, res.state, said))
         out.append(
             Gathered(
                 name=res.name,

@@ -168,11 +168,12 @@ class Judge:
             _validate_target(self.kb, raw)
 
     def state_of(self, member: Member) -> State:
-        from upgradeplan.readers import combine
+        from upgradeplan.state.derive import derive
+        from upgradeplan.state.merge import merge
 
         assert member.state is not None
         parts = [member.state] if self.stated is None else [member.state, self.stated]
-        merged = combine.derive(combine.merge(*parts))
+        merged = derive(merge(*parts))
         return State(
             facts=merged.facts,
             name=member.name,

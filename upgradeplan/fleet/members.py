@@ -108,7 +108,7 @@ def _file_members(path: str, kb: KnowledgeBase) -> Iterator[Member]:
 def _directory_member(path: str, kb: KnowledgeBase) -> Member:
     """A subdirectory: one installation made of every snapshot file under it, merged in
     sorted order (later files win per fact, as repeated ``--snapshot`` flags do)."""
-    from upgradeplan.readers import combine
+    from upgradeplan.state.merge import merge
 
     files = sorted(
         os.path.join(root, f)
@@ -127,7 +127,7 @@ def _directory_member(path: str, kb: KnowledgeBase) -> Member:
         return Member(name, path + "/", None, exc.one_line())
     except OSError as exc:
         return Member(name, path + "/", None, f"{exc.filename}: cannot read ({exc.strerror})")
-    merged = combine.merge(*states)
+    merged = merge(*states)
     return Member(name, path + "/", _renamed(merged, name))
 
 

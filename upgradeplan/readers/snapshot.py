@@ -31,7 +31,7 @@ _Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 def read(path: str, kb: KnowledgeBase | None = None) -> State:
     """Read a snapshot file (``-`` is stdin). Raises errors.BadInput with ``file:line``."""
     text, label = _read_text(path)
-    from upgradeplan.readers.combine import merge
+    from upgradeplan.state.merge import merge
 
     return merge(*states_of(text, label, kb))
 

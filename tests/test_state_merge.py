@@ -1,10 +1,10 @@
-"""Merging states from several inputs, and facts derived from exact pins."""
+"""Merging states from several inputs: the later wins per key; unreadable until supplied."""
 
 from __future__ import annotations
 
 from upgradeplan.model import Fact, State
-from upgradeplan.provenance import derived_from_pin, in_file, text
-from upgradeplan.readers.combine import derive, merge
+from upgradeplan.provenance import text
+from upgradeplan.state.merge import merge
 
 
 def _state(name: str, unreadable: dict[str, str] | None = None, **facts: str) -> State:
@@ -29,20 +29,3 @@ def test_unreadable_stays_until_a_later_input_supplies_it() -> None:
     assert merge(a).unreadable == {"secret": "403"}
     b = _state("stated", secret_ns_name_type="Opaque")
     assert merge(a, b).unreadable == {}
-
-
-def test_derive_uses_the_normalised_exact_version_and_keeps_ranges_unknown() -> None:
-    state = derive(
-        State(
-            facts={
-                "pin.a": Fact("pin.a", "v1.2.3", in_file("bom.yaml", 3)),
-                "pin.b": Fact("pin.b", ">=1.0.0", in_file("bom.yaml", 4)),
-                "pin.c": Fact("pin.c", None, in_file("bom.yaml", 5)),
-            }
-        )
-    )
-    derived = state.get("installed.a")
-    assert derived is not None and derived.value == "1.2.3"
-    assert derived.source == derived_from_pin(in_file("bom.yaml", 3))
-    assert str(derived.source) == "derived: exact pin (bom.yaml:3)"
-    assert "installed.b" not in state and "installed.c" not in state

@@ -1,4 +1,4 @@
-"""Combining states: merge (later wins per key) and derived facts."""
+"""Merging the states of several inputs into one: the later input wins per fact key."""
 
 from __future__ import annotations
 
@@ -31,12 +31,4 @@ def merge(*states: State) -> State:
     return State(facts=facts, name=" + ".join(names), unreadable=unreadable, unread=kept)
 
 
-def derive(state: State) -> State:
-    """Add ``installed.X`` from an exact ``pin.X`` where the installed version is unknown.
-
-    Flux installs exactly what an exact pin names; a range derives nothing. The rule lives in
-    :func:`upgradeplan.state.derive.derive`, which the planner applies too.
-    """
-    from upgradeplan.state.derive import derive as derive_installed
-
-    return derive_installed(state)
+__all__ = ["merge"]

@@ -1,6 +1,6 @@
 """The coded semantic checks over a loaded knowledge base.
 
-Each check is a function taking the :class:`~upgradeplan.kb.loader.Loaded` result and yielding
+Each check is a function taking the :class:`~upgradeplan.kb.documents.Loaded` result and yielding
 :class:`~upgradeplan.kb.problems.Problem` s; the codes and their descriptions live in
 :data:`upgradeplan.kb.problems.CATALOGUE`. Checks marked ``lint_only`` (template rendering)
 run in ``kb lint`` only; the others also run whenever the knowledge is loaded.
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from upgradeplan.kb.loader import Document, Loaded
+from upgradeplan.kb.documents import Document, Loaded
 from upgradeplan.kb.problems import Problem, problem
 from upgradeplan.model import NEXT, Condition, Hazard, KnowledgeBase, Location, Release
 from upgradeplan.state import keys

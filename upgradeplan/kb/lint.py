@@ -11,7 +11,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from upgradeplan.kb.checks import run_checks
-from upgradeplan.kb.loader import Loaded, load_all
+from upgradeplan.kb.documents import Loaded
+from upgradeplan.kb.loader import load_all
 from upgradeplan.kb.problems import CATALOGUE, CheckInfo, Problem, problem
 from upgradeplan.kb.schema import validate
 

@@ -14,12 +14,12 @@ Full JSON Schema validation and template rendering are left to :mod:`upgradeplan
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from upgradeplan import keypath
 from upgradeplan.errors import BadInput, KnowledgeError
+from upgradeplan.kb.documents import Document, Loaded
 from upgradeplan.kb.problems import Problem, problem
 from upgradeplan.kb.schema import top_level_properties
 from upgradeplan.kb.when import parse_condition
@@ -84,29 +84,6 @@ def bundled_dir() -> Path:
             hint="reinstall upgradeplan",
         )
     return Path(next(iter(spec.submodule_search_locations)))
-
-
-@dataclass
-class Document:
-    """One parsed knowledge file."""
-
-    path: Path
-    file: str  # shown in messages: relative to the parent of its knowledge root
-    root: str
-    kind: str  # from the directory it is in (or its `kind:` when that is all there is)
-    data: LineDict
-
-    def at(self, *path: Any) -> Location:
-        return Location(self.file, line_of(self.data, path))
-
-
-@dataclass
-class Loaded:
-    """What the loader produced: the knowledge, every problem, and the parsed documents."""
-
-    kb: KnowledgeBase
-    problems: list[Problem]
-    documents: dict[str, Document] = field(default_factory=dict)
 
 
 def load(dirs: Sequence[str | Path] = (), *, bundled: bool = True) -> KnowledgeBase:

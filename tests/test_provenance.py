@@ -14,6 +14,7 @@ from upgradeplan.provenance import (
     moved,
     read_from,
     recorded,
+    release_default,
     supposed,
     text,
 )
@@ -47,6 +48,11 @@ PRINTED: list[tuple[Source, str]] = [
         "derived: bom.yaml:4 sets no driftDetection for kagent; "
         "agent-platform 4.8.0 (oci.yaml:9) defaults it to x",
     ),
+    (
+        release_default("agent-platform@4.8.0", "components.kagent.versionRange"),
+        "default of agent-platform@4.8.0 (components.kagent.versionRange)",
+    ),
+    (release_default("agent-platform@4.8.0"), "default of agent-platform@4.8.0"),
     (text("example: clusters/prod/bom.yaml:9"), "example: clusters/prod/bom.yaml:9"),
 ]
 
@@ -65,6 +71,8 @@ def test_a_source_prints_as_the_outputs_say(source: Source, printed: str) -> Non
         derived_from_pin(BOM),
         derived_from_pin(flag("--pin")),
         default_of("bom.yaml", 4, "kagent", "agent-platform 4.8.0 (oci.yaml:9) defaults it to x"),
+        release_default("agent-platform@4.8.0", "components.kagent.versionRange"),
+        release_default("agent-platform@4.8.0"),
         text("example: clusters/prod/bom.yaml:9"),
     ],
     ids=str,

@@ -20,6 +20,9 @@ Kinds and their text:
   is where the pin is written, ``detail`` the version and release)
 - ``default``: ``derived: bom.yaml:4 sets no driftDetection for kagent; <why>`` (``file``,
   ``line`` of the BOM entry, ``subject`` the component, ``detail`` the why)
+- ``release-default``: ``default of agent-platform@4.8.0 (components.kagent.versionRange)``
+  (``subject`` the release, ``path`` the field of it that gives the value, "" for a chart
+  default of a value)
 - ``text``: anything else, as recorded (``detail``)
 """
 
@@ -28,7 +31,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-SourceKind = Literal["file", "flag", "object", "plan", "derived", "moved", "default", "text"]
+SourceKind = Literal[
+    "file", "flag", "object", "plan", "derived", "moved", "default", "release-default", "text"
+]
 
 
 @dataclass(frozen=True)
@@ -77,6 +82,8 @@ class Source:
                 f"derived: {self.file}:{self.line} sets no driftDetection for {self.subject}; "
                 f"{self.detail}"
             )
+        if self.kind == "release-default":
+            return f"default of {self.subject}" + (f" ({self.path})" if self.path else "")
         return self.detail
 
     @property
@@ -140,6 +147,12 @@ def default_of(file: str, line: int, component: str, why: str) -> Source:
     return Source("default", file=file, line=line, subject=component, detail=why)
 
 
+def release_default(release: str, field: str = "") -> Source:
+    """A value the knowledge of ``release`` gives by default (its published component range
+    ``components.X.versionRange``, or a chart default when ``field`` is empty)."""
+    return Source("release-default", subject=release, path=field)
+
+
 def text(detail: str) -> Source:
     """A source known only by its text."""
     return Source("text", detail=detail)
@@ -150,6 +163,7 @@ def text(detail: str) -> Source:
 _DERIVED_PIN = "derived: exact pin ("
 _DEFAULT = "derived: "
 _NO_DRIFT = " sets no driftDetection for "
+_RELEASE_DEFAULT = "default of "
 
 
 def recorded(raw: str) -> Source:
@@ -171,6 +185,13 @@ def recorded(raw: str) -> Source:
     at = _file_line(body)
     if at is not None:
         return in_file(*at)
+    if (
+        body.startswith(_RELEASE_DEFAULT)
+        and " " not in body[len(_RELEASE_DEFAULT) :].split(" (")[0]
+    ):
+        release, _, rest = body[len(_RELEASE_DEFAULT) :].partition(" (")
+        if not rest or rest.endswith(")"):
+            return release_default(release, rest[:-1])
     if body.startswith("flag ") and " " not in body[len("flag ") :]:
         return flag(body[len("flag ") :])
     origin, sep, detail = body.partition(": ")
@@ -213,6 +234,7 @@ __all__ = [
     "moved",
     "read_from",
     "recorded",
+    "release_default",
     "supposed",
     "text",
 ]

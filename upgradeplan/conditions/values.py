@@ -78,7 +78,7 @@ def lookup_value(state: State, kb: KnowledgeBase, product: str, key: str) -> Val
             why=f"the installation does not set it and the knowledge has no default of it for "
             f"{product} {installed.value}",
         )
-    source = provenance.text(f"default of {rel.key}")
+    source = provenance.release_default(rel.key)
     return ValueLookup("default", default, (*seen, installed, Fact(full, default, source)))
 
 

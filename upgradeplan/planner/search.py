@@ -168,12 +168,10 @@ class Search:
         for comp, rng in rel.components.items():
             # a component the installation does not pin follows the range the release publishes
             own = self.start_state.get(f"pin.{comp}")
-            if comp in self.holds or (
-                own is not None and not str(own.source).startswith("default")
-            ):
+            if comp in self.holds or (own is not None and own.source.kind != "release-default"):
                 continue
-            source = f"default of {rel.key} (components.{comp}.versionRange)"
-            facts.append(Fact(f"pin.{comp}", rng, provenance.text(source)))
+            source = provenance.release_default(rel.key, f"components.{comp}.versionRange")
+            facts.append(Fact(f"pin.{comp}", rng, source))
             chosen = resolve_pin(self.kb, comp, rng)
             if chosen is not None:
                 admits = provenance.supposed(f"plan: {source} admits {chosen}")

@@ -49,8 +49,8 @@ def _published_ranges(state: State, kb: KnowledgeBase) -> list[Fact]:
             if f"pin.{comp}" not in state.facts and f"pin.{comp}" in state.unreadable:
                 continue  # the pin was there but could not be read: stays unknown
             if f"pin.{comp}" not in state.facts:
-                source = f"default of {rel.key} (components.{comp}.versionRange)"
-                out.append(Fact(f"pin.{comp}", rng, provenance.text(source)))
+                source = provenance.release_default(rel.key, f"components.{comp}.versionRange")
+                out.append(Fact(f"pin.{comp}", rng, source))
     return out
 
 

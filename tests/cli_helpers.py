@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner, Result
@@ -59,3 +61,13 @@ def run_in(args: list[str], cwd: object) -> tuple[int, str, str]:
         os.chdir(old)
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     return result.exit_code, result.stdout, result.stderr
+
+
+def git(repo: Path, *args: str) -> None:
+    """Run git in a test repository with a fixed identity (no user config needed)."""
+    subprocess.run(
+        ["git", "-c", "user.email=ci@example.com", "-c", "user.name=ci", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+    )

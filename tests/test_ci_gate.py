@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from cli_helpers import git as _git
 from cli_helpers import invoke
 from conftest import REPO
 from fakeapi import FakeAPIFactory, fake_api
@@ -368,15 +369,6 @@ def test_uris_are_relative_to_the_repository_root_whatever_the_working_directory
 
 
 # --------------------------------------------------------------------------- --base
-
-
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=ci@example.com", "-c", "user.name=ci", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
 
 
 @pytest.fixture

@@ -14,20 +14,12 @@ from typing import Any
 
 import pytest
 import yaml
+from cli_helpers import git as _git
 from conftest import REPO
 from sarif_schema import valid_sarif
 
 GITOPS = REPO / "tests" / "fixtures" / "gitops"
 KNOWN = ["--fact", "object.Harness.kagent.kagent.exists=true", "--fact", "kubernetes=1.35.0"]
-
-
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=ci@example.com", "-c", "user.name=ci", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
 
 
 @pytest.fixture

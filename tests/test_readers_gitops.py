@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_helpers import git as _git
 from click.testing import CliRunner
 from fakeapi import FakeAPIFactory, fake_api
 from scenario_expectations import (
@@ -673,15 +673,6 @@ def test_s4_actions_use_the_gitops_namespace_from_the_bom() -> None:
 
 
 # --------------------------------------------------------------------------- the PR gate (--base)
-
-
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=ci@example.com", "-c", "user.name=ci", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
 
 
 @pytest.fixture

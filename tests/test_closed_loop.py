@@ -20,12 +20,17 @@ import yaml
 from conftest import REPO
 
 from upgradeplan import api, planner
-from upgradeplan.commands.patch import build_patches
-from upgradeplan.model import Finding, KnowledgeBase, State
+from upgradeplan.model import Finding, KnowledgeBase, Plan, State
 from upgradeplan.render.patches import PatchSet, apply_json6902, apply_merge_patch, same_object
 
 CLUSTER = REPO / "tests" / "fixtures" / "cluster"
 GITOPS = REPO / "tests" / "fixtures" / "gitops"
+
+
+def build_patches(kb: KnowledgeBase, state: State, to: list[str]) -> tuple[Any, Plan | None]:
+    """The patch set and plan of ``api.patch`` (the Python form of the ``patch`` verb)."""
+    result = api.patch(kb, state, to)
+    return result.patchset, result.plan
 
 
 @pytest.fixture(scope="module")

@@ -218,11 +218,11 @@ def test_write_through_step_two(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 def test_write_refuses_a_file_changed_since_it_was_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from upgradeplan.commands import patch as patch_cmd
+    from upgradeplan import api
 
     repo = _unusual_repo(tmp_path)
     monkeypatch.chdir(repo)
-    real = patch_cmd.build_patches
+    real = api.patch
 
     def build_then_someone_edits(*args: Any, **kwargs: Any) -> Any:
         out = real(*args, **kwargs)
@@ -230,7 +230,7 @@ def test_write_refuses_a_file_changed_since_it_was_read(
         bom.write_text(bom.read_text() + "# edited meanwhile\n")
         return out
 
-    monkeypatch.setattr(patch_cmd, "build_patches", build_then_someone_edits)
+    monkeypatch.setattr(api, "patch", build_then_someone_edits)
     result = run(
         ["patch", "--gitops", ".", *HARNESS_FACTS, "--to", "agent-platform=4.8.1", "--write"]
     )

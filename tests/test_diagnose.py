@@ -7,7 +7,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from upgradeplan import api
+from upgradeplan import api, symptoms
 from upgradeplan.cli import cli
 
 
@@ -134,6 +134,6 @@ def test_nothing_matching_says_so() -> None:
 
 
 def test_specificity_counts_literal_characters() -> None:
-    assert api.specificity("abc") == 3
-    assert api.specificity(r"a\.b.*c") == 4
-    assert api.specificity(r"\d+ nodes") == 6
+    assert symptoms.specificity("abc") == 3
+    assert symptoms.specificity(r"a\.b.*c") == 4
+    assert symptoms.specificity(r"\d+ nodes") == 6

@@ -131,7 +131,7 @@ def _runbook(
     state = stated.from_flags(kb, installed, pins, facts)
     result = api.plan(kb, state, [to])
     assert result.plan is not None
-    return markdown.runbook(result.plan, kb, state)
+    return markdown.runbook(result.plan, kb, state, now=api.now_actions(kb, result.plan, state))
 
 
 def test_runbook_s1_installation_to_481_golden(kb: KnowledgeBase, update_golden: bool) -> None:
@@ -235,7 +235,7 @@ def test_runbook_without_a_target_gives_the_fixes_for_the_installation(
     )
     result = api.check(kb, state, [])
     assert result.plan is not None
-    text = markdown.runbook(result.plan, kb, state)
+    text = markdown.runbook(result.plan, kb, state, now=api.now_actions(kb, result.plan, state))
     assert text.startswith("# Runbook: the installation as it is\n")
     assert "## The path" not in text
     assert "## Fix the installation as it is" in text

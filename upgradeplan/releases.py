@@ -91,6 +91,15 @@ def nearest(kb: KnowledgeBase, product: str, text: str, n: int = 3) -> list[str]
     return out
 
 
+def may_hop(release: Release, from_version: str) -> bool:
+    """May ``from_version`` upgrade straight to ``release`` (its ``upgrade_from``)?"""
+    if release.upgrade_from is None:
+        return True
+    from upgradeplan.versions import parse_constraint
+
+    return parse_constraint(release.upgrade_from).check(from_version)
+
+
 def selects(kb: KnowledgeBase, product: str, pin: str) -> str | None:
     """The version a pin selects, the way Flux resolves it against the knowledge's releases.
 
@@ -113,6 +122,7 @@ __all__ = [
     "find",
     "known_versions",
     "latest",
+    "may_hop",
     "nearest",
     "planned",
     "require_product",

@@ -60,17 +60,11 @@ def graph(
     if (path_from is None) != (path_to is None):
         raise BadInput("--path-from and --path-to go together", hint="give both, or neither")
     kb = api.load_kb(kb_dirs(ctx))
-    api.require_product(kb, product)
-    plan = None
-    if path_from is not None and path_to is not None:
-        from upgradeplan.readers import stated
-
-        state = stated.from_flags(kb, [f"{product}={path_from}"], [], [])
-        plan = api.plan(kb, state, [f"{product}={path_to}"], fail_on="never").plan
-    from upgradeplan.planner.graph import release_graph
-
-    allowed = [(str(a), str(b)) for a, b in release_graph(kb, product).edges()]
-    view = graphviz.release_view(kb, product, plan=plan, allowed=allowed, all_edges=all_edges)
+    path = (path_from, path_to) if path_from is not None and path_to is not None else None
+    found = api.graph(kb, product, path)
+    view = graphviz.release_view(
+        kb, product, plan=found.plan, allowed=list(found.allowed), all_edges=all_edges
+    )
     click.echo(
         graphviz.to_mermaid(view) if output == "mermaid" else graphviz.to_dot(view), nl=False
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +9,6 @@ import click
 
 from upgradeplan import api, errors
 from upgradeplan.commands.options import inputs_from, kb_dirs, state_options, target_options
-from upgradeplan.model import KnowledgeBase, Plan, State
-from upgradeplan.planner.fixes import current_actions
 
 
 def _output(value: str) -> tuple[str, str | None]:
@@ -25,70 +22,6 @@ def _output(value: str) -> tuple[str, str | None]:
     raise errors.BadInput(
         f"-o {value!r} is not a format of patch", hint="use text, json or dir=PATH"
     )
-
-
-def _files_named(plan: Plan | None, state: State) -> dict[str, str]:
-    """The text of every file a fact or move names (file:line), as it is now."""
-    from upgradeplan.render.patchset import files_of
-
-    sources = [f.source for f in state]
-    if plan is not None:
-        sources += [m.source for s in plan.steps for m in s.moves if m.source is not None]
-    out: dict[str, str] = {}
-    for source in sources:
-        loc = files_of(source)
-        if loc is None or loc[0] in out:
-            continue
-        try:
-            out[loc[0]] = Path(loc[0]).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-    return out
-
-
-def build_patches(
-    kb: KnowledgeBase,
-    state: State,
-    to: Sequence[str],
-    *,
-    holds: Sequence[str] = (),
-    files: dict[str, str] | None = None,
-) -> tuple[Any, Plan | None]:
-    """The :class:`~upgradeplan.render.patches.PatchSet` for ``state`` (and its plan).
-
-    With targets: the plan's steps. Without: fixes for the installation as it is (step 0)
-    and, when the installation is in trouble, the plan to the newest release.
-    """
-    from upgradeplan import planner
-    from upgradeplan.render import patches
-
-    plan: Plan | None
-    if to:
-        plan = api.plan(kb, state, to, holds=holds, fail_on="blocking").plan
-        now = plan.state_findings if plan is not None else ()
-    else:
-        checked = api.check(kb, state, (), holds=holds)
-        plan = checked.recommended
-        now = planner.current_findings(kb, state)
-    planned = {a.migration for s in plan.steps[:1] for a in s.actions} if plan else set()
-    fixes = current_actions(kb, state, now, holds=holds, skip=sorted(planned))
-    if files is None:
-        files = _files_named(plan, state)
-    empty = Plan(
-        schema_version=1,
-        targets=(),
-        current={},
-        direct=_empty_jump(),
-        steps=(),
-        verdict="safe",
-    )
-    return patches.build(plan or empty, state, files=files, current_actions=fixes, kb=kb), plan
-
-
-def _empty_jump() -> Any:
-    from upgradeplan.model import Jump
-
-    return Jump(findings=(), verdict="safe")
 
 
 def _write_dir(root: str, layout: dict[str, str]) -> None:
@@ -157,7 +90,6 @@ def patch(
     value shell-quoted.
     """
     from upgradeplan.render import patches as render_patches
-    from upgradeplan.render.yamledit import ensure_unchanged, write_atomic
 
     fmt, folder = _output(output)
     inputs = inputs_from(params)
@@ -176,7 +108,8 @@ def patch(
             )
         raise errors.BadInput(f"cannot read the installation: {gathered[0].error}")
     state = gathered[0].state
-    patchset, plan = build_patches(kb, state, to, holds=holds)
+    built = api.patch(kb, state, to, holds=holds)
+    patchset, plan = built.patchset, built.plan
     if plan is not None and plan.verdict == "blocked":
         click.echo(
             "upgradeplan: no safe path (blocked by "
@@ -189,16 +122,14 @@ def patch(
         ctx.exit(int(errors.ExitCode.HAZARD))
     if write:
         n = through_step or 1
-        changes = patchset.file_changes(n)
-        if not changes:
+        written = 0
+        for path in api.write_patches(built, n):
+            click.echo(f"wrote {path}", err=True)
+            written += 1
+        if not written:
             click.echo("upgradeplan: nothing to write: no pin or value of a file moves", err=True)
-        for change in changes:  # every file first, so a stale one stops all writing
-            ensure_unchanged(change.path, change.original_hash)
-        for change in changes:
-            write_atomic(change.path, change.result, expected_hash=change.original_hash)
-            click.echo(f"wrote {change.path}", err=True)
         total = len(patchset.steps)
-        if changes and total > n:
+        if written and total > n:
             click.echo(
                 f"upgradeplan: wrote step{'s 1-' + str(n) if n > 1 else ' 1'} of {total}; run "
                 "patch again once it has rolled out",

@@ -203,7 +203,7 @@ def _markdown(
             else ""
         )
         + said(state)
-        + _ensure_nl(markdown.runbook(plan, kb, state))
+        + _ensure_nl(markdown.runbook(plan, kb, state, now=api.now_actions(kb, plan, state)))
         for plan, state in plans
     )
 

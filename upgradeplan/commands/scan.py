@@ -63,14 +63,12 @@ def render_scan(gathered: Sequence[api.Gathered]) -> str:
 
 
 def scan_document(gathered: Sequence[api.Gathered], exit_code: int) -> dict[str, Any]:
-    from upgradeplan.readers.snapshot import to_document
-
     results: list[dict[str, Any]] = []
     for g in gathered:
         if g.state is None:
             results.append({"name": g.name, "error": g.error})
         else:
-            results.append({"name": g.name, "state": to_document(g.state)})
+            results.append({"name": g.name, "state": api.state_document(g.state)})
     return {"schema_version": 1, "command": "scan", "exit_code": exit_code, "results": results}
 
 
@@ -192,9 +190,6 @@ def snapshot(
     Exit codes: 0 written, 1 nothing could be read, 2 bad input, 4 some context or some
     source of one could not be read (named on stderr and in the snapshot's unread list).
     """
-    from upgradeplan.readers import snapshot as snapshot_format
-    from upgradeplan.readers.kube import cluster
-
     url = (
         output if output.startswith("s3://") else file if (file or "").startswith("s3://") else None
     )
@@ -206,27 +201,22 @@ def snapshot(
             "json" if url.endswith(".json") else output if output in ("yaml", "json") else "yaml"
         )
     kb = api.load_kb(kb_dirs(ctx))
-    results = cluster.read_contexts(
-        kb, kubeconfig, list(contexts), all_contexts, timeout=request_timeout
+    taken = api.snapshot(
+        kb, kubeconfig, contexts, all_contexts=all_contexts, timeout=request_timeout
     )
-    states = [r.state for r in results if r.state is not None]
-    failed = [r for r in results if r.state is None]
-    for r in failed:
-        click.echo(f"upgradeplan: context {r.name!r} could not be read: {r.error}", err=True)
+    states, failed = list(taken.states), taken.failed
+    for name, error in failed:
+        click.echo(f"upgradeplan: context {name!r} could not be read: {error}", err=True)
     for state in states:
         _say_unread(state.name, state)
     if not states:
-        names = ", ".join(f"{r.name} ({r.error})" for r in failed)
+        names = ", ".join(f"{name} ({error})" for name, error in failed)
         raise errors.ClusterUnreachable(f"no context could be read: {names}")
     if url is not None:
         for where in s3.write_states(url, states, output):
             click.echo(f"upgradeplan: wrote {where}", err=True)
         ctx.exit(int(errors.ExitCode.UNDETERMINED) if failed else int(errors.ExitCode.SAFE))
-    text = (
-        snapshot_format.dump(states[0], output)
-        if len(states) == 1
-        else snapshot_format.write_all(states, output)
-    )
+    text = api.snapshot_text(states, output)
     if file and file != "-":
         write_atomically(file, text)
         click.echo(f"upgradeplan: wrote {file} ({', '.join(s.name for s in states)})", err=True)

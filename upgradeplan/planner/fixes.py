@@ -3,14 +3,14 @@
 A plan's steps carry the actions that make each hop safe; an installation already in trouble
 (a landing or state hazard applies to what runs today, e.g. a Secret type Harness CD refuses)
 needs its fixes without any hop. :func:`current_actions` renders those migrations from the
-state, the same way the planner renders a step's (:func:`upgradeplan.planner.render_action`).
+state, the same way the planner renders a step's (:func:`.actions.render_action`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from upgradeplan.model import Action, Finding, KnowledgeBase, State
+from upgradeplan.model import Action, Finding, KnowledgeBase, Plan, State
 
 
 def current_actions(
@@ -22,13 +22,13 @@ def current_actions(
     skip: Sequence[str] = (),
 ) -> tuple[Action, ...]:
     """The migrations that fix ``findings`` that apply (once each; none in ``skip``)."""
-    from upgradeplan import planner
+    from upgradeplan.planner.actions import fixable, render_action
 
     out: list[Action] = []
     seen: set[str] = set(skip)
     applying = {f.hazard for f in findings if f.status == "applies"}
     for f in findings:
-        if f.status != "applies" or not planner.fixable(kb, f, holds):
+        if f.status != "applies" or not fixable(kb, f, holds):
             continue
         installed = state.installed(f.product) or f.to_version or ""
         rel = kb.release(f.product, installed)
@@ -42,7 +42,7 @@ def current_actions(
                 )
             )
             out.append(
-                planner.render_action(
+                render_action(
                     kb.migrations[mid],
                     state,
                     product=f.product,
@@ -53,3 +53,9 @@ def current_actions(
                 )
             )
     return tuple(out)
+
+
+def now_actions(kb: KnowledgeBase, plan: Plan, state: State) -> tuple[Action, ...]:
+    """The fixes for the installation as it is that the plan's first step does not already give."""
+    planned = sorted({a.migration for st in plan.steps[:1] for a in st.actions})
+    return current_actions(kb, state, plan.state_findings, holds=plan.held, skip=planned)

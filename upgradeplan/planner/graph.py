@@ -13,19 +13,11 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from upgradeplan import errors, releases
-from upgradeplan.model import KnowledgeBase, Release
+from upgradeplan.model import KnowledgeBase
+from upgradeplan.releases import may_hop
 
 if TYPE_CHECKING:
     import networkx as nx
-
-
-def may_hop(release: Release, from_version: str) -> bool:
-    """May ``from_version`` upgrade straight to ``release`` (its ``upgrade_from``)?"""
-    if release.upgrade_from is None:
-        return True
-    from upgradeplan.versions import parse_constraint
-
-    return parse_constraint(release.upgrade_from).check(from_version)
 
 
 def release_graph(kb: KnowledgeBase, product: str, *, start: str | None = None) -> nx.DiGraph[str]:

@@ -242,7 +242,7 @@ class Search:
         self._allowed, self._allowed_ready = value, True
 
     def successors(self, i: int) -> list[int]:
-        from upgradeplan.planner.graph import may_hop
+        from upgradeplan.releases import may_hop
 
         n = len(self.nodes)
         allowed = self.allowed

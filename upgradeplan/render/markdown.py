@@ -346,14 +346,20 @@ _NOW_WORDS = {
 }
 
 
-def runbook(plan: Plan, kb: KnowledgeBase, state: State | None = None) -> str:
+def runbook(
+    plan: Plan,
+    kb: KnowledgeBase,
+    state: State | None = None,
+    *,
+    now: Sequence[Action] = (),
+) -> str:
     """An UPGRADE-style runbook for this installation: one section per step of ``plan``.
 
-    With ``state``, the migrations that fix what applies to the installation as it is (state
-    and landing hazards on what runs now) are rendered too, with this installation's names.
-    Without targets the runbook is about the installation as it is.
+    ``now`` are the migrations that fix what applies to the installation as it is (state
+    and landing hazards on what runs now; :func:`upgradeplan.api.now_actions`), rendered
+    with this installation's names. Without targets the runbook is about the installation
+    as it is.
     """
-    from upgradeplan.planner.fixes import current_actions
     from upgradeplan.render.graphviz import path_view, to_mermaid
 
     targets = "; ".join(
@@ -382,10 +388,6 @@ def runbook(plan: Plan, kb: KnowledgeBase, state: State | None = None) -> str:
         if direct_hazards:
             direct_line += " (" + ", ".join(f"`{h}` applies" for h in direct_hazards) + ")"
         direct_line += "."
-    fixes: tuple[Action, ...] = ()
-    if state is not None:
-        planned = sorted({a.migration for st in plan.steps[:1] for a in st.actions})
-        fixes = current_actions(kb, state, plan.state_findings, holds=plan.held, skip=planned)
     # a state hazard is about the installation whatever the path: listed once, up front
     shown = {_key(f) for f in plan.state_findings if f.scope == "state"}
     view = RunbookView(
@@ -397,7 +399,7 @@ def runbook(plan: Plan, kb: KnowledgeBase, state: State | None = None) -> str:
         mermaid=to_mermaid(path_view(plan)).rstrip("\n") if plan.steps else "",
         direct_findings=_relevant(plan.direct.findings, shown) if plan.targets else (),
         state_findings=_relevant(plan.state_findings),
-        now_actions=tuple(_action_view(a, now=True) for a in fixes),
+        now_actions=tuple(_action_view(a, now=True) for a in now),
         steps=tuple(_step_view(kb, i, n, s, shown, state) for i, s in enumerate(plan.steps, 1)),
     )
     return _finish(template("runbook.j2").render(rb=view))

@@ -1,0 +1,214 @@
+"""What the library takes and returns: inputs, results of each verb, exit codes. Data only.
+
+:mod:`upgradeplan.api` returns these; renderers read them; nothing here computes a verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from upgradeplan import errors
+from upgradeplan.model import (
+    Action,
+    Finding,
+    Hazard,
+    Migration,
+    MissingFact,
+    Plan,
+    Product,
+    Release,
+    State,
+    Target,
+    Verdict,
+)
+from upgradeplan.provenance import Source
+from upgradeplan.unreadable import Unreadable
+
+if TYPE_CHECKING:
+    from upgradeplan.accept import Accepted
+
+FailOn = Literal["blocking", "warning", "notice", "never"]
+FAIL_ON_CHOICES: tuple[FailOn, ...] = ("blocking", "warning", "notice", "never")
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Where the current state comes from (the values of the shared state options)."""
+
+    installed: tuple[str, ...] = ()
+    pins: tuple[str, ...] = ()
+    facts: tuple[str, ...] = ()
+    state_files: tuple[str, ...] = ()
+    gitops: str | None = None
+    base: str | None = None
+    clusters: tuple[str, ...] = ()  # GitOps installations to read (--cluster)
+    kubeconfig: str | None = None
+    contexts: tuple[str, ...] = ()
+    all_contexts: bool = False
+    request_timeout: float | None = None  # seconds per request (cluster reads)
+
+    @property
+    def cluster(self) -> bool:
+        return bool(self.kubeconfig or self.contexts or self.all_contexts)
+
+    @property
+    def any(self) -> bool:
+        return bool(
+            self.installed
+            or self.pins
+            or self.facts
+            or self.state_files
+            or self.gitops
+            or self.cluster
+        )
+
+
+@dataclass(frozen=True)
+class Gathered:
+    """One state to judge: the offline inputs merged, or one cluster context."""
+
+    name: str
+    state: State | None
+    error: str | None = None
+    targets: tuple[Target, ...] = ()  # asked for by the inputs (--gitops with --base)
+    holds: tuple[str, ...] = ()  # pins the inputs keep where they are (--gitops with --base)
+    relocate: Mapping[Source, Source] = field(default_factory=dict)  # base pin -> head's
+    changed: Mapping[str, Source] = field(default_factory=dict)  # --base: product -> new pin
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """``check`` for one state: the direct jump (or the state as it is) and its verdict."""
+
+    name: str
+    state: State | None
+    plan: Plan | None  # direct jump + recommended path; state_findings when no target
+    findings: tuple[Finding, ...] = ()  # what the verdict is judged on
+    verdict: Verdict = "safe"
+    exit_code: int = 0
+    recommended: Plan | None = None  # the safe path when the jump (or state) is not safe
+    error: str | None = None
+    # what was read and what could not be (GitOps files): shown next to the verdict
+    notes: tuple[str, ...] = ()
+    unreadable: tuple[Unreadable, ...] = ()  # what could not be read (its facts are unknown)
+    accepted: tuple[Accepted, ...] = ()  # findings accepted risks set aside (upgradeplan.accept)
+    changed: Mapping[str, Source] = field(default_factory=dict)  # --base: product -> new pin
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    name: str
+    state: State | None
+    plan: Plan | None
+    exit_code: int = 0
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class PatchResult:
+    """``patch`` for one state: the patch set and the plan it comes from (None: as it is)."""
+
+    patchset: Any  # upgradeplan.patches.build.PatchSet (imported lazily: it pulls ruamel)
+    plan: Plan | None
+    now_actions: tuple[Action, ...] = ()
+
+
+@dataclass(frozen=True)
+class GraphResult:
+    """``graph``: the upgrade edges of a product, and the plan of a path when one was asked."""
+
+    product: str
+    plan: Plan | None
+    allowed: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class SnapshotResult:
+    """``snapshot``: the states of the contexts read, and the contexts that failed."""
+
+    states: tuple[State, ...]
+    failed: tuple[tuple[str, str], ...] = ()  # (context, why)
+
+
+@dataclass(frozen=True)
+class ConditionResult:
+    """One predicate of a hazard's condition, evaluated on a state."""
+
+    predicate: str
+    description: str
+    result: str  # true / false / unknown
+    observed: tuple[tuple[str, str, str], ...]  # (key, value, source as printed)
+    missing: tuple[MissingFact, ...] = ()
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class Explanation:
+    kind: Literal["hazard", "release", "migration", "product"]
+    id: str
+    hazard: Hazard | None = None
+    release: Release | None = None
+    migration: Migration | None = None
+    product: Product | None = None
+    finding: Finding | None = None  # with a state: the hazard on the state (or the hop)
+    conditions: tuple[ConditionResult, ...] = ()
+    hop: tuple[str | None, str | None] = (None, None)
+    related: tuple[str, ...] = ()  # hazard ids of a release/product, migrations' hazards
+    truth: str = ""  # with a state: the hazard's condition as a whole (true/false/unknown)
+
+
+@dataclass(frozen=True)
+class SymptomMatch:
+    pattern: str
+    line: str
+    line_number: int
+    where: str
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """A hazard whose symptoms match the text, with the recovery to run."""
+
+    hazard: Hazard
+    matches: tuple[SymptomMatch, ...]
+    score: int  # specificity: literal characters of the distinct patterns that matched
+    patterns: int  # number of distinct patterns that matched
+
+
+EXIT_OF_VERDICT: dict[str, errors.ExitCode] = {
+    "blocked": errors.ExitCode.HAZARD,
+    "undetermined": errors.ExitCode.UNDETERMINED,
+    "safe-with-actions": errors.ExitCode.SAFE,
+    "safe": errors.ExitCode.SAFE,
+}
+
+# how bad an exit code is when several results are combined (higher is worse)
+_EXIT_RANK = {0: 0, 4: 1, 3: 2, 1: 3, 2: 4}
+
+
+def worst_exit(codes: Sequence[int]) -> int:
+    """The code of several results: 3 over 4 over 0 (errors 1/2 over all)."""
+    if not codes:
+        return int(errors.ExitCode.SAFE)
+    return max(codes, key=lambda c: _EXIT_RANK.get(c, 5))
+
+
+__all__ = [
+    "EXIT_OF_VERDICT",
+    "FAIL_ON_CHOICES",
+    "CheckResult",
+    "ConditionResult",
+    "Diagnosis",
+    "Explanation",
+    "FailOn",
+    "Gathered",
+    "GraphResult",
+    "Inputs",
+    "PatchResult",
+    "PlanResult",
+    "SnapshotResult",
+    "SymptomMatch",
+    "worst_exit",
+]

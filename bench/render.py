@@ -16,8 +16,9 @@ import time
 from collections.abc import Callable
 
 from upgradeplan import api
+from upgradeplan.patches import build as patches
 from upgradeplan.readers import stated
-from upgradeplan.render import markdown, patches, sarif
+from upgradeplan.render import markdown, sarif
 
 S1 = [
     "helmrelease.kagent.drift-detection=disabled",

@@ -18,10 +18,11 @@ from typing import Any
 import pytest
 import yaml
 from conftest import REPO
+from support.patchops import apply_json6902, apply_merge_patch, same_object
 
 from upgradeplan import api, planner
 from upgradeplan.model import Finding, KnowledgeBase, Plan, State
-from upgradeplan.render.patches import PatchSet, apply_json6902, apply_merge_patch, same_object
+from upgradeplan.patches.patchset import PatchSet
 
 CLUSTER = REPO / "tests" / "fixtures" / "cluster"
 GITOPS = REPO / "tests" / "fixtures" / "gitops"
@@ -193,7 +194,7 @@ def test_s6_from_gitops_files_the_values_file_edits_clear_the_hazards(
     kb: KnowledgeBase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The same scenario read from GitOps files: the fixes become edits of the values file."""
-    from upgradeplan.render.yamledit import set_scalars
+    from upgradeplan.patches.yamledit import set_scalars
 
     _work_on_a_copy("s6", tmp_path, monkeypatch)
     inputs = api.Inputs(gitops=".", facts=("kubernetes=1.31.0",), installed=("harness-cd=24.12.0",))
@@ -252,7 +253,7 @@ def test_s4_from_gitops_files_the_bom_edit_clears_the_480_landing_hazards(
     so turning drift detection on is an edit of the BOM, and only the new lines differ."""
     import difflib
 
-    from upgradeplan.render.yamlinsert import set_keys
+    from upgradeplan.patches.yamlinsert import set_keys
 
     _work_on_a_copy("s4", tmp_path, monkeypatch)
     inputs = api.Inputs(gitops=".", facts=("object.Harness.kagent.kagent.exists=false",))

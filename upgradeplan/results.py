@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from upgradeplan import errors
 from upgradeplan.model import (
@@ -28,6 +28,7 @@ from upgradeplan.unreadable import Unreadable
 
 if TYPE_CHECKING:
     from upgradeplan.accept import Accepted
+    from upgradeplan.patches.patchset import PatchSet
 
 FailOn = Literal["blocking", "warning", "notice", "never"]
 FAIL_ON_CHOICES: tuple[FailOn, ...] = ("blocking", "warning", "notice", "never")
@@ -110,7 +111,7 @@ class PlanResult:
 class PatchResult:
     """``patch`` for one state: the patch set and the plan it comes from (None: as it is)."""
 
-    patchset: Any  # upgradeplan.patches.build.PatchSet (imported lazily: it pulls ruamel)
+    patchset: PatchSet
     plan: Plan | None
     now_actions: tuple[Action, ...] = ()
 

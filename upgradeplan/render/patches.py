@@ -1,9 +1,7 @@
 """The migration patches of a plan as one text stream, a JSON document, or a kustomize-ready
 folder layout.
 
-:func:`build` (from :mod:`upgradeplan.render.patchset`) collects them; :func:`apply_json6902`
-and :func:`apply_merge_patch` (from :mod:`upgradeplan.render.patchops`) say what a patch does
-to an object dict. Pure: nothing here opens a file.
+:func:`upgradeplan.patches.build.build` collects them. Pure: nothing here opens a file.
 """
 
 from __future__ import annotations
@@ -15,27 +13,10 @@ from typing import Any
 
 from upgradeplan.errors import BadInput
 from upgradeplan.model import Step
-from upgradeplan.render.patchops import apply_json6902, apply_merge_patch, same_object
-from upgradeplan.render.patchset import (
-    FileChange,
-    PatchItem,
-    PatchSet,
-    build,
-    dump_yaml,
-)
+from upgradeplan.patches.build import dump_yaml
+from upgradeplan.patches.patchset import PatchItem, PatchSet
 
-__all__ = [
-    "FileChange",
-    "PatchItem",
-    "PatchSet",
-    "apply_json6902",
-    "apply_merge_patch",
-    "build",
-    "dir_layout",
-    "render_json",
-    "render_text",
-    "same_object",
-]
+__all__ = ["dir_layout", "render_json", "render_text"]
 
 # --------------------------------------------------------------------------- rendering
 

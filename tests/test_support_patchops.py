@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from support.patchops import apply_json6902, apply_merge_patch
 
 from upgradeplan.errors import BadInput
-from upgradeplan.render.patches import apply_json6902, apply_merge_patch
 
 DEPLOY: dict[str, Any] = {
     "kind": "Deployment",

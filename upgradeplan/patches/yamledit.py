@@ -1,4 +1,4 @@
-"""Change scalar values in YAML text without touching anything else, and write files atomically.
+"""Change scalar values in YAML text without touching anything else.
 
 ruamel.yaml's round-trip composer finds each scalar (its exact character span and its quote
 style); the new value is spliced into the original text in the same style. Comments, key
@@ -9,13 +9,8 @@ check the result.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import os
-import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from upgradeplan.errors import BadInput
@@ -29,11 +24,6 @@ class ScalarEdit:
     before: str
     after: str
     what: str = ""  # e.g. "pin.agent-platform-connectivity", for messages
-
-
-def content_hash(text: str | bytes) -> str:
-    data = text.encode() if isinstance(text, str) else text
-    return hashlib.sha256(data).hexdigest()
 
 
 def _scalars(node: Any) -> Iterator[Any]:
@@ -129,45 +119,3 @@ def set_scalars(text: str, edits: Sequence[ScalarEdit], *, where: str = "") -> s
         out = out[:start] + replacement + out[end:]
     _compose_all(out, where)  # the result must still parse
     return out
-
-
-def ensure_unchanged(path: str | Path, expected_hash: str) -> bytes:
-    """The content of ``path``; :class:`BadInput` when it is not what was read before."""
-    target = Path(path)
-    try:
-        current = target.read_bytes()
-    except OSError as exc:
-        raise BadInput(f"cannot read: {exc.strerror}", location=str(target)) from None
-    if content_hash(current) != expected_hash:
-        raise BadInput(
-            "changed since it was read; not writing",
-            location=str(target),
-            hint="re-run the command on the current file",
-        )
-    return current
-
-
-def write_atomic(path: str | Path, text: str, *, expected_hash: str) -> None:
-    """Replace ``path`` with ``text`` atomically, refusing if it changed since it was read.
-
-    ``expected_hash`` is :func:`content_hash` of the content the edit was computed from. The
-    new content goes to a temporary file in the same directory (same filesystem), is flushed
-    and fsynced, takes the original's permission bits, and replaces the file with
-    :func:`os.replace`. On any failure the temporary file is removed and the original is left
-    as it was.
-    """
-    target = Path(path)
-    ensure_unchanged(target, expected_hash)
-    mode = target.stat().st_mode & 0o7777
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise

@@ -1,7 +1,7 @@
 """Set a value at a key path of a YAML document, adding the keys that are missing, without
 touching anything else.
 
-The companion of :mod:`upgradeplan.render.yamledit` for a value that is not written yet
+The companion of :mod:`upgradeplan.patches.yamledit` for a value that is not written yet
 (``components.kagent.driftDetection.mode`` in a BOM that has no ``driftDetection``). ruamel's
 round-trip composer gives every node's position; the missing keys are written as new block
 lines after the last entry of the deepest existing mapping, indented like its keys, so
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from upgradeplan.errors import BadInput
-from upgradeplan.render.yamledit import _compose_all, _render
+from upgradeplan.patches.yamledit import _compose_all, _render
 
 PathStep = str | int
 

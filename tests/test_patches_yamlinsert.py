@@ -7,7 +7,7 @@ import difflib
 import pytest
 
 from upgradeplan.errors import BadInput
-from upgradeplan.render.yamlinsert import KeyEdit, entry_paths_at, set_key, set_keys
+from upgradeplan.patches.yamlinsert import KeyEdit, entry_paths_at, set_key, set_keys
 
 DRIFT = ("components", "kagent", "driftDetection", "mode")
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from upgradeplan.model import Action, Fact, Jump, Move, Plan, State, Step, Target
+from upgradeplan.patches.build import build
 from upgradeplan.provenance import flag, in_file, recorded
-from upgradeplan.render.patches import build, dir_layout, render_json, render_text
+from upgradeplan.render.patches import dir_layout, render_json, render_text
 
 BOM = 'components:\n  conn:\n    versionRange: "1.0.0"  # pinned\n'
 

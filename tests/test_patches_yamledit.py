@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from upgradeplan.errors import BadInput
-from upgradeplan.render.yamledit import ScalarEdit, content_hash, set_scalars, write_atomic
+from upgradeplan.patches.files import content_hash, write_atomic
+from upgradeplan.patches.yamledit import ScalarEdit, set_scalars
 
 BOM = """\
 # Customer BOM  -- keep this header

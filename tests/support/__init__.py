@@ -1,0 +1,1 @@
+"""Test support: builders, fakes and scenario tables, written once."""

@@ -1,8 +1,8 @@
 """Benchmark: `upgradeplan fleet` over 100 and 1,000 generated snapshots.
 
 The snapshots are the eight reference scenarios' states with varied names and versions
-(tests/fleet_corpus.py): upgradeplan's own format in YAML and JSON and plain kubectl dumps in
-YAML and JSON, a fifth of them gzipped. Each run is the installed console script as a user
+(tests/support/fleet_corpus.py): upgradeplan's own format in YAML and JSON and plain kubectl
+dumps in YAML and JSON, a fifth of them gzipped. Each run is the installed console script as a user
 runs it (`upgradeplan fleet DIR --to latest -o json > /dev/null`), so the figures include
 start-up and the knowledge load. Reported per size and per -j: median wall time of the
 rounds, installations per second, CPU seconds (user + sys, workers included) and the
@@ -27,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-import fleet_corpus  # type: ignore[import-not-found,unused-ignore]  # noqa: E402
+from support import fleet_corpus  # type: ignore[import-not-found,unused-ignore]  # noqa: E402
 
 from upgradeplan import api  # noqa: E402
 

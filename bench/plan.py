@@ -6,7 +6,7 @@ its last for a few products. The knowledge is loaded once per case (loading is n
 "first" is the first plan on a freshly loaded knowledge base (it builds the planner's
 per-knowledge index), "median" the median of the following runs.
 
-Run: ``/work/venv/bin/python bench/plan.py [--runs N]``. Target: < 100 ms per plan on the
+Run: ``python bench/plan.py [--runs N]``. Target: < 100 ms per plan on the
 generated base.
 """
 

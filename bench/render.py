@@ -4,7 +4,7 @@ Cases: the whole agent-platform UPGRADE.md; the runbook, SARIF and patch set of 
 scenario 1's installation planned to 4.8.1. Planning and loading are not timed
 (bench/plan.py and bench/kb_load.py time those).
 
-Run: ``/work/venv/bin/python bench/render.py [--runs N]``. Target: each render well under
+Run: ``python bench/render.py [--runs N]``. Target: each render well under
 50 ms.
 """
 

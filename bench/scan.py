@@ -1,13 +1,13 @@
 """Benchmark: `upgradeplan scan` against `kubectl get` on the same fake cluster.
 
-A fake API server (tests/fakeapi.py, 127.0.0.1) holds 300 HelmReleases, 300 OCIRepositories
+A fake API server (tests/support/fakeapi.py, 127.0.0.1) holds 300 HelmReleases, 300 OCIRepositories
 and 100 Deployments. The two commands run alternately as subprocesses (the installed
 console script, and the real kubectl with a warm --cache-dir, as a user runs it); wall times
 and the requests each sent (from the server's request log) are printed, with the median
 ratio upgradeplan / kubectl, for kubectl with a warm discovery cache (as a user runs it
 day to day) and with a fresh one (a first run: discovery requests included).
 
-    /work/venv/bin/python bench/scan.py [--rounds 9]
+    python bench/scan.py [--rounds 9]
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from fakeapi import FakeAPIServer, write_kubeconfig  # type: ignore[import-not-found,unused-ignore]  # noqa: E402
+from support.fakeapi import FakeAPIServer, write_kubeconfig  # type: ignore[import-not-found,unused-ignore]  # noqa: E402
 
 NS = "flux-giantswarm"
 

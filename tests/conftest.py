@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from upgradeplan.model import KnowledgeBase
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_CONFORMANCE = REPO.parent / "shared" / "conformance"
 
@@ -17,6 +19,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="Rewrite golden files under tests/golden/ from the current output.",
     )
+
+
+@pytest.fixture(scope="session")
+def kb() -> KnowledgeBase:
+    """The bundled knowledge base, loaded once for the whole run (it is frozen)."""
+    from upgradeplan.kb.loader import load
+
+    return load()
+
+
+def fixture_path(*parts: str) -> Path:
+    """A fixture that lives in the repository: missing is a failure, never a skip."""
+    path = REPO.joinpath("tests", "fixtures", *parts)
+    assert path.exists(), f"fixture {path.relative_to(REPO)} is missing from the repository"
+    return path
 
 
 @pytest.fixture

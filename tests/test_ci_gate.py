@@ -9,11 +9,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cli_helpers import git as _git
-from cli_helpers import invoke
 from conftest import REPO
-from fakeapi import FakeAPIFactory, fake_api
-from sarif_schema import valid_sarif
+from support.cli import git as _git
+from support.cli import invoke
+from support.fakeapi import FakeAPIFactory, fake_api
+from support.sarif_schema import valid_sarif
 
 __all__ = ["fake_api"]  # the fixture, imported for pytest
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scenario_expectations import S1_STATED
+from support.scenarios import S1_STATED
 
 REPO = Path(__file__).resolve().parents[1]
 HEAVY = ("kubernetes", "networkx", "jinja2")

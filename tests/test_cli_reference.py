@@ -5,7 +5,7 @@ from __future__ import annotations
 from conftest import REPO
 
 from upgradeplan.cli import COMMANDS
-from upgradeplan.render import clidoc
+from upgradeplan.commands import clidoc
 
 DOC = REPO / "docs" / "cli-reference.md"
 
@@ -17,7 +17,7 @@ def test_cli_reference_has_not_drifted(update_golden: bool) -> None:
     assert DOC.is_file(), "docs/cli-reference.md is missing; run pytest --update-golden"
     assert DOC.read_text(encoding="utf-8") == text, (
         "docs/cli-reference.md differs from the commands' --help; regenerate it with "
-        "'python -m upgradeplan.render.clidoc --write docs/cli-reference.md' or "
+        "'python -m upgradeplan.commands.clidoc --write docs/cli-reference.md' or "
         "'pytest --update-golden'"
     )
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import REPO
+from conftest import REPO, fixture_path
 from support.patchops import apply_json6902, apply_merge_patch, same_object
 
 from upgradeplan import api, planner
@@ -34,15 +34,8 @@ def build_patches(kb: KnowledgeBase, state: State, to: list[str]) -> tuple[Any, 
     return result.patchset, result.plan
 
 
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return api.load_kb()
-
-
 def _objects(scenario: str) -> list[dict[str, Any]]:
-    path = CLUSTER / scenario / "objects.yaml"
-    if not path.is_file():
-        pytest.skip(f"cluster fixture {path} not present")
+    path = fixture_path("cluster", scenario, "objects.yaml")
     doc = yaml.safe_load(path.read_text())
     return [dict(i) for i in doc["items"]]
 
@@ -92,10 +85,8 @@ def _check(kb: KnowledgeBase, state: State, to: Sequence[str] = ()) -> tuple[Fin
 
 
 def _work_on_a_copy(fixture: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Copy the GitOps fixture into tmp_path and work there (skip when it is absent)."""
-    src = GITOPS / fixture
-    if not src.is_dir():
-        pytest.skip(f"GitOps fixture {src} not present")
+    """Copy the GitOps fixture into tmp_path and work there (a missing one fails)."""
+    src = fixture_path("gitops", fixture)
     work = tmp_path / "repo"
     shutil.copytree(src, work)
     monkeypatch.chdir(work)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner, Result
-from conftest import REPO
+from conftest import REPO, fixture_path
 
 from upgradeplan.cli import cli
 
@@ -139,9 +139,7 @@ def test_kustomize_builds_the_folder_against_the_installation(tmp_path: Path) ->
 
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
 def test_kustomize_builds_the_delegate_folder(tmp_path: Path) -> None:
-    snapshot = REPO / "tests" / "fixtures" / "cluster" / "s7" / "objects.yaml"
-    if not snapshot.is_file():
-        pytest.skip("cluster fixture s7 not present")
+    snapshot = fixture_path("cluster", "s7", "objects.yaml")
     out = tmp_path / "patches"
     args = ["patch", "--snapshot", str(snapshot), "--installed", "harness-cd=24.12.0",
             "--fact", "kubernetes=1.31.0", "-o", f"dir={out}"]  # fmt: skip
@@ -181,9 +179,7 @@ components:
 
 
 def _unusual_repo(tmp_path: Path) -> Path:
-    src = GITOPS / "s1"
-    if not src.is_dir():
-        pytest.skip(f"GitOps fixture {src} not present")
+    src = fixture_path("gitops", "s1")
     repo = tmp_path / "repo"
     shutil.copytree(src, repo)
     (repo / "bom.yaml").write_text(UNUSUAL_BOM)
@@ -294,9 +290,7 @@ HARNESS_GONE = ["--fact", "object.Harness.kagent.kagent.exists=false"]
 
 
 def _s4_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    src = GITOPS / "s4"
-    if not src.is_dir():
-        pytest.skip(f"GitOps fixture {src} not present")
+    src = fixture_path("gitops", "s4")
     repo = tmp_path / "repo"
     shutil.copytree(src, repo)
     monkeypatch.chdir(repo)

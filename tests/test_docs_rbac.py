@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from fakeapi import FakeAPIFactory, Request, fake_api
-from scenario_expectations import CLUSTER_FIXTURES
+from support.fakeapi import FakeAPIFactory, Request, fake_api
+from support.scenarios import CLUSTER_FIXTURES
 
 from upgradeplan.kb.loader import load
 from upgradeplan.readers.kube import cluster

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from cli_helpers import run
 from click.testing import CliRunner
-from scenario_expectations import S1_STATED
+from support.cli import run
+from support.scenarios import S1_STATED
 
 from upgradeplan.cli import cli
 

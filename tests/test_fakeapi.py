@@ -7,8 +7,8 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from fakeapi import FakeAPIFactory, FakeAPIServer, Faults, fake_api
-from scenario_expectations import CLUSTER_FIXTURES
+from support.fakeapi import FakeAPIFactory, FakeAPIServer, Faults, fake_api
+from support.scenarios import CLUSTER_FIXTURES
 
 __all__ = ["fake_api"]
 

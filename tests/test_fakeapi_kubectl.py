@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from fakeapi import FakeAPIFactory, fake_api, load_documents
-from scenario_expectations import CASES, CLUSTER_FIXTURES, check_mismatches
+from support.fakeapi import FakeAPIFactory, fake_api, load_documents
+from support.scenarios import CASES, CLUSTER_FIXTURES, check_mismatches
 
 from upgradeplan.cli import cli
 

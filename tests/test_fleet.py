@@ -19,19 +19,14 @@ from typing import Any
 
 import pytest
 import yaml
-from cli_helpers import run_stdout
-from fleet_corpus import MALFORMED, Generated, generate, readable_copy
+from support.cli import run_stdout
+from support.fleet_corpus import MALFORMED, Generated, generate, readable_copy
 
 from upgradeplan import api, errors
 from upgradeplan.fleet.render import render
 from upgradeplan.model import KnowledgeBase, State
 
 HANDOVER = "harness-handover-skipped"
-
-
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return api.load_kb()
 
 
 @pytest.fixture(scope="module")

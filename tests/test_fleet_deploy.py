@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 import yaml
-from cli_helpers import run
 from conftest import REPO
-from fakeapi import FakeAPIFactory, fake_api
-from scenario_expectations import CLUSTER_FIXTURES
+from support.cli import run
+from support.fakeapi import FakeAPIFactory, fake_api
+from support.scenarios import CLUSTER_FIXTURES
 
 __all__ = ["fake_api"]
 

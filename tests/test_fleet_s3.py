@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import invoke
-from fakeapi import FakeAPIFactory, fake_api
-from scenario_expectations import CLUSTER_FIXTURES
+from support.cli import invoke
+from support.fakeapi import FakeAPIFactory, fake_api
+from support.scenarios import CLUSTER_FIXTURES
 
 __all__ = ["fake_api"]
 

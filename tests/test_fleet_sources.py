@@ -8,9 +8,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from cli_helpers import run, run_stdout
-from fakeapi import FakeAPIFactory, fake_api
-from scenario_expectations import CLUSTER_FIXTURES
+from support.cli import run, run_stdout
+from support.fakeapi import FakeAPIFactory, fake_api
+from support.scenarios import CLUSTER_FIXTURES
 
 __all__ = ["fake_api"]
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 import yaml
-from cli_helpers import git as _git
 from conftest import REPO
-from sarif_schema import valid_sarif
+from support.cli import git as _git
+from support.sarif_schema import valid_sarif
 
 GITOPS = REPO / "tests" / "fixtures" / "gitops"
 KNOWN = ["--fact", "object.Harness.kagent.kagent.exists=true", "--fact", "kubernetes=1.35.0"]

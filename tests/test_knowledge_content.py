@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 import yaml
 
-from upgradeplan.kb import loader
 from upgradeplan.kb.checks import walk_conditions
 from upgradeplan.kb.lint import lint
 from upgradeplan.kb.templating import render_migration
@@ -98,11 +97,6 @@ AGENT_PLATFORM_RELEASES = (
 )
 # releases no source names: they must stay out of the knowledge
 INVENTED_RELEASES = ("3.9.0", "4.7.11", "4.7.15", "4.10.7")
-
-
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return loader.load()
 
 
 def _raw_files() -> Iterator[tuple[Path, dict[str, Any]]]:

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import check, run_in
-from scenario_expectations import statuses_of
+from support.cli import check, run_in
+from support.scenarios import statuses_of
 
 GITOPS = Path(__file__).resolve().parent / "fixtures" / "gitops"
 

@@ -10,18 +10,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
-from upgradeplan.kb import loader
 from upgradeplan.model import KnowledgeBase
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "knowledge-sources.md"
 COMMIT = "0025c4d9098dbf2787ab913349d9218d894aadcc"
-
-
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return loader.load()
 
 
 def _rows() -> list[list[str]]:

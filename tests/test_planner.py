@@ -1,6 +1,6 @@
 """planner.plan on a small inline knowledge base mirroring the bundled hazards.
 
-The reference scenarios of /work/notes/scenarios.md, hold, lockstep pins, release effects,
+The reference scenarios (tests/support/scenarios.py), hold, lockstep pins, release effects,
 several products in one plan, cross-product requirements, errors. The same scenarios against
 the bundled knowledge through the CLI live in the CLI tests.
 """
@@ -8,7 +8,7 @@ the bundled knowledge through the CLI live in the CLI tests.
 from __future__ import annotations
 
 import pytest
-from planner_kb import (
+from support.builders import (
     AP,
     CD,
     CONN,

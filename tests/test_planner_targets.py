@@ -7,8 +7,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cli_helpers import run
-from planner_kb import AP, CONN, KB, state
+from support.builders import AP, CONN, KB, state
+from support.cli import run
 
 from upgradeplan import api, errors, planner, releases
 from upgradeplan.model import Target

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from cli_helpers import run_stdout
 from click.testing import CliRunner
-from fakeapi import FakeAPIFactory, fake_api
-from sarif_schema import valid_sarif
-from scenario_expectations import S1_STATED, S3_VERSIONS, S8_STATED
+from support.cli import run_stdout
+from support.fakeapi import FakeAPIFactory, fake_api
+from support.sarif_schema import valid_sarif
+from support.scenarios import S1_STATED, S3_VERSIONS, S8_STATED
 
 from upgradeplan.cli import cli
 

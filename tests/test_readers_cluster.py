@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner, Result
-from fakeapi import (
+from support.fakeapi import (
     FakeAPIFactory,
     FakeAPIServer,
     Faults,
@@ -20,10 +20,9 @@ from fakeapi import (
     fake_api,
     load_documents,
 )
-from scenario_expectations import CASES, CLUSTER_FIXTURES, Case, check_mismatches
+from support.scenarios import CASES, CLUSTER_FIXTURES, Case, check_mismatches
 
 from upgradeplan.cli import cli
-from upgradeplan.kb.loader import load
 from upgradeplan.model import KnowledgeBase
 from upgradeplan.readers.kube import cluster
 from upgradeplan.readers.kube.transport import Unreachable
@@ -33,11 +32,6 @@ __all__ = ["fake_api"]  # the pytest fixture, imported for its side effect
 SECRET_B64 = "c3VwZXItc2VjcmV0LWRvLW5vdC1sZWFr"
 SECRET_PLAIN = "super-secret-do-not-leak"
 OTHER_B64 = "aHVudGVyMi1uZXZlci1wcmludA=="
-
-
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return load()
 
 
 def invoke(args: list[str], env: dict[str, str] | None = None) -> Result:

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import git as _git
 from click.testing import CliRunner
-from fakeapi import FakeAPIFactory, fake_api
-from scenario_expectations import (
+from support.cli import git as _git
+from support.fakeapi import FakeAPIFactory, fake_api
+from support.scenarios import (
     CASES,
     CLUSTER_FIXTURES,
     K8S_135,
@@ -38,8 +38,10 @@ from upgradeplan.model import (
     State,
     Target,
 )
+from upgradeplan.planner.judge import relocate
 from upgradeplan.provenance import in_file, recorded
 from upgradeplan.readers import gitops
+from upgradeplan.readers.gather import moved_pins
 from upgradeplan.readers.gitops.gate import pin_changes
 
 __all__ = ["fake_api"]  # the pytest fixture, imported for its side effect
@@ -515,7 +517,7 @@ def test_pin_changes_follow_the_meta_chart_and_hold_what_stays() -> None:
     # connectivity moves with the meta chart's 4.8.0 release: no target of its own
     assert change.targets == (Target("agent-platform", "4.8.0"),)
     assert change.holds == ("kagent",)
-    assert change.location_of("agent-platform") == in_file("oci.yaml", 10)
+    assert change.locations["agent-platform"] == in_file("oci.yaml", 10)
     assert gitops.gitops_targets(KB, base, head) == [Target("agent-platform", "4.8.0")]
 
 
@@ -551,7 +553,7 @@ def test_unchanged_selection_and_unknown_selection() -> None:
 
 # --------------------------------------------------------------------------- scenarios via CLI
 #
-# Each reference case of tests/scenario_expectations.py (shared with the stated, snapshot and
+# Each reference case of tests/support/scenarios.py (shared with the stated, snapshot and
 # cluster tests) answered from the same installation written as GitOps files
 # (tests/fixtures/gitops/<dir>). Facts a GitOps repository cannot hold are stated with --fact,
 # exactly as the scenario lists them: whether the Harness object exists in the cluster and its
@@ -861,11 +863,12 @@ def test_relocate_moves_findings_to_the_new_pin_line() -> None:
     def at(f: Finding) -> str:
         return str(f.location) if f.location is not None else ""
 
-    assert at(change.relocate(finding("applies", "bom.yaml:9"))) == "bom.yaml:10"
-    # no file location: the finding is about the meta chart, whose new pin is at oci.yaml:9
-    assert at(change.relocate(finding("may-apply", ""))) == "oci.yaml:9"
-    assert at(change.relocate(finding("does-not-apply", ""))) == ""
-    assert at(change.relocate(finding("applies", "other.yaml:3"))) == "other.yaml:3"
+    # what check does (readers.gather.moved_pins, planner.judge.relocate): a finding located
+    # at a pin the change moved points at the pin's new line; nothing else moves
+    moved = moved_pins(base, change.locations)
+    found = [finding(*f) for f in (("applies", "bom.yaml:9"), ("may-apply", ""))]
+    found.append(finding("applies", "other.yaml:3"))
+    assert [at(f) for f in relocate(found, moved)] == ["bom.yaml:10", "", "other.yaml:3"]
 
 
 def test_only_the_products_own_values_files_are_recognised(tmp_path: Path) -> None:

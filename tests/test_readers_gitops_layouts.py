@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import run_in
-from sarif_schema import valid_sarif
+from support.cli import run_in
+from support.sarif_schema import valid_sarif
 
 LAYOUTS = Path(__file__).resolve().parent / "fixtures" / "gitops-layouts"
 

@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 
-from upgradeplan.kb.loader import load
 from upgradeplan.model import KnowledgeBase, State
 from upgradeplan.readers.kube.objects import (
     flatten_documents,
@@ -16,11 +15,6 @@ from upgradeplan.readers.kube.objects import (
 )
 
 NS = "flux-giantswarm"
-
-
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return load()
 
 
 def hr(name: str, *, version: str | None = None, api: str = "v2", **spec: Any) -> dict[str, Any]:

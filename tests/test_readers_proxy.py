@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 import yaml
-from cli_helpers import invoke
 from conftest import REPO
-from fakeapi import FakeAPIFactory, fake_api
+from support.cli import invoke
+from support.fakeapi import FakeAPIFactory, fake_api
 
 __all__ = ["fake_api"]  # the fixture, imported for pytest
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
-from fakeapi import (
+from support.fakeapi import (
     FakeAPIFactory,
     FakeAPIServer,
     Faults,
@@ -24,9 +24,8 @@ from fakeapi import (
     fake_api,
     make_certificate,
 )
-from scenario_expectations import CLUSTER_FIXTURES
+from support.scenarios import CLUSTER_FIXTURES
 
-from upgradeplan.kb.loader import load
 from upgradeplan.model import KnowledgeBase
 from upgradeplan.readers.kube import cluster, kubeconfig, transport
 
@@ -34,11 +33,6 @@ __all__ = ["fake_api"]
 
 REPO = Path(__file__).resolve().parents[1]
 CLIENT = "kubernetes client"
-
-
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return load()
 
 
 def read(

@@ -6,7 +6,6 @@ import re
 import shutil
 import subprocess
 
-import pytest
 from click.testing import CliRunner
 
 from upgradeplan import api
@@ -14,11 +13,6 @@ from upgradeplan.cli import cli
 from upgradeplan.model import KnowledgeBase
 from upgradeplan.readers import stated
 from upgradeplan.render import graphviz
-
-
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return api.load_kb()
 
 
 def test_release_view_marks_stops_landing_hazards_and_skip_edges(kb: KnowledgeBase) -> None:

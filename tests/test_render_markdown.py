@@ -32,11 +32,6 @@ S6_FACTS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return api.load_kb()
-
-
 def golden(name: str, text: str, update: bool) -> None:
     path = GOLDEN / name
     if update:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from conftest import REPO, SHARED_CONFORMANCE
-from sarif_schema import valid_sarif
+from support.sarif_schema import valid_sarif
 
 from upgradeplan.model import Evidence, Finding, Jump, Plan, Target, Truth
 from upgradeplan.provenance import recorded

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from cli_helpers import invoke
 from conftest import REPO
+from support.cli import invoke
 
 S1 = str(REPO / "tests" / "fixtures" / "gitops" / "s1")
 

@@ -1,7 +1,7 @@
 """The eight reference scenarios, end to end through the CLI against the bundled knowledge.
 
 Each asserts the verdict, the recommended path (exact versions in order), the hazards with
-their status on the direct jump, and the exit code (see /work/notes/scenarios.md and
+their status on the direct jump, and the exit code (see tests/support/scenarios.py and
 docs/exit-codes.md).
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from cli_helpers import check, plan, run
-from scenario_expectations import (
+from support.cli import check, plan, run
+from support.scenarios import (
     S1_STATED,
     S3_STATED,
     S4_STATED,

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
-from fakeapi import FakeAPIFactory, exec_plugin_user, fake_api
+from support.fakeapi import FakeAPIFactory, exec_plugin_user, fake_api
 
 __all__ = ["fake_api"]  # the fixture, imported for pytest
 

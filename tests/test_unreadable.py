@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner, Result
-from fakeapi import FakeAPIFactory, Faults, fake_api
-from scenario_expectations import CLUSTER_FIXTURES
+from support.fakeapi import FakeAPIFactory, Faults, fake_api
+from support.scenarios import CLUSTER_FIXTURES
 
 from upgradeplan.cli import cli
 from upgradeplan.model import State

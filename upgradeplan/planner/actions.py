@@ -31,10 +31,8 @@ def fixable(kb: KnowledgeBase, finding: Finding, holds: Sequence[str]) -> bool:
 
 
 def _render(m: Migration, values: dict[str, Any]) -> str:
-    try:
-        from upgradeplan.kb.templating import render_migration
-    except ImportError:  # pragma: no cover - the kb package ships it
-        return _render_fallback(m, values)
+    from upgradeplan.kb.templating import render_migration
+
     try:
         return render_migration(m, values)
     except Exception as exc:  # jinja2 TemplateError subclasses
@@ -43,18 +41,6 @@ def _render(m: Migration, values: dict[str, Any]) -> str:
             location=str(m.location),
             hint="run 'upgradeplan kb lint'",
         ) from None
-
-
-def _render_fallback(m: Migration, values: dict[str, Any]) -> str:  # pragma: no cover
-    import shlex
-
-    from jinja2 import StrictUndefined
-    from jinja2.sandbox import SandboxedEnvironment
-
-    env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
-    env.filters["shq"] = lambda v: shlex.quote("" if v is None else str(v))
-    env.globals.clear()
-    return env.from_string(m.template).render(**values)
 
 
 def render_action(

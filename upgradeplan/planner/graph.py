@@ -9,7 +9,6 @@ functions (it is slow to import).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from upgradeplan import errors, releases
@@ -49,53 +48,4 @@ def release_graph(kb: KnowledgeBase, product: str, *, start: str | None = None) 
     return g
 
 
-def graph_from_edges(product: str, edges: Iterable[tuple[str, str]]) -> nx.DiGraph[str]:
-    """A graph of explicitly listed upgrade edges (``from``, ``to``), checked for cycles."""
-    import networkx as nx
-
-    g: nx.DiGraph[str] = nx.DiGraph(product=product)
-    g.add_edges_from(edges, weight=1)
-    check_acyclic(g, product)
-    return g
-
-
-def find_cycle(g: nx.DiGraph[str]) -> list[str] | None:
-    """One cycle of ``g`` as a closed node sequence (first node repeated), or None."""
-    import networkx as nx
-
-    try:
-        edges = nx.find_cycle(g)
-    except nx.NetworkXNoCycle:
-        return None
-    return [str(e[0]) for e in edges] + [str(edges[0][0])]
-
-
-def check_acyclic(g: nx.DiGraph[str], product: str = "") -> None:
-    """Raise :class:`errors.BadInput` naming the cycle when upgrade edges go round in circles."""
-    cycle = find_cycle(g)
-    if cycle is not None:
-        name = product or str(g.graph.get("product", ""))
-        raise errors.BadInput(
-            f"upgrade edges of {name or 'the product'} form a cycle: {' -> '.join(cycle)}",
-            hint="an upgrade must go to a later release; remove one of these edges",
-        )
-
-
-def shortest_path(g: nx.DiGraph[str], source: str, target: str) -> Sequence[str] | None:
-    """The path of least total ``weight`` from ``source`` to ``target``, or None."""
-    import networkx as nx
-
-    try:
-        return list(nx.dijkstra_path(g, source, target, weight="weight"))
-    except (nx.NetworkXNoPath, nx.NodeNotFound):
-        return None
-
-
-__all__ = [
-    "check_acyclic",
-    "find_cycle",
-    "graph_from_edges",
-    "may_hop",
-    "release_graph",
-    "shortest_path",
-]
+__all__ = ["may_hop", "release_graph"]

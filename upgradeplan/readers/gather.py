@@ -53,7 +53,7 @@ def gather(kb: KnowledgeBase, inputs: Inputs) -> list[Gathered]:
             judged.append((base_state, (), (), {}))
             continue
         changes = gitops_gate.pin_changes(kb, base_state, head)
-        moved = _moved_pins(base_state, changes.locations)
+        moved = moved_pins(base_state, changes.locations)
         judged.append((base_state, tuple(changes.targets), tuple(changes.holds), moved))
         changed[base_state.name] = {p: w for p, w in changes.locations.items() if w is not None}
     out = _gathered_with(kb, inputs, offline, said, judged)
@@ -146,7 +146,7 @@ def _gathered_with(
     return out
 
 
-def _moved_pins(base: State, locations: Mapping[str, Source]) -> dict[Source, Source]:
+def moved_pins(base: State, locations: Mapping[str, Source]) -> dict[Source, Source]:
     """Where each changed pin was at the base ref -> where it is in the working tree."""
     out: dict[Source, Source] = {}
     for product, where in locations.items():
@@ -160,4 +160,4 @@ def _named(state: State, name: str) -> State:
     return State(facts=state.facts, name=name, unreadable=state.unreadable, unread=state.unread)
 
 
-__all__ = ["gather"]
+__all__ = ["gather", "moved_pins"]

@@ -26,7 +26,7 @@ from upgradeplan.model import (
 )
 
 if TYPE_CHECKING:
-    from upgradeplan.api import CheckResult, Diagnosis, Explanation, PlanResult
+    from upgradeplan.results import CheckResult, Diagnosis, Explanation, PlanResult
 
 SCHEMA_VERSION = 1
 

@@ -17,7 +17,7 @@ from upgradeplan.model import Evidence, Finding, Plan, Step
 from upgradeplan.unreadable import Unreadable
 
 if TYPE_CHECKING:
-    from upgradeplan.api import (
+    from upgradeplan.results import (
         CheckResult,
         ConditionResult,
         Diagnosis,

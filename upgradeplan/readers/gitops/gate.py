@@ -12,15 +12,13 @@ can point there.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from upgradeplan import releases, versions
 from upgradeplan.errors import BadInput, UpgradeplanError
 from upgradeplan.model import (
     Fact,
-    Finding,
     KnowledgeBase,
-    Plan,
     State,
     Target,
 )
@@ -46,38 +44,6 @@ class PinChanges:
     holds: tuple[str, ...] = ()
     locations: Mapping[str, Source] = field(default_factory=dict)  # product -> head pin
     changes: tuple[PinChange, ...] = ()
-    base_locations: Mapping[str, Source] = field(default_factory=dict)  # product -> base pin
-
-    def location_of(self, product: str) -> Source | None:
-        return self.locations.get(product)
-
-    def relocate(self, finding: Finding) -> Finding:
-        """The finding located at the new pin it is about (in the working tree).
-
-        The planner locates a finding at the file:line of the fact that makes it apply, read
-        from the base ref; when that is a pin the change moved, the new pin's line is the one
-        to show. A finding of a target product with no file location gets its new pin's line.
-        """
-        where = finding.location
-        for product, old in self.base_locations.items():
-            if where and where == old and product in self.locations:
-                return replace(finding, location=self.locations[product])
-        if not where and finding.status != "does-not-apply" and finding.product in self.locations:
-            return replace(finding, location=self.locations[finding.product])
-        return finding
-
-    def relocate_plan(self, plan: Plan) -> Plan:
-        """:meth:`relocate` on every finding of a plan (direct jump, state, steps)."""
-
-        def many(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
-            return tuple(self.relocate(f) for f in findings)
-
-        return replace(
-            plan,
-            direct=replace(plan.direct, findings=many(plan.direct.findings)),
-            state_findings=many(plan.state_findings),
-            steps=tuple(replace(s, findings=many(s.findings)) for s in plan.steps),
-        )
 
 
 def gitops_targets(kb: KnowledgeBase, base_state: State, head_state: State) -> list[Target]:
@@ -139,7 +105,6 @@ def pin_changes(kb: KnowledgeBase, base_state: State, head_state: State) -> PinC
         holds=tuple(holds),
         locations={c.product: c.source for c in changes},
         changes=tuple(changes),
-        base_locations={c.product: base[c.product].source.underived() for c in changes},
     )
 
 

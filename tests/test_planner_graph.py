@@ -32,16 +32,13 @@ def test_linear() -> None:
     assert list(g.nodes) == ["1.0.0", "1.1.0", "1.2.0"]
     # every later release by default, never backwards
     assert edges(kb) == {("1.0.0", "1.1.0"), ("1.0.0", "1.2.0"), ("1.1.0", "1.2.0")}
-    assert graph.shortest_path(g, "1.0.0", "1.2.0") == ["1.0.0", "1.2.0"]
     assert g.nodes["1.1.0"]["release"].version == "1.1.0"
 
 
 def test_skip() -> None:
     # 4.8.0 may only be reached from the required stop 4.7.19
     kb = kb_of(rel("4.7.18"), rel("4.7.19"), rel("4.8.0", upgrade_from=">=4.7.19"))
-    assert ("4.7.18", "4.8.0") not in edges(kb)
-    g = graph.release_graph(kb, "p")
-    assert graph.shortest_path(g, "4.7.18", "4.8.0") == ["4.7.18", "4.7.19", "4.8.0"]
+    assert edges(kb) == {("4.7.18", "4.7.19"), ("4.7.19", "4.8.0")}
 
 
 def test_diamond() -> None:
@@ -56,9 +53,6 @@ def test_diamond() -> None:
     assert {("1.0.0", "1.1.0"), ("1.0.0", "1.2.0"), ("1.1.0", "2.0.0"), ("1.2.0", "2.0.0")} <= e
     assert ("1.0.0", "2.0.0") not in e
     assert ("1.1.0", "1.2.0") not in e  # 1.2.0 only from 1.0.0
-    g = graph.release_graph(kb, "p")
-    path = graph.shortest_path(g, "1.0.0", "2.0.0")
-    assert path is not None and len(path) == 3 and path[1] in ("1.1.0", "1.2.0")
 
 
 def test_backport_line() -> None:
@@ -78,7 +72,6 @@ def test_backport_line() -> None:
     assert ("4.7.20", "4.8.0") not in e  # would lose the backported fix
     assert ("4.7.20", "4.8.1") in e
     assert ("4.8.0", "4.7.20") not in e  # never downwards
-    assert graph.shortest_path(g, "4.7.20", "4.8.0") is None
 
 
 def test_withdrawn_and_unreleased_are_not_nodes() -> None:
@@ -100,15 +93,3 @@ def test_start_version_unknown_to_the_knowledge_is_added() -> None:
 def test_unknown_product_is_a_typed_error() -> None:
     with pytest.raises(errors.UnknownName):
         graph.release_graph(kb_of(rel("1.0.0")), "q")
-
-
-def test_cycle_rejected() -> None:
-    with pytest.raises(errors.BadInput) as exc:
-        graph.graph_from_edges("p", [("1.0.0", "1.1.0"), ("1.1.0", "1.2.0"), ("1.2.0", "1.0.0")])
-    message = str(exc.value)
-    assert "cycle" in message and "p" in message
-    assert "1.0.0 -> 1.1.0 -> 1.2.0 -> 1.0.0" in message
-    acyclic = graph.graph_from_edges("p", [("1.0.0", "1.1.0"), ("1.0.0", "1.2.0")])
-    assert graph.find_cycle(acyclic) is None
-    # a graph built from releases is always acyclic
-    graph.check_acyclic(graph.release_graph(kb_of(rel("1.0.0"), rel("2.0.0")), "p"))

@@ -1,4 +1,4 @@
-"""The eight reference scenarios as data (see /work/notes/scenarios.md).
+"""The eight reference scenarios as data (docs/concepts.md tells their stories).
 
 Each :class:`Case` is one command on one installation: the stated-facts form (``stated``), the
 cluster fixture that holds the same installation (``cluster``, a directory under
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-CLUSTER_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "cluster"
+CLUSTER_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "cluster"
 
 # The agent-platform scenarios run on Kubernetes 1.35 (their cluster fixtures say so): an
 # unknown Kubernetes version leaves every release's "requires kubernetes" may-apply.

@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-CLUSTER_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "cluster"
+CLUSTER_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "cluster"
 
 # scenario -> (the product it moves, the version its fixture runs); the versions it moves to
 # are the product's known releases from MOVE_FROM on (read from the knowledge, so the corpus

@@ -35,7 +35,7 @@ from upgradeplan.model import Finding, KnowledgeBase
 from upgradeplan.provenance import Source, in_file
 
 if TYPE_CHECKING:
-    from upgradeplan.api import CheckResult
+    from upgradeplan.results import CheckResult
 
 FILE_NAME = ".upgradeplan.yaml"
 EXPIRED_ID = "accepted-risk-expired"
@@ -311,7 +311,8 @@ def judge(
     """``result`` with its accepted findings set aside and expired acceptances added."""
     if not acceptances or result.plan is None or result.state is None:
         return result
-    from upgradeplan import api
+    from upgradeplan.planner.judge import judge as verdict_of
+    from upgradeplan.results import EXIT_OF_VERDICT
 
     day = today or dt.date.today()
     live = [a for a in acceptances if not a.expired(day)]
@@ -332,12 +333,12 @@ def judge(
         and (not a.installation or fnmatch.fnmatchcase(result.name, a.installation))
     ]
     findings = (*kept, *expired)
-    verdict = api.judge(findings, fail_on)
+    verdict = verdict_of(findings, fail_on)
     if result.verdict == "safe-with-actions" and verdict == "safe" and not accepted:
         verdict = "safe-with-actions"
     if verdict == "safe" and any(f.status == "applies" for f in findings):
         verdict = "safe-with-actions"
-    code = int(api.EXIT_OF_VERDICT[verdict]) if fail_on != "never" else 0
+    code = int(EXIT_OF_VERDICT[verdict]) if fail_on != "never" else 0
     return replace(
         result,
         findings=findings,

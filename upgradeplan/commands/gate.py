@@ -14,7 +14,7 @@ from upgradeplan import errors
 
 if TYPE_CHECKING:
     from upgradeplan.accept import Acceptance
-    from upgradeplan.api import CheckResult
+    from upgradeplan.results import CheckResult
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -26,7 +26,7 @@ from upgradeplan.render.sarif import (
 
 if TYPE_CHECKING:
     from upgradeplan.accept import Acceptance
-    from upgradeplan.api import CheckResult
+    from upgradeplan.results import CheckResult
 
 _COMMAND = {"blocking": "error", "warning": "warning", "notice": "notice"}
 _LEADING_LOCATION = re.compile(r"^(?P<file>[^\s:]+):(?P<line>\d+)(?::\d+)?: ")
@@ -152,7 +152,7 @@ def render_check(
         level = "error" if " (exit 3)" in text or " (exit 4)" in text else "notice"
         out.append(f"::{level} title=upgradeplan::{escape_data(text)}")
     if len(results) > 1 and code is not None:
-        from upgradeplan.api import EXIT_OF_VERDICT
+        from upgradeplan.results import EXIT_OF_VERDICT
 
         verdicts = {int(v): k for k, v in EXIT_OF_VERDICT.items() if k != "safe-with-actions"}
         overall = verdicts.get(code, "error")
@@ -183,17 +183,18 @@ def render(
     installation: str = "",
 ) -> str:
     """Annotations for one plan's check findings (or ``findings``), then the summary."""
-    from upgradeplan import api
+    from upgradeplan.planner.judge import judge
+    from upgradeplan.results import EXIT_OF_VERDICT, CheckResult
 
     chosen = check_findings(plan) if findings is None else tuple(findings)
-    verdict = api.judge(chosen, "blocking")
-    result = api.CheckResult(
+    verdict = judge(chosen, "blocking")
+    result = CheckResult(
         name=name or installation,
         state=None,
         plan=plan,
         findings=chosen,
         verdict=verdict,
-        exit_code=int(api.EXIT_OF_VERDICT[verdict]),
+        exit_code=int(EXIT_OF_VERDICT[verdict]),
         recommended=plan if plan.steps else None,
         changed=dict(changed or {}),
     )

@@ -24,7 +24,7 @@ from upgradeplan.render.sarif import counts, fallback_locations, file_line, loca
 
 if TYPE_CHECKING:
     from upgradeplan.accept import Acceptance
-    from upgradeplan.api import CheckResult
+    from upgradeplan.results import CheckResult
 
 MARKER = "<!-- upgradeplan-check -->"
 _STATUS = {"applies": "applies", "may-apply": "may apply"}
@@ -183,7 +183,7 @@ def render(
     root: Path | None = None,
     stale: Sequence[Acceptance] = (),
 ) -> str:
-    from upgradeplan.api import EXIT_OF_VERDICT
+    from upgradeplan.results import EXIT_OF_VERDICT
 
     verdicts = [r.verdict for r in results]
     overall = next(

@@ -41,7 +41,7 @@ from upgradeplan.provenance import Source
 
 if TYPE_CHECKING:
     from upgradeplan.accept import Acceptance
-    from upgradeplan.api import CheckResult
+    from upgradeplan.results import CheckResult
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/giantswarm/upgradeplan"
@@ -550,17 +550,18 @@ def to_dict(
     root: Path | None = None,
 ) -> dict[str, Any]:
     """The SARIF log of one plan's check findings (see :func:`log` for ``check`` results)."""
-    from upgradeplan import api
+    from upgradeplan.planner.judge import judge
+    from upgradeplan.results import EXIT_OF_VERDICT, CheckResult
 
     chosen = check_findings(plan) if findings is None else tuple(findings)
-    verdict = api.judge(chosen, fail_on)
-    result = api.CheckResult(
+    verdict = judge(chosen, fail_on)
+    result = CheckResult(
         name=name or plan.state_name,
         state=None,
         plan=plan,
         findings=chosen,
         verdict=verdict,
-        exit_code=int(api.EXIT_OF_VERDICT[verdict]),
+        exit_code=int(EXIT_OF_VERDICT[verdict]),
     )
     return log([result], kb, fail_on=fail_on, root=root)
 

@@ -1,0 +1,297 @@
+"""Knowledge documents to model entries: one function per kind.
+
+Each ``*_of`` function reads one parsed document through :class:`~upgradeplan.kb.fields.Fields`
+(which reports every structural problem with its line) and returns the frozen model entry;
+placing it in the knowledge base (duplicates, amendments) is the loader's job.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from upgradeplan.kb.fields import Fields, plain
+from upgradeplan.kb.when import parse_condition
+from upgradeplan.model import (
+    Change,
+    Condition,
+    Hazard,
+    Migration,
+    Note,
+    Product,
+    Recognise,
+    Release,
+    Symptom,
+)
+
+PRODUCT_TYPES = ("chart", "agent", "platform", "environment")
+SEVERITIES = ("blocking", "warning", "notice")
+SCOPES = ("skip", "landing", "transition", "state")
+MIGRATION_TYPES = ("bom-pin", "helmrelease-patch", "json6902", "values-edit", "manifest", "command")
+WHERE = ("logs", "events", "status", "any")
+
+
+def product_of(ctx: Fields) -> Product:
+    """A product entry from its document."""
+    pid = ctx.ident("id")
+    rec = ctx.mapping("recognise")
+    labels = ctx.strmap(rec, "deployment_labels", ("recognise",)) if rec is not None else {}
+    upgrade_doc = ctx.mapping("upgrade_doc") or {}
+    product = Product(
+        id=pid,
+        name=ctx.text("name", required=True),
+        kind=ctx.choice("type", PRODUCT_TYPES, required=True, default="chart"),  # type: ignore[arg-type]
+        description=ctx.text("description"),
+        recognise=Recognise(
+            helmrelease=ctx.strlist(rec, "helmrelease", ("recognise",)) if rec else (),
+            chart=ctx.strlist(rec, "chart", ("recognise",)) if rec else (),
+            deployment_labels=tuple(sorted(labels.items())),
+            image=ctx.strlist(rec, "image", ("recognise",)) if rec else (),
+            values_keys=ctx.strlist(rec, "values_keys", ("recognise",)) if rec else (),
+            bom_component=ctx.text_in(rec, "bom_component", ("recognise",)) if rec else "",
+            chart_source=ctx.strlist(rec, "chart_source", ("recognise",)) if rec else (),
+        ),
+        location=ctx.where(),
+        upgrade_doc_title=ctx.text_in(upgrade_doc, "title", ("upgrade_doc",)),
+        upgrade_doc_intro=ctx.text_in(upgrade_doc, "intro", ("upgrade_doc",)),
+        inferred=ctx.inferred(),
+    )
+    if pid != ctx.doc.path.stem:
+        ctx.report(
+            "KB003",
+            ("id",),
+            f"product {pid!r} is in {ctx.doc.path.name}; name the file {pid}.yaml",
+        )
+    return product
+
+
+def release_of(ctx: Fields, rel: tuple[str, ...]) -> Release:
+    """A release entry from its document at ``releases/<product>/<version>.yaml`` (``rel``)."""
+    dir_product = rel[1] if len(rel) == 3 else ""
+    if len(rel) != 3:
+        ctx.report("KB003", (), "a release file is releases/<product>/<version>.yaml")
+    product = ctx.ident("product", default=dir_product)
+    version = ctx.text("version", required=True, default=ctx.doc.path.stem)
+    if dir_product and product != dir_product:
+        ctx.report(
+            "KB003",
+            ("product",),
+            f"a release of {product!r} in releases/{dir_product}/; move it to releases/{product}/",
+        )
+    if version != ctx.doc.path.stem:
+        ctx.report(
+            "KB003",
+            ("version",),
+            f"release {version!r} is in {ctx.doc.path.name}; name the file {version}.yaml",
+        )
+    notes = []
+    for i, item in ctx.items("notes"):
+        path = ("notes", i)
+        notes.append(
+            Note(
+                condition=ctx.text_in(item, "condition", path, required=True),
+                text=ctx.text_in(item, "text", path, required=True),
+                commands=ctx.strlist(item, "commands", path),
+            )
+        )
+    changes = []
+    for i, item in ctx.items("changes"):
+        path = ("changes", i)
+        details = item.get("details", {})
+        if not isinstance(details, dict):
+            ctx.report("KB002", (*path, "details"), "details must be a mapping")
+            details = {}
+        changes.append(
+            Change(
+                kind=ctx.text_in(item, "kind", path, required=True),
+                summary=ctx.text_in(item, "summary", path, required=True),
+                details=plain(details),
+            )
+        )
+    requires, requires_when = _requires(ctx)
+    components: dict[str, str] = {}
+    for comp, spec in (ctx.mapping("components") or {}).items():
+        rng = ctx.text_in(spec, "versionRange", ("components", comp), required=True)
+        if not isinstance(spec, dict):
+            ctx.report("KB002", ("components", comp), "a component is {versionRange: RANGE}")
+        elif rng:
+            components[str(comp)] = rng
+    defaults = ctx.mapping("defaults") or {}
+    effects = ctx.data.get("effects", {})
+    if not isinstance(effects, dict):
+        ctx.report("KB002", ("effects",), "effects must be a mapping of fact key -> value")
+        effects = {}
+    release = Release(
+        product=product,
+        version=version,
+        title=ctx.text("title", required=True),
+        location=ctx.where(),
+        date=ctx.text("date") or None,
+        summary=ctx.text("summary"),
+        references=ctx.strlist(ctx.data, "references"),
+        bom=ctx.strmap(ctx.data, "bom"),
+        requires=requires,
+        upgrade_from=ctx.text("upgrade_from") or None,
+        changes=tuple(changes),
+        effects=plain(effects),
+        notes=tuple(notes),
+        verify=ctx.strlist(ctx.data, "verify"),
+        withdrawn=ctx.withdrawn(),
+        from_label=ctx.text("from_label"),
+        components=components,
+        built_against=ctx.strmap(ctx.data, "built_against"),
+        defaults=plain(defaults),
+        requires_when=requires_when,
+        inferred=ctx.inferred(),
+    )
+    return release
+
+
+def _requires(ctx: Fields) -> tuple[dict[str, str], dict[str, Condition]]:
+    """``requires``: product -> constraint, or {range, when} (a conditional requirement)."""
+    plain: dict[str, str] = {}
+    when: dict[str, Condition] = {}
+    for req, spec in (ctx.mapping("requires") or {}).items():
+        path = ("requires", req)
+        if isinstance(spec, dict):
+            rng = ctx.text_in(spec, "range", path, required=True)
+            for k in spec:
+                if k not in ("range", "when"):
+                    ctx.report("KB002", (*path, k), f"takes range and when, not {k!r}")
+            if not rng:
+                continue
+            plain[str(req)] = rng
+            if spec.get("when") is not None:
+                cond = parse_condition(
+                    spec["when"], ctx.data, (*path, "when"), ctx.doc.file, ctx.report
+                )
+                if cond is not None:
+                    when[str(req)] = cond
+        elif isinstance(spec, str):
+            plain[str(req)] = spec
+        else:
+            ctx.report(
+                "KB002", path, f"requires.{req}: {spec!r} must be a constraint string; quote it"
+            )
+    return plain, when
+
+
+def hazard_of(ctx: Fields) -> Hazard:
+    """A hazard entry from its document."""
+    hid = ctx.ident("id")
+    if hid != ctx.doc.path.stem:
+        ctx.report(
+            "KB003",
+            ("id",),
+            f"hazard {hid!r} is in {ctx.doc.path.name}; name the file {hid}.yaml",
+        )
+    scope = ctx.choice("scope", SCOPES, required=True, default="state")
+    stop = to_range = from_range = None
+    for other in SCOPES:
+        if other != scope and other in ctx.data:
+            ctx.report("KB002", (other,), f"`{other}:` goes with scope {other}, not scope {scope}")
+    params = ctx.data.get(scope)
+    reported = False
+    if params is None and scope != "state":
+        ctx.report("KB002", ("scope",), f"scope {scope} needs `{scope}:` with its parameters")
+        params, reported = {}, True
+    elif params is None:
+        params = {}
+    elif not isinstance(params, dict):
+        ctx.report("KB002", (scope,), f"`{scope}:` must be a mapping")
+        params, reported = {}, True
+    allowed = {
+        "skip": ("stop", "to", "from"),
+        "landing": ("range",),
+        "transition": ("from", "to"),
+        "state": ("range",),
+    }[scope]
+    for k in params:
+        if k not in allowed:
+            ctx.report("KB002", (scope, k), f"`{scope}:` takes {', '.join(allowed)}, not {k!r}")
+    optional = ("from",) if scope == "skip" else ()
+    required = () if scope == "state" or reported else tuple(set(allowed) - set(optional))
+    values = {k: ctx.text_in(params, k, (scope,), required=k in required) or None for k in allowed}
+    if scope == "skip":
+        stop, to_range, from_range = values["stop"], values["to"], values["from"]
+    elif scope == "landing":
+        to_range = values["range"]
+    elif scope == "transition":
+        from_range, to_range = values["from"], values["to"]
+    else:
+        from_range = values["range"]
+    when = None
+    if "when" in ctx.data and ctx.data["when"] is not None:
+        when = parse_condition(ctx.data["when"], ctx.data, ("when",), ctx.doc.file, ctx.report)
+    symptoms = []
+    for i, item in ctx.items("symptoms"):
+        path = ("symptoms", i)
+        symptoms.append(
+            Symptom(
+                pattern=ctx.text_in(item, "pattern", path, required=True),
+                where=ctx.choice_in(item, "where", WHERE, path, default="any"),  # type: ignore[arg-type]
+                example=ctx.text_in(item, "example", path),
+            )
+        )
+    hazard = Hazard(
+        id=hid,
+        title=ctx.text("title", required=True),
+        product=ctx.ident("product", default=""),
+        severity=ctx.choice("severity", SEVERITIES, required=True, default="warning"),  # type: ignore[arg-type]
+        scope=scope,  # type: ignore[arg-type]
+        consequence=ctx.text("consequence", required=True),
+        location=ctx.where(),
+        stop=stop,
+        to_range=to_range,
+        from_range=from_range,
+        when=when,
+        description=ctx.text("description"),
+        symptoms=tuple(symptoms),
+        avoid=ctx.text("avoid"),
+        recover=ctx.text("recover"),
+        recover_commands=ctx.strlist(ctx.data, "recover_commands"),
+        migrations=ctx.strlist(ctx.data, "migrations"),
+        verify=ctx.strlist(ctx.data, "verify"),
+        references=ctx.strlist(ctx.data, "references"),
+        withdrawn=ctx.withdrawn(),
+        inferred=ctx.inferred(),
+    )
+    return hazard
+
+
+def migration_of(ctx: Fields) -> Migration:
+    """A migration entry from its document."""
+    mid = ctx.ident("id")
+    if mid != ctx.doc.path.stem:
+        ctx.report(
+            "KB003",
+            ("id",),
+            f"migration {mid!r} is in {ctx.doc.path.name}; name the file {mid}.yaml",
+        )
+    target = ctx.strmap(ctx.data, "target")
+    params: dict[str, Any] = {}
+    raw_params = ctx.mapping("params") or {}
+    for name, spec in raw_params.items():
+        if not isinstance(spec, dict):
+            ctx.report(
+                "KB002", ("params", name), "a param is a mapping {fact: KEY, placeholder: TEXT}"
+            )
+            continue
+        params[str(name)] = {
+            "fact": ctx.text_in(spec, "fact", ("params", name), required=True),
+            "placeholder": ctx.text_in(spec, "placeholder", ("params", name), required=True),
+            **({"description": str(spec["description"])} if "description" in spec else {}),
+        }
+    migration = Migration(
+        id=mid,
+        title=ctx.text("title", required=True),
+        kind=ctx.choice("type", MIGRATION_TYPES, required=True, default="command"),  # type: ignore[arg-type]
+        product=ctx.ident("product", default=""),
+        template=ctx.text("template", required=True),
+        location=ctx.where(),
+        description=ctx.text("description"),
+        target=target,
+        params=params,
+        when=ctx.choice("when", ("before", "after"), default="before"),  # type: ignore[arg-type]
+        inferred=ctx.inferred(),
+    )
+    return migration

@@ -550,6 +550,53 @@ CASES: list[tuple[str, Condition, dict[str, Any], Truth]] = [
         {"workload.a.image": "reg/a:1.2.0"},
         U,
     ),
+    # every object of a kind: a complete list settles both ways, objects known one by one
+    # only make any_object true / all_objects false
+    (
+        "any-object-true",
+        pred("any_object", kind="T", namespace="n", field="status.h", empty=True),
+        {"object.T": ["n/a", "n/b"], "object.T.n.a.status.h": ["x"], "object.T.n.b.status.h": []},
+        T,
+    ),
+    (
+        "any-object-false",
+        pred("any_object", kind="T", namespace="n", field="status.h", empty=True),
+        {"object.T": ["n/a", "m/b"], "object.T.n.a.status.h": ["x"], "object.T.m.b.status.h": []},
+        F,
+    ),
+    (
+        "any-object-unlisted",
+        pred("any_object", kind="T", field="status.h", empty=True),
+        {"object.T.n.a.exists": True, "object.T.n.a.status.h": ["x"]},
+        U,
+    ),
+    (
+        "any-object-unlisted-hit",
+        pred("any_object", kind="T", field="status.h", equals="x"),
+        {"object.T.n.a.exists": True, "object.T.n.a.status.h": "x"},
+        T,
+    ),
+    (
+        "all-objects-none",
+        pred("all_objects", kind="T", field="spec.x", matches="."),
+        {"object.T": []},
+        T,
+    ),
+    (
+        "all-objects-false",
+        pred("all_objects", kind="T", field="spec.x", matches="^v"),
+        {"object.T": ["n/a"], "object.T.n.a.spec.x": "w1"},
+        F,
+    ),
+    (
+        "all-objects-field-unknown",
+        pred("all_objects", kind="T", field="spec.x", matches="^v"),
+        {"object.T": ["n/a"]},
+        U,
+    ),
+    ("change-moved", pred("change_moves", product="a"), {"change.a": "moved"}, T),
+    ("change-kept", pred("change_moves", product="a"), {"change.a": "kept"}, F),
+    ("change-unknown", pred("change_moves", product="a"), {}, U),
     (
         "equal-true",
         pred("facts_equal", fact="values.k.mode", other="values.g.mode"),

@@ -31,6 +31,7 @@ EXPECTED = {
     "kb-broken/hazards/schema-bad.yaml:6 KB002",
     "kb-broken/hazards/schema-bad.yaml:8 KB002",
     "kb-broken/hazards/skip-bad-stop.yaml:9 KB010",
+    "kb-broken/hazards/undeclared-field.yaml:9 KB029",
     "kb-broken/hazards/unknown-refs.yaml:5 KB005",
     "kb-broken/hazards/unknown-refs.yaml:9 KB007",
     "kb-broken/migrations/bad-syntax.yaml:10 KB014",
@@ -113,8 +114,8 @@ def test_json_output_lists_problems_with_severity() -> None:
     assert code == 2
     doc = json.loads(out)
     assert doc["schema_version"] == 1
-    assert doc["warnings"] == 3
-    assert doc["errors"] == len(EXPECTED) - 3
+    assert doc["warnings"] == 4
+    assert doc["errors"] == len(EXPECTED) - 4
     first = doc["problems"][0]
     assert set(first) == {"file", "line", "code", "severity", "message"}
 

@@ -71,6 +71,28 @@ class Recognise:
 
 
 @dataclass(frozen=True)
+class ObjectKind:
+    """A custom-resource kind a product's hazards read: where to list it and which fields.
+
+    Readers make ``object.<kind>`` (every object listed, ``namespace/name``) and
+    ``object.<kind>.<namespace>.<name>.<field>`` for each declared field, and nothing else.
+    """
+
+    kind: str
+    api_version: str  # group/version to list it with ("ate.dev/v1alpha1")
+    plural: str  # the resource name in the API path ("workerpools")
+    fields: tuple[str, ...] = ()  # field paths (keys joined by '.', '\\.' inside a key)
+
+    @property
+    def group(self) -> str:
+        return self.api_version.rpartition("/")[0]
+
+    @property
+    def version(self) -> str:
+        return self.api_version.rpartition("/")[2]
+
+
+@dataclass(frozen=True)
 class Product:
     id: str
     name: str
@@ -78,6 +100,7 @@ class Product:
     description: str
     recognise: Recognise
     location: Location = NOWHERE
+    objects: Mapping[str, ObjectKind] = field(default_factory=dict)  # kind -> what is read
     upgrade_doc_title: str = ""  # H1 of the generated UPGRADE.md ("Upgrading agent-platform")
     upgrade_doc_intro: str = ""  # the one line under it
     inferred: Mapping[str, str] = field(default_factory=dict)  # field path -> why inferred
@@ -233,6 +256,19 @@ class KnowledgeBase:
             if rel.version == version:
                 return rel
         return None
+
+    def object_kinds(self) -> dict[str, ObjectKind]:
+        """The custom-resource kinds the products declare (fields of the same kind united)."""
+        out: dict[str, ObjectKind] = {}
+        for product in self.products.values():
+            for kind, decl in product.objects.items():
+                first = out.get(kind)
+                if first is None:
+                    out[kind] = decl
+                else:
+                    fields = first.fields + tuple(f for f in decl.fields if f not in first.fields)
+                    out[kind] = ObjectKind(kind, first.api_version, first.plural, fields)
+        return out
 
     def hazards_for(self, product: str) -> tuple[Hazard, ...]:
         return tuple(h for h in self.hazards.values() if h.product == product)

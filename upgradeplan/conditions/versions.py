@@ -227,3 +227,14 @@ def p_component_range_admits(args: Mapping[str, Any], state: State, kb: Knowledg
         )
     seen = ", ".join(r.version for r in admitted) or "no known release"
     return Outcome(Truth.FALSE, f"{claim}: no ({rng} admits {seen})", facts)
+
+
+def p_change_moves(args: Mapping[str, Any], state: State, kb: KnowledgeBase) -> Outcome:
+    product = str(args["product"])
+    key = f"change.{product}"
+    claim = f"the change moves the pin of {product}"
+
+    def test(value: object) -> bool | None:
+        return {"moved": True, "kept": False}.get(str(value)) if value is not None else None
+
+    return _simple(key, claim, state, test)

@@ -28,6 +28,7 @@ from upgradeplan.conditions.objects import (
     p_storage_class_exists,
     p_tolerates,
 )
+from upgradeplan.conditions.objectsets import p_all_objects, p_any_object
 from upgradeplan.conditions.outcome import (
     KeysFn,
     PredicateFn,
@@ -40,6 +41,7 @@ from upgradeplan.conditions.values import (
     p_value_set,
 )
 from upgradeplan.conditions.versions import (
+    p_change_moves,
     p_component_range_admits,
     p_fact_version_below,
     p_pin_exact,
@@ -88,6 +90,13 @@ def _spec(
 
 
 _OBJ = ("kind", "namespace", "name")
+_OBJ_TESTS = ("namespace", "empty", "equals", "matches")
+
+
+def _objects_keys(args: Mapping[str, Any]) -> list[str]:
+    kind, ns = args["kind"], args.get("namespace", "<namespace>")
+    return [f"object.{kind}", f"object.{kind}.{ns}.<name>.{args['field']}"]
+
 
 PREDICATES: dict[str, PredicateSpec] = dict(
     [
@@ -225,6 +234,9 @@ PREDICATES: dict[str, PredicateSpec] = dict(
             _keys("{fact}", "{other}"),
             p_facts_same_version,
         ),
+        _spec("any_object", ("kind", "field"), _OBJ_TESTS, _objects_keys, p_any_object),
+        _spec("all_objects", ("kind", "field"), _OBJ_TESTS, _objects_keys, p_all_objects),
+        _spec("change_moves", ("product",), (), _keys("change.{product}"), p_change_moves),
         _spec("fact_equals", ("fact", "value"), (), _keys("{fact}"), p_fact_equals),
         _spec("fact_in", ("fact", "values"), (), _keys("{fact}"), p_fact_in),
         _spec("fact_contains", ("fact", "value"), (), _keys("{fact}"), p_fact_contains),

@@ -17,6 +17,7 @@ from upgradeplan.model import (
     Hazard,
     Migration,
     Note,
+    ObjectKind,
     Product,
     Recognise,
     Release,
@@ -51,6 +52,7 @@ def product_of(ctx: Fields) -> Product:
             chart_source=ctx.strlist(rec, "chart_source", ("recognise",)) if rec else (),
         ),
         location=ctx.where(),
+        objects=_objects(ctx),
         upgrade_doc_title=ctx.text_in(upgrade_doc, "title", ("upgrade_doc",)),
         upgrade_doc_intro=ctx.text_in(upgrade_doc, "intro", ("upgrade_doc",)),
         inferred=ctx.inferred(),
@@ -62,6 +64,24 @@ def product_of(ctx: Fields) -> Product:
             f"product {pid!r} is in {ctx.doc.path.name}; name the file {pid}.yaml",
         )
     return product
+
+
+def _objects(ctx: Fields) -> dict[str, ObjectKind]:
+    """``objects:`` kind -> {apiVersion, plural, fields}: the custom resources hazards read."""
+    out: dict[str, ObjectKind] = {}
+    for kind, spec in (ctx.mapping("objects") or {}).items():
+        path = ("objects", kind)
+        if not isinstance(spec, dict):
+            ctx.report("KB002", path, "an object kind is {apiVersion, plural, fields}")
+            continue
+        api = ctx.text_in(spec, "apiVersion", path, required=True)
+        plural = ctx.text_in(spec, "plural", path, required=True)
+        fields = ctx.strlist(spec, "fields", path)
+        if "/" not in api:
+            ctx.report("KB002", (*path, "apiVersion"), f"apiVersion {api!r} is not group/version")
+        elif plural and fields:
+            out[str(kind)] = ObjectKind(str(kind), api, plural, fields)
+    return out
 
 
 def release_of(ctx: Fields, rel: tuple[str, ...]) -> Release:

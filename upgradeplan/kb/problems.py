@@ -156,6 +156,13 @@ CATALOGUE: tuple[CheckInfo, ...] = (
         "error",
         "an `amend` names no entry of an earlier directory, or changes a field without an override",
     ),
+    CheckInfo(
+        "KB029",
+        "undeclared-object-field",
+        "warning",
+        "a condition reads a custom-resource field no product declares under `objects:` "
+        "(no reader reads it; only a stated fact can settle it)",
+    ),
 )
 
 BY_CODE: dict[str, CheckInfo] = {c.code: c for c in CATALOGUE}

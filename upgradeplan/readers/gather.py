@@ -41,6 +41,7 @@ def gather(kb: KnowledgeBase, inputs: Inputs) -> list[Gathered]:
     if not inputs.base:
         return _gathered_with(kb, inputs, offline, said, [(s, (), (), {}) for s in repo])
     from upgradeplan.readers.gitops import gate as gitops_gate
+    from upgradeplan.state.changes import with_changes
 
     heads = {s.name: s for s in _chosen(gitops.read_installations(kb, inputs.gitops), inputs)}
     judged: list[_RepoState] = []
@@ -54,7 +55,8 @@ def gather(kb: KnowledgeBase, inputs: Inputs) -> list[Gathered]:
             continue
         changes = gitops_gate.pin_changes(kb, base_state, head)
         moved = moved_pins(base_state, changes.locations)
-        judged.append((base_state, tuple(changes.targets), tuple(changes.holds), moved))
+        judged_state = with_changes(base_state, head, changes.locations)  # change.<product>
+        judged.append((judged_state, tuple(changes.targets), tuple(changes.holds), moved))
         changed[base_state.name] = {p: w for p, w in changes.locations.items() if w is not None}
     out = _gathered_with(kb, inputs, offline, said, judged)
     only = next(iter(changed.values())) if len(changed) == 1 else None

@@ -91,6 +91,18 @@ KEYS: tuple[KeyRow, ...] = (
         kubectl=f"{_OBJECT} (status.harnesses)",
     ),
     KeyRow(
+        "object.<Kind>.<namespace>.<name>.<field>",
+        r"^object\.[A-Za-z][A-Za-z0-9]*\.[^.]+\.[^.]+\..+$",
+        "values",
+        kubectl=f"{_OBJECT} (a field a product declares under objects:)",
+    ),
+    KeyRow(
+        "object.<Kind>",
+        r"^object\.[A-Za-z][A-Za-z0-9]*$",
+        "list",
+        kubectl="kubectl get <Kind> -A (every object of a declared kind, namespace/name)",
+    ),
+    KeyRow(
         "crd.<name>.stored-versions",
         r"^crd\..+\.stored-versions$",
         "list",
@@ -138,6 +150,13 @@ KEYS: tuple[KeyRow, ...] = (
         r"^storageclass\..+\.exists$",
         "bool",
         kubectl="kubectl get storageclass <name>",
+    ),
+    KeyRow(
+        "change.<product>",
+        r"^change\.(?P<p>[^.]+)$",
+        "text",
+        "check --gitops PATH --base REF (or --fact {key}=moved|kept)",
+        stated_only=True,
     ),
     KeyRow(
         "cloud.<topic>",

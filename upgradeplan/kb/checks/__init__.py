@@ -17,6 +17,7 @@ from upgradeplan.kb.checks.content import (
     check_fact_keys,
     check_hazard_references,
     check_inferred,
+    check_object_fields,
     check_patterns,
     check_reference_format,
     check_templates,
@@ -53,6 +54,7 @@ CHECKS: tuple[Check, ...] = (
     Check(("KB025",), check_inferred),
     Check(("KB026",), check_hazard_references, lint_only=True),
     Check(("KB005", "KB024"), check_fact_keys),
+    Check(("KB029",), check_object_fields),
     Check(("KB014",), check_templates, lint_only=True),
 )
 

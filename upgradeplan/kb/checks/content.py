@@ -7,7 +7,7 @@ KB015 (patterns compile), KB019/KB020 (symptoms, verify), KB021/KB026 (reference
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from functools import partial
 from typing import Any
 
@@ -22,7 +22,7 @@ from upgradeplan.kb.checks.context import (
 )
 from upgradeplan.kb.documents import Loaded
 from upgradeplan.kb.problems import Problem, problem
-from upgradeplan.model import KnowledgeBase, Location
+from upgradeplan.model import KnowledgeBase, Location, ObjectKind
 from upgradeplan.state import keys
 
 
@@ -160,6 +160,53 @@ def check_fact_keys(loaded: Loaded) -> Iterator[Problem]:
                 fact = cond.args.get(arg)
                 if isinstance(fact, str):
                     yield from _fact_problems(fact, cond.location, cond.predicate, products)
+
+
+# Object keys the readers make for every object they read, whatever the knowledge declares.
+_OBJECT_META = (".exists", ".annotations", ".labels", ".harnesses")
+
+
+def _undeclared_field(key: str, kinds: Mapping[str, ObjectKind]) -> bool:
+    """``object.<Kind>.<ns>.<name>.<field>`` whose kind or field no product declares."""
+    found = keys.match(key)
+    if found is None or found.row.key != "object.<Kind>.<namespace>.<name>.<field>":
+        return False
+    if key.endswith(_OBJECT_META):
+        return False
+    decl = kinds.get(key.split(".", 2)[1])
+    return decl is None or not any(key.endswith("." + f) for f in decl.fields)
+
+
+def check_object_fields(loaded: Loaded) -> Iterator[Problem]:
+    """KB029 (warning): custom-resource fields a condition reads are declared by a product."""
+    ctx = Ctx(loaded)
+    kinds = ctx.kb.object_kinds()
+    roots = [hz.when for hz in all_hazards(ctx.kb)]
+    roots += [c for rel in all_releases(ctx.kb) for c in rel.requires_when.values()]
+    for root in roots:
+        for cond in walk_conditions(root):
+            if cond.op != "pred":
+                continue
+            args, name = cond.args, cond.predicate
+            if name in ("any_object", "all_objects"):
+                decl = kinds.get(str(args.get("kind")))
+                if decl is None or str(args.get("field")) not in decl.fields:
+                    key = f"object.{args.get('kind')}.<namespace>.<name>.{args.get('field')}"
+                    yield _kb029(cond.location, name, key)
+                continue
+            for arg in ("fact", "other"):
+                fact = args.get(arg)
+                if isinstance(fact, str) and _undeclared_field(fact, kinds):
+                    yield _kb029(cond.location, name, fact)
+
+
+def _kb029(where: Location, predicate: str, key: str) -> Problem:
+    return problem(
+        "KB029",
+        where,
+        f"{predicate}: {key} is a field no product declares under objects: "
+        "(declare the kind and the field, or state the fact)",
+    )
 
 
 # --------------------------------------------------------------------------- templates

@@ -126,6 +126,16 @@ RESOURCES: tuple[Resource, ...] = (
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 
+def declared_resources(kb: KnowledgeBase) -> tuple[Resource, ...]:
+    """The custom-resource kinds the knowledge declares (``objects:``) and RESOURCES lacks."""
+    known = {res.kind for res in RESOURCES}
+    return tuple(
+        Resource(d.plural, kind, d.group, (d.version,), f"object.{kind}")
+        for kind, d in sorted(kb.object_kinds().items())
+        if kind not in known
+    )
+
+
 _Unreachable = Unreachable  # the API server could not be reached at all
 
 
@@ -489,7 +499,8 @@ def _read_all(kb: KnowledgeBase, session: _Session, name: str) -> _Read:
     else:
         out.failed("/version", version, "installed.kubernetes", "reading /version")
     # one list per resource type, and the CRDs the knowledge names, all at once
-    calls: list[Callable[[_Read], None]] = [partial(_list, session, res) for res in RESOURCES]
+    resources = RESOURCES + declared_resources(kb)
+    calls: list[Callable[[_Read], None]] = [partial(_list, session, res) for res in resources]
     for crd in sorted(interests(kb).crds):
         path, key = f"{CRD_PATH}/{quote(crd)}", f"crd.{crd}"
         calls.append(partial(_get_one, session, path, "CustomResourceDefinition", crd, key))

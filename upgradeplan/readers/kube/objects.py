@@ -359,6 +359,7 @@ def state_from_objects(
         elif absent_known("Secret", ns, nm):
             b.add(key, None, f"Secret {ns}/{nm} not found")
     _objects(b, by_kind, wants, absent_known)
+    _declared_objects(b, by_kind, kb, listed_set)
     for crd in by_kind.get("CustomResourceDefinition", []):
         stored = _get(crd, "status", "storedVersions")
         if isinstance(stored, list):
@@ -693,6 +694,25 @@ def _objects(
         if key not in b.facts and absent_known(kind, ns, nm):
             where = f"{kind} {ns}/{nm}" if ns else f"{kind} {nm}"
             b.add(key, False, f"{where} not found")
+
+
+def _declared_objects(
+    b: _Builder, by_kind: Mapping[str, list[Mapping[str, Any]]], kb: KnowledgeBase, listed: Any
+) -> None:
+    """The fields the products declare under ``objects:``, and each listed kind's members."""
+    for kind, decl in sorted(kb.object_kinds().items()):
+        items = by_kind.get(kind, [])
+        for obj in items:
+            base = f"object.{kind}.{_ns(obj) or '_'}.{_name(obj)}"
+            ref = _ref(kind, obj)
+            b.add(base + ".exists", True, ref)
+            for path in decl.fields:
+                value = keypath.get(obj, keypath.split(path))
+                plain = None if value is keypath.ABSENT else _plain_tree(value)
+                b.add(f"{base}.{path}", plain, f"{ref} {path}")
+        if kind in listed:
+            names = [f"{_ns(o)}/{_name(o)}" if _ns(o) else _name(o) for o in items]
+            b.add(f"object.{kind}", names, f"{kind} list")
 
 
 def _nodes(b: _Builder, nodes: list[Mapping[str, Any]]) -> None:

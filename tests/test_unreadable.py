@@ -136,6 +136,11 @@ def test_a_403_on_harnesses_is_undetermined_and_named(fake_api: FakeAPIFactory) 
     (rec,) = recs
     assert rec["source"] == "harnesses.kagent.dev" and rec["status"] == 403
     assert rec["unknown"] == ["object.Harness"]
+    sarif = json.loads(run([*args, "--kubeconfig", kubeconfig, "-o", "sarif"]).stdout)
+    notes = sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert any("harnesses.kagent.dev" in n["message"]["text"] for n in notes)
+    github = run([*args, "--kubeconfig", kubeconfig, "-o", "github"]).stdout
+    assert "::notice title=upgradeplan read::could not be read: harnesses.kagent.dev" in github
     # --fail-on never publishes without failing, the 403 still named
     never = run([*args, "--kubeconfig", kubeconfig, "--fail-on", "never"])
     assert never.exit_code == 0 and "403 Forbidden" in never.stdout

@@ -82,7 +82,9 @@ class LazyGroup(click.Group):
         except UpgradeplanError as exc:
             if (ctx.obj or {}).get("debug"):
                 raise
-            click.echo(f"upgradeplan: error: {exc.one_line()}", err=True)
+            from upgradeplan.redact import clean  # secrets a reader registered never shown
+
+            click.echo(f"upgradeplan: error: {clean(exc.one_line())}", err=True)
             ctx.exit(int(exc.exit_code))
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
             raise

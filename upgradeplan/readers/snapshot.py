@@ -9,9 +9,10 @@ kubectl. Reading never executes anything from the file (``yaml.CSafeLoader``).
 from __future__ import annotations
 
 import json
+import os
+import stat
 import sys
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any, Literal
 
 import yaml
@@ -84,27 +85,87 @@ def states_of(text: str, label: str, kb: KnowledgeBase | None = None) -> list[St
     return states
 
 
+MAX_INPUT = 256 * 1024 * 1024  # bytes of one snapshot file (20,000 HelmReleases are ~10 MB)
+
+
 def _read_text(path: str) -> tuple[str, str]:
+    """The text of a snapshot file, or of stdin: regular files only, at most MAX_INPUT bytes.
+
+    A FIFO, a device or a socket is refused by name before it is opened (``/dev/zero`` never
+    ends, a FIFO may never be written); a symlink is followed to what it names."""
     if path == "-":
-        return sys.stdin.read(), "<stdin>"
+        return _decoded(sys.stdin.buffer.read(MAX_INPUT + 1), "<stdin>"), "<stdin>"
     try:
-        return Path(path).read_text(encoding="utf-8"), path
+        info = os.stat(path)
     except FileNotFoundError:
         raise errors.BadInput(
             f"{path}: no such file", hint="check the --state/--snapshot path"
         ) from None
-    except IsADirectoryError:
+    except OSError as exc:
+        raise errors.BadInput(f"{path}: cannot read ({exc.strerror})") from None
+    if stat.S_ISDIR(info.st_mode):
         raise errors.BadInput(
             f"{path}: is a directory",
             hint="--state/--snapshot takes a file; use --gitops for a directory",
-        ) from None
-    except UnicodeDecodeError as exc:
-        raise errors.BadInput(f"{path}: not UTF-8 text ({exc.reason})") from None
+        )
+    if not stat.S_ISREG(info.st_mode):
+        raise errors.BadInput(
+            f"{path}: is {_file_kind(info.st_mode)}, not a regular file",
+            hint="--state/--snapshot reads a regular file, or '-' for stdin",
+        )
+    if info.st_size > MAX_INPUT:
+        raise errors.BadInput(
+            f"{path}: {info.st_size} bytes is more than the cap of {MAX_INPUT} bytes",
+            hint="a snapshot of one installation is far smaller; check the file",
+        )
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_INPUT + 1)
     except OSError as exc:
         raise errors.BadInput(f"{path}: cannot read ({exc.strerror})") from None
+    return _decoded(data, path), path
+
+
+def _decoded(data: bytes, label: str) -> str:
+    if len(data) > MAX_INPUT:
+        raise errors.BadInput(
+            f"{label}: more than the cap of {MAX_INPUT} bytes",
+            hint="a snapshot of one installation is far smaller; check the input",
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise errors.BadInput(f"{label}: not UTF-8 text ({exc.reason})") from None
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
 
 
 def _parse(text: str, label: str) -> list[Any]:
+    """The documents of a snapshot text; the cyclic garbage collector paused meanwhile (the
+    parsers build only acyclic containers, and collecting over them made reading a 20,000
+    HelmRelease snapshot superlinear: 3.5 times slower at 10,000)."""
+    import gc
+
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _parse_documents(text, label)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _parse_documents(text: str, label: str) -> list[Any]:
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
         try:
@@ -114,9 +175,15 @@ def _parse(text: str, label: str) -> list[Any]:
                 f"malformed JSON: {exc.msg} (column {exc.colno})",
                 location=f"{label}:{exc.lineno}",
             ) from None
+        except RecursionError:
+            raise errors.BadInput(
+                "JSON nested too deeply to be a snapshot", location=label
+            ) from None
         return loaded if isinstance(loaded, list) else [loaded]
     try:
         return list(yaml.load_all(text, Loader=_Loader))
+    except RecursionError:
+        raise errors.BadInput("YAML nested too deeply to be a snapshot", location=label) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f"{label}:{mark.line + 1}" if mark is not None else label

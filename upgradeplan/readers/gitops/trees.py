@@ -73,7 +73,24 @@ class WorkTree:
         return os.path.isfile(self._path(rel))
 
     def list_dir(self, rel: str) -> list[str]:
-        return sorted(os.listdir(self._path(rel)))
+        """The entries of a directory, symlinks resolved: one leaving the boundary is left
+        out (nothing outside is read), and so is a symlinked directory that loops back to an
+        ancestor or lies inside the tree (it is walked where it really is: visited once)."""
+        here = Path(os.path.realpath(self._path(rel)))
+        bound = Path(os.path.realpath(self.boundary))
+        root = Path(os.path.realpath(self.root))
+        out = []
+        for p in self._path(rel).iterdir():
+            if p.is_symlink():
+                real = Path(os.path.realpath(p))
+                if real != bound and bound not in real.parents:
+                    continue  # leaves the repository
+                if real.is_dir() and (
+                    real in (root, here) or root in real.parents or real in here.parents
+                ):
+                    continue  # a loop, or a second way to a directory walked anyway
+            out.append(p.name)
+        return sorted(out)
 
     def read(self, rel: str) -> bytes:
         with open(self._path(rel), "rb") as fh:

@@ -62,9 +62,7 @@ def objects(extra: int) -> list[dict[str, Any]]:
                     "driftDetection": {"mode": "enabled"} if i % 2 else {},
                     "values": {"replicas": 2},
                 },
-                "status": {
-                    "history": [{"chartName": name, "chartVersion": "1.0.0", "version": 1}]
-                },
+                "status": {"history": [{"chartName": name, "chartVersion": "1.0.0", "version": 1}]},
             }
         )
     return out

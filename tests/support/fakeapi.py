@@ -331,6 +331,7 @@ class FakeAPIServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
+        self._httpd.handle_error = lambda request, client_address: None  # type: ignore[method-assign]
         if self.tls is not None:
             context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             context.load_cert_chain(*self.tls)

@@ -398,6 +398,11 @@ def _list_version(
         page = answer.body.get("items")
         if page is not None and not isinstance(page, list):
             return _Answer(0, None, "the list's items are not a list", PARSE_ERROR), items
+        junk = sum(1 for item in page or [] if not isinstance(item, dict))
+        if junk:
+            return _Answer(
+                0, None, f"{junk} of the list's items are not objects", PARSE_ERROR
+            ), items
         got = 0
         for item in page or []:
             if isinstance(item, dict):

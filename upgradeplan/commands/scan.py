@@ -122,6 +122,12 @@ def scan(ctx: click.Context, /, output: str, **params: Any) -> None:
 
 def write_atomically(path: str, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same directory."""
+    if os.path.lexists(path) and not os.path.isfile(path):  # a device, FIFO, directory...
+        raise errors.BadInput(
+            f"{path}: exists and is not a regular file; not writing",
+            hint="-f writes a regular file; choose another path",
+        )
+    path = os.path.realpath(path)  # a symlinked snapshot file is written through, kept a link
     directory = os.path.dirname(os.path.abspath(path))
     try:
         fd, tmp = tempfile.mkstemp(prefix=".upgradeplan-", suffix=".tmp", dir=directory)
@@ -130,6 +136,8 @@ def write_atomically(path: str, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -80,7 +80,7 @@ class WorkTree:
         bound = Path(os.path.realpath(self.boundary))
         root = Path(os.path.realpath(self.root))
         out = []
-        for p in self._path(rel).iterdir():
+        for p in Path(self._path(rel)).iterdir():
             if p.is_symlink():
                 real = Path(os.path.realpath(p))
                 if real != bound and bound not in real.parents:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -140,10 +141,56 @@ def test_a_403_on_harnesses_is_undetermined_and_named(fake_api: FakeAPIFactory) 
     notes = sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
     assert any("harnesses.kagent.dev" in n["message"]["text"] for n in notes)
     github = run([*args, "--kubeconfig", kubeconfig, "-o", "github"]).stdout
-    assert "::notice title=upgradeplan read::could not be read: harnesses.kagent.dev" in github
+    assert "::notice title=upgradeplan [s1] read::could not be read: harnesses.kagent.dev" in github
     # --fail-on never publishes without failing, the 403 still named
     never = run([*args, "--kubeconfig", kubeconfig, "--fail-on", "never"])
     assert never.exit_code == 0 and "403 Forbidden" in never.stdout
+
+
+@pytest.mark.parametrize(("fixture", "before"), [("s1", "safe-with-actions"), ("s4", "safe")])
+def test_a_403_on_helmreleases_never_judges_on_versions_only_derived_from_pins(
+    fake_api: FakeAPIFactory, fixture: str, before: str
+) -> None:
+    args = ["check", "--to", "agent-platform=4.8.1"]
+    readable = run([*args, "--kubeconfig", _kubeconfig(fake_api, fixture, Faults(), "v1.35.0")])
+    assert readable.exit_code == 0 and f"[{fixture}]: {before}" in readable.stdout
+    kubeconfig = _kubeconfig(fake_api, fixture, Faults(forbidden={"helmreleases"}), "v1.35.0")
+    text = run([*args, "--kubeconfig", kubeconfig])
+    assert text.exit_code == 4, text.output
+    assert f"[{fixture}]: undetermined" in text.stdout
+    assert "agent-platform 4.8.0" in text.stdout or fixture == "s1"
+    guess = next(line for line in text.stdout.splitlines() if "derived from its exact pin" in line)
+    assert "403 Forbidden" in guess and "--installed agent-platform=VERSION" in guess
+    assert f"helmreleases.helm.toolkit.fluxcd.io in context {fixture}: 403 Forbidden" in text.stdout
+    assert "Recommended path (safe)" not in text.stdout
+    as_json = run([*args, "--kubeconfig", kubeconfig, "-o", "json"])
+    assert as_json.exit_code == 4
+    (res,) = results(as_json)
+    assert res["verdict"] == "undetermined"
+    notes: list[str] = res["notes"]  # type: ignore[assignment]
+    assert any(n.startswith("agent-platform ") and "403 Forbidden" in n for n in notes)
+    recs: list[dict[str, Any]] = res["unreadable"]  # type: ignore[assignment]
+    (rec,) = recs
+    assert rec["status"] == 403 and "installed.agent-platform" in rec["unknown"]
+    assert "values.agent-platform" in rec["unknown"]
+    markdown = run([*args, "--kubeconfig", kubeconfig, "-o", "markdown"]).stdout
+    assert "could not be read: helmreleases.helm.toolkit.fluxcd.io" in markdown
+
+
+def test_what_runs_stated_with_installed_is_judged_on_it(fake_api: FakeAPIFactory) -> None:
+    kubeconfig = _kubeconfig(fake_api, "s4", Faults(forbidden={"helmreleases"}), "v1.35.0")
+    args = ["check", "--to", "agent-platform=4.8.1", "--kubeconfig", kubeconfig]
+    args += ["--installed", "agent-platform=4.8.0"]
+    args += ["--installed", "agent-platform-connectivity=4.8.0"]
+    values = ["klausGateway.crd.install", "klausGateway.controller.enabled"]
+    values += ["muster.autoscaling.enabled"]
+    for key in values:
+        args += ["--fact", f"values.agent-platform.{key}=false"]
+    result = run(args)
+    assert result.exit_code == 0, result.output
+    assert "derived from its exact pin" not in result.stdout
+    assert "403 Forbidden" in result.stdout  # still named: the HelmReleases were not read
+    assert run([*args[:-2]]).exit_code == 4  # one value left unread: may apply, blind
 
 
 def test_a_snapshot_of_a_partly_unreadable_cluster_says_so(

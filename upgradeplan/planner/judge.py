@@ -13,7 +13,7 @@ from upgradeplan.planner.findings import current_findings
 from upgradeplan.planner.verdicts import verdict_of
 from upgradeplan.provenance import Source
 from upgradeplan.results import EXIT_OF_VERDICT, CheckResult
-from upgradeplan.unreadable import Unreadable
+from upgradeplan.unreadable import Unreadable, resting_on_guesses
 
 
 def judge(findings: Sequence[Finding], fail_on: str, *, actions: bool = False) -> Verdict:
@@ -47,6 +47,9 @@ def check(
         verdict = "undetermined"
     if verdict in ("safe", "safe-with-actions") and unknown_versions(kb, state):
         verdict = "undetermined"  # the knowledge cannot vouch for a release it does not list
+    guesses = resting_on_guesses(state, findings, [t.product for t in targets])
+    if guesses and fail_on != "never":  # what runs was never read, only derived from a pin
+        verdict, recommended = _undetermined(verdict), _undetermined_plan(recommended)
     return CheckResult(
         name=name or state.name,
         state=state,
@@ -55,10 +58,20 @@ def check(
         verdict=verdict,
         exit_code=int(EXIT_OF_VERDICT[verdict]),
         recommended=recommended,
-        notes=read_notes(kb, state),
+        notes=(*read_notes(kb, state), *guesses),
         unreadable=tuple(unread),
         changed=dict(changed or {}),
     )
+
+
+def _undetermined(verdict: Verdict) -> Verdict:
+    return "undetermined" if verdict in ("safe", "safe-with-actions") else verdict
+
+
+def _undetermined_plan(plan: Plan | None) -> Plan | None:
+    if plan is None or plan.verdict not in ("safe", "safe-with-actions"):
+        return plan
+    return replace(plan, verdict="undetermined")
 
 
 def _judge_move(

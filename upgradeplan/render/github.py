@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from upgradeplan import unreadable
 from upgradeplan.model import Finding, Plan
 from upgradeplan.provenance import Source
 from upgradeplan.render.sarif import (
@@ -125,7 +126,8 @@ def render_check(
     summaries: list[str] = []
     for r in results:
         at = f"[{r.name}] " if r.name else ""
-        out += [f"::notice title=upgradeplan {at}read::{escape_data(n)}" for n in r.notes]
+        told = unreadable.told(r.notes, r.unreadable)  # the notes and every unread source
+        out += [f"::notice title=upgradeplan {at}read::{escape_data(n)}" for n in told]
         reported = [f for f in r.findings if f.status in ("applies", "may-apply")]
         every = [*reported, *(a.finding for a in r.accepted)]
         fallback = fallback_locations(r.plan, every)

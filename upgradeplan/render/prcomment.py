@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from upgradeplan import unreadable
 from upgradeplan.model import Finding, Plan
 from upgradeplan.provenance import Source
 from upgradeplan.render.sarif import counts, fallback_locations, file_line, location_of
@@ -140,8 +141,9 @@ def _result(result: CheckResult, fail_on: str, root: Path | None) -> list[str]:
         why = _cell(result.error or "")
         return [f"#### {name}: **undetermined**", "", f"Could not be read: {why}", ""]
     out = [f"#### {name}: **{result.verdict}**", "", f"Move: {_cell(_title(result.plan))}", ""]
-    if result.notes:
-        out += [*(f"> {_cell(n)}" for n in result.notes), ""]
+    told = unreadable.told(result.notes, result.unreadable)  # the notes and every unread source
+    if told:
+        out += [*(f"> {_cell(n)}" for n in told), ""]
     shown = [f for f in result.findings if f.status in ("applies", "may-apply")]
     shown.sort(key=lambda f: (not counts(f, fail_on), f.status != "applies", f.hazard))
     every = [*shown, *(a.finding for a in result.accepted)]

@@ -21,6 +21,7 @@ from typing import Any
 from upgradeplan import keypath
 from upgradeplan.model import Condition, Fact, FactValue, KnowledgeBase, Product, State
 from upgradeplan.provenance import ObjectRef, read_from
+from upgradeplan.readers.kube.unknowns import widen
 from upgradeplan.unreadable import Unreadable
 
 # The pseudo-object the cluster reader makes of GET /version.
@@ -396,13 +397,14 @@ def state_from_objects(
             "StorageClass", "", sc_name
         ):
             b.add(f"storageclass.{sc_name}.exists", False, f"StorageClass {sc_name} not found")
+    records = widen(kb, unread, b.unreadable, b.facts)
     facts = {
         k: f
         for k, f in b.facts.items()
         if not any(k == p or k.startswith(p + ".") for p in b.unreadable)
     }
     return State(
-        facts=facts, name=name, unreadable=dict(sorted(b.unreadable.items())), unread=tuple(unread)
+        facts=facts, name=name, unreadable=dict(sorted(b.unreadable.items())), unread=records
     )
 
 

@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from fakeapi import FakeAPIFactory, fake_api
-from scenario_expectations import CLUSTER_FIXTURES
+from support.fakeapi import FakeAPIFactory, fake_api
+from support.scenarios import CLUSTER_FIXTURES
 
 __all__ = ["fake_api"]  # the pytest fixture, imported for its side effect
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from fakeapi import FakeAPIFactory, Faults, fake_api
-from scenario_expectations import CLUSTER_FIXTURES
+from support.fakeapi import FakeAPIFactory, Faults, fake_api
+from support.scenarios import CLUSTER_FIXTURES
 
 from upgradeplan.cli import cli
 from upgradeplan.readers.kube import cluster, transport

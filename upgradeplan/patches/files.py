@@ -132,7 +132,7 @@ def _checked(shown: Path, expected: str) -> tuple[Path, bytes, int]:
     real = Path(os.path.realpath(shown))
     if not real.is_file():
         raise BadInput("not a regular file; not writing", location=str(shown))
-    if not os.access(real, os.W_OK):
+    if not os.access(real, os.W_OK) or not real.stat().st_mode & 0o222:  # root too
         raise BadInput(
             "read-only; not writing any file of this step",
             location=str(shown),

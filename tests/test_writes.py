@@ -144,3 +144,23 @@ def test_snapshot_file_writes_only_regular_files(tmp_path: Path) -> None:
         cli, ["snapshot", "--kubeconfig", str(tmp_path / "none"), "-f", str(fifo)]
     )
     assert result.exit_code == 2
+
+
+def test_patch_gitops_moves_a_delegate_pinned_by_its_image_tag(tmp_path: Path) -> None:
+    fixture = Path(__file__).parent / "fixtures" / "gitops" / "s7" / "delegate.yaml"
+    repo = tmp_path / "s7"
+    repo.mkdir()
+    original = fixture.read_text(encoding="utf-8").replace("delegate:0.31.2", "delegate:0.29.0")
+    (repo / "delegate.yaml").write_text(original, encoding="utf-8")
+    args = ["patch", "--gitops", str(repo), "--to", "harness-delegate=0.31.2"]
+    args += ["--installed", "harness-cd=24.12.0"]
+    shown = CliRunner().invoke(cli, args)
+    assert shown.exit_code == 0, shown.output
+    assert "+          image: harness/delegate:0.31.2" in shown.stdout
+    written = CliRunner().invoke(cli, [*args, "--write"])
+    assert written.exit_code == 0, written.output
+    after = (repo / "delegate.yaml").read_text(encoding="utf-8")
+    assert after == original.replace("delegate:0.29.0", "delegate:0.31.2")  # nothing else moved
+    # the fixture as it is (already on 0.31.2) has no pin to move and exits 0 too
+    as_is = CliRunner().invoke(cli, ["patch", "--gitops", str(fixture.parent), *args[3:]])
+    assert as_is.exit_code == 0, as_is.output

@@ -9,6 +9,7 @@ check the result.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -70,6 +71,31 @@ def _render(value: str, style: str | None) -> str:
     return value
 
 
+# an image reference whose tag is the version: registry/repo:tag (no digest: it pins the bytes)
+_IMAGE = re.compile(r"(?P<repo>[^\s@]*[^\s@:]):(?P<tag>[^\s:/@]+)")
+
+
+def _replaced(value: str, before: str, after: str) -> str | None:
+    """The new text of a scalar holding ``before`` (itself, ``v``-prefixed, or as the tag of
+    an image reference such as ``harness/delegate:0.29.0``), or None when it does not."""
+
+    def versioned(current: str) -> str | None:
+        if current == before:
+            return after
+        if current.startswith("v") and current[1:] == before and current[1:2].isdigit():
+            return after if after.startswith("v") else "v" + after  # keeps its v prefix
+        return None
+
+    whole = versioned(value)
+    if whole is not None:
+        return whole
+    image = _IMAGE.fullmatch(value)
+    if image is None:
+        return None
+    tag = versioned(image.group("tag"))
+    return f"{image.group('repo')}:{tag}" if tag is not None else None
+
+
 def scalar_lines(text: str, value: str, *, where: str = "") -> list[int]:
     """The 1-based lines of every plain or quoted scalar whose value is ``value``."""
     return [
@@ -95,7 +121,7 @@ def set_scalars(text: str, edits: Sequence[ScalarEdit], *, where: str = "") -> s
             s
             for s in scalars
             if s.start_mark.line + 1 == edit.line
-            and edit.before in (s.value, s.value.removeprefix("v"))
+            and _replaced(s.value, edit.before, edit.after) is not None
             and s.style != "|"
         ]
         if not hits:
@@ -110,9 +136,7 @@ def set_scalars(text: str, edits: Sequence[ScalarEdit], *, where: str = "") -> s
             raise BadInput(
                 "cannot edit a folded scalar", location=f"{where}:{edit.line}" if where else ""
             )
-        new = edit.after
-        if node.value.startswith("v") and not new.startswith("v") and node.value[1:2].isdigit():
-            new = "v" + new  # an image tag written as v0.29.0 keeps its prefix
+        new = _replaced(node.value, edit.before, edit.after) or edit.after
         spans.append((node.start_mark.index, node.end_mark.index, _render(new, node.style)))
     out = text
     for start, end, replacement in sorted(set(spans), reverse=True):

@@ -192,3 +192,30 @@ def test_the_documented_tree_is_the_package() -> None:
     start = doc.index("```\nupgradeplan/\n") + len("```\n")
     shown = doc[start : doc.index("```", start)]
     assert shown == tree(PACKAGE), "docs/architecture.md: paste `python tests/support/tree.py`"
+
+
+def test_api_is_composition_only() -> None:
+    """api.py stays small: under 300 lines, no function over 30 (the rules live below it)."""
+    path = PACKAGE / "api.py"
+    source = path.read_text(encoding="utf-8")
+    assert len(source.splitlines()) < 300
+    long = [
+        f"{node.name}: {node.end_lineno - node.lineno + 1} lines"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.FunctionDef) and node.end_lineno is not None
+        if node.end_lineno - node.lineno + 1 > 30
+    ]
+    assert not long, long
+
+
+def test_commands_import_neither_the_planner_nor_the_readers() -> None:
+    """The face works through api: no command module imports planner or readers directly."""
+    modules = _sources()
+    direct = [
+        f"{module} imports {name}"
+        for module, tree in sorted(modules.items())
+        if module.startswith(("upgradeplan.commands", "upgradeplan.cli"))
+        for name in _imports(tree)
+        if name.startswith(("upgradeplan.planner", "upgradeplan.readers"))
+    ]
+    assert not direct, direct

@@ -19,51 +19,21 @@ from upgradeplan.model import Action, Finding, KnowledgeBase, Plan, State, Targe
 from upgradeplan.provenance import Source
 from upgradeplan.releases import check_version as check_version
 from upgradeplan.releases import require_product as require_product
-from upgradeplan.results import (
-    EXIT_OF_VERDICT as EXIT_OF_VERDICT,
-)
-from upgradeplan.results import (
-    FAIL_ON_CHOICES as FAIL_ON_CHOICES,
-)
-from upgradeplan.results import (
-    CheckResult as CheckResult,
-)
-from upgradeplan.results import (
-    ConditionResult as ConditionResult,
-)
-from upgradeplan.results import (
-    Diagnosis as Diagnosis,
-)
-from upgradeplan.results import (
-    Explanation as Explanation,
-)
-from upgradeplan.results import (
-    FailOn as FailOn,
-)
-from upgradeplan.results import (
-    Gathered as Gathered,
-)
-from upgradeplan.results import (
-    GraphResult as GraphResult,
-)
-from upgradeplan.results import (
-    Inputs as Inputs,
-)
-from upgradeplan.results import (
-    PatchResult as PatchResult,
-)
-from upgradeplan.results import (
-    PlanResult as PlanResult,
-)
-from upgradeplan.results import (
-    SnapshotResult as SnapshotResult,
-)
-from upgradeplan.results import (
-    SymptomMatch as SymptomMatch,
-)
-from upgradeplan.results import (
-    worst_exit as worst_exit,
-)
+from upgradeplan.results import EXIT_OF_VERDICT as EXIT_OF_VERDICT
+from upgradeplan.results import FAIL_ON_CHOICES as FAIL_ON_CHOICES
+from upgradeplan.results import CheckResult as CheckResult
+from upgradeplan.results import ConditionResult as ConditionResult
+from upgradeplan.results import Diagnosis as Diagnosis
+from upgradeplan.results import Explanation as Explanation
+from upgradeplan.results import FailOn as FailOn
+from upgradeplan.results import Gathered as Gathered
+from upgradeplan.results import GraphResult as GraphResult
+from upgradeplan.results import Inputs as Inputs
+from upgradeplan.results import PatchResult as PatchResult
+from upgradeplan.results import PlanResult as PlanResult
+from upgradeplan.results import SnapshotResult as SnapshotResult
+from upgradeplan.results import SymptomMatch as SymptomMatch
+from upgradeplan.results import worst_exit as worst_exit
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -484,3 +484,16 @@ class Plan:
             seq = out.setdefault(step.product, [step.from_version])
             seq.append(step.to_version)
         return out
+
+    @property
+    def pin_path(self) -> dict[str, list[str | None]]:
+        """Per product, the pin values visited along the steps (current first)."""
+        out: dict[str, list[str | None]] = {}
+        for step in self.steps:
+            for move in step.moves:
+                if move.kind != "pin":
+                    continue
+                seq = out.setdefault(move.product, [move.before])
+                if seq[-1] != move.after:
+                    seq.append(move.after)
+        return out

@@ -55,7 +55,7 @@ def _path(plan: Plan) -> dict[str, list[str]]:
 
 
 def _pins(plan: Plan) -> dict[str, list[str | None]]:
-    return {k: list(v) for k, v in sorted(pin_path(plan).items())}
+    return {k: list(v) for k, v in sorted(plan.pin_path.items())}
 
 
 def _missing(missing: Iterable[MissingFact]) -> list[dict[str, str]]:
@@ -150,19 +150,6 @@ def step_to_dict(s: Step) -> dict[str, Any]:
         "actions": [action_to_dict(a) for a in s.actions],
         "verify": list(s.verify),
     }
-
-
-def pin_path(plan: Plan) -> dict[str, list[str | None]]:
-    """Per product, the pin values visited along the steps (current first)."""
-    out: dict[str, list[str | None]] = {}
-    for step in plan.steps:
-        for move in step.moves:
-            if move.kind != "pin":
-                continue
-            seq = out.setdefault(move.product, [move.before])
-            if seq[-1] != move.after:
-                seq.append(move.after)
-    return out
 
 
 def plan_to_dict(plan: Plan) -> dict[str, Any]:

@@ -146,12 +146,10 @@ def _order(findings: Sequence[Finding]) -> list[Finding]:
 
 
 def path_lines(plan: Plan, prefix: str = "  ") -> list[str]:
-    from upgradeplan.render.structured import pin_path
-
     out = []
     for product, versions in sorted(plan.path.items()):
         out.append(f"{prefix}{product} {f' {ARROW} '.join(versions)}")
-    for product, pins in sorted(pin_path(plan).items()):
+    for product, pins in sorted(plan.pin_path.items()):
         shown = [p if p is not None else "(none)" for p in pins]
         out.append(f"{prefix}pin {product} {f' {ARROW} '.join(shown)}")
     return out

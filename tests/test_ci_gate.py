@@ -230,7 +230,7 @@ def test_all_contexts_give_one_run_per_context_with_distinct_ids(
     assert sorted(ids) == ["upgradeplan/lab/", "upgradeplan/prod/"]
     assert {r["properties"]["installation"] for r in runs} == {"lab", "prod"}
     for run in runs:
-        assert run["tool"]["driver"]["informationUri"].startswith("https://")
+        assert "informationUri" not in run["tool"]["driver"]  # no address we have not verified
         for res in run["results"]:
             assert res["message"]["text"].startswith(run["properties"]["installation"] + ": ")
     gh = invoke(

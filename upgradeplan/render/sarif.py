@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     from upgradeplan.results import CheckResult
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://github.com/giantswarm/upgradeplan"
 ROOT_ID = "%SRCROOT%"
 
 _LEVEL = {"blocking": "error", "warning": "warning", "notice": "note"}
@@ -383,7 +382,6 @@ def _driver(rules: list[dict[str, Any]]) -> dict[str, Any]:
         "name": "upgradeplan",
         "version": __version__,
         "semanticVersion": __version__,
-        "informationUri": INFORMATION_URI,
         "rules": rules,
     }
 

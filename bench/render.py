@@ -49,7 +49,10 @@ def main() -> None:
     assert plan is not None
     cases: list[tuple[str, Callable[[], object]]] = [
         ("UPGRADE.md agent-platform (whole)", lambda: markdown.upgrade_md(kb, "agent-platform")),
-        ("runbook S1 -> 4.8.1", lambda: markdown.runbook(plan, kb, state)),
+        (
+            "runbook S1 -> 4.8.1",
+            lambda: markdown.runbook(plan, kb, state, now=api.now_actions(kb, plan, state)),
+        ),
         ("SARIF S1 -> 4.8.1", lambda: sarif.render(plan, kb)),
         ("patch set S1 -> 4.8.1", lambda: patches.build(plan, state, kb=kb)),
     ]

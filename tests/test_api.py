@@ -5,9 +5,7 @@ from __future__ import annotations
 import pytest
 
 from upgradeplan import api, errors
-from upgradeplan.model import Finding
-
-KB = api.load_kb()
+from upgradeplan.model import Finding, KnowledgeBase
 
 S1 = api.Inputs(
     installed=("agent-platform=4.7.18",),
@@ -61,8 +59,8 @@ def test_worst_exit_prefers_hazard_over_undetermined_over_safe() -> None:
     assert api.worst_exit([]) == 0
 
 
-def test_gather_merges_offline_inputs_into_one_state_with_derived_facts() -> None:
-    gathered = api.gather(KB, S1)
+def test_gather_merges_offline_inputs_into_one_state_with_derived_facts(kb: KnowledgeBase) -> None:
+    gathered = api.gather(kb, S1)
     assert len(gathered) == 1
     state = gathered[0].state
     assert state is not None
@@ -70,32 +68,32 @@ def test_gather_merges_offline_inputs_into_one_state_with_derived_facts() -> Non
     assert fact is not None and fact.source.kind == "derived"
 
 
-def test_check_and_plan_return_objects() -> None:
-    state = api.gather(KB, S1)[0].state
+def test_check_and_plan_return_objects(kb: KnowledgeBase) -> None:
+    state = api.gather(kb, S1)[0].state
     assert state is not None
-    result = api.check(KB, state, ["agent-platform=4.8.0"])
+    result = api.check(kb, state, ["agent-platform=4.8.0"])
     assert result.verdict == "blocked" and result.exit_code == 3
     assert result.recommended is not None
     assert result.recommended.path["agent-platform"] == ["4.7.18", "4.7.19", "4.8.0"]
-    planned = api.plan(KB, state, ["agent-platform=4.8.0"])
+    planned = api.plan(kb, state, ["agent-platform=4.8.0"])
     assert planned.plan is not None and planned.exit_code == 0
 
 
-def test_plan_without_target_is_bad_input() -> None:
-    state = api.gather(KB, S1)[0].state
+def test_plan_without_target_is_bad_input(kb: KnowledgeBase) -> None:
+    state = api.gather(kb, S1)[0].state
     assert state is not None
     with pytest.raises(errors.BadInput, match="target"):
-        api.plan(KB, state, [])
+        api.plan(kb, state, [])
 
 
-def test_base_without_gitops_is_bad_input() -> None:
+def test_base_without_gitops_is_bad_input(kb: KnowledgeBase) -> None:
     with pytest.raises(errors.BadInput, match="--base"):
-        api.gather(KB, api.Inputs(installed=("agent-platform=4.7.18",), base="main"))
+        api.gather(kb, api.Inputs(installed=("agent-platform=4.7.18",), base="main"))
 
 
-def test_explain_and_diagnose_return_objects() -> None:
-    explained = api.explain(KB, "agent-platform@4.8.1")
+def test_explain_and_diagnose_return_objects(kb: KnowledgeBase) -> None:
+    explained = api.explain(kb, "agent-platform@4.8.1")
     assert explained.kind == "release" and explained.release is not None
-    found = api.diagnose(KB, "metadata service unreachable")
+    found = api.diagnose(kb, "metadata service unreachable")
     assert found and found[0].hazard.id == "delegate-metadata-flag-renamed"
     assert found[0].matches[0].line_number == 1

@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from upgradeplan import api, symptoms
 from upgradeplan.cli import cli
+from upgradeplan.model import KnowledgeBase
 
 
 def _ranked(text: str, *args: str) -> list[str]:
@@ -103,8 +104,7 @@ def test_the_real_messages_of_396_and_441_rank_their_hazards_first() -> None:
     assert _ranked(helm)[0] == "connectivity-pin-lags-closed-schema-441"
 
 
-def test_every_symptom_example_is_recognised_among_the_best_matches() -> None:
-    kb = api.load_kb()
+def test_every_symptom_example_is_recognised_among_the_best_matches(kb: KnowledgeBase) -> None:
     for hazard in kb.hazards.values():
         for symptom in hazard.symptoms:
             if not symptom.example:

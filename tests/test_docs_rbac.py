@@ -9,7 +9,7 @@ import yaml
 from support.fakeapi import FakeAPIFactory, Request, fake_api
 from support.scenarios import CLUSTER_FIXTURES
 
-from upgradeplan.kb.loader import load
+from upgradeplan.model import KnowledgeBase
 from upgradeplan.readers.kube import cluster
 
 __all__ = ["fake_api"]
@@ -53,8 +53,9 @@ def allowed(attrs: tuple[str, ...]) -> dict[str, Any] | None:
     return None
 
 
-def test_every_request_is_allowed_and_every_rule_is_used(fake_api: FakeAPIFactory) -> None:
-    kb = load()
+def test_every_request_is_allowed_and_every_rule_is_used(
+    fake_api: FakeAPIFactory, kb: KnowledgeBase
+) -> None:
     used: list[int] = []
     all_rules = rules()
     for fixture in ("s1", "s6", "s8"):

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 from support.builders import AP, CONN, KB, state
+from support.cli import git as _git
 from support.cli import run
 
-from upgradeplan import api, errors, planner, releases
-from upgradeplan.model import Target
+from upgradeplan import errors, planner, releases
+from upgradeplan.model import KnowledgeBase, Target
 
-BUNDLED = api.load_kb()
 S1 = state({AP: "4.7.18"}, {CONN: "4.7.18"})
 GITOPS_S1 = Path(__file__).parent / "fixtures" / "gitops" / "s1"
 
@@ -43,9 +42,9 @@ def test_unknown_product_and_release_are_typed_errors() -> None:
     assert "4.8.2" in exc2.value.known
 
 
-def test_unknown_target_version_suggests_neighbours_in_version_order() -> None:
+def test_unknown_target_version_suggests_neighbours_in_version_order(kb: KnowledgeBase) -> None:
     with pytest.raises(errors.UnknownName) as info:
-        planner.resolve_targets(BUNDLED, S1, ["agent-platform=4.7.17"])
+        planner.resolve_targets(kb, S1, ["agent-platform=4.7.17"])
     assert set(info.value.suggestions) >= {"4.7.14", "4.7.18"}
 
 
@@ -68,15 +67,6 @@ date: "2026-10-01"
 title: a release pulled the next day
 withdrawn: {date: "2026-10-02", reason: "Pulled: the chart failed to render."}
 """
-
-
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=ci@example.com", "-c", "user.name=ci", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
 
 
 def test_a_withdrawn_release_gets_one_message_whichever_form_names_it(tmp_path: Path) -> None:

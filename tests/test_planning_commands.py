@@ -14,6 +14,7 @@ from support.sarif_schema import valid_sarif
 from support.scenarios import S1_STATED, S3_VERSIONS, S8_STATED
 
 from upgradeplan.cli import cli
+from upgradeplan.model import KnowledgeBase
 
 __all__ = ["fake_api"]  # the fixture, imported for pytest
 
@@ -209,10 +210,9 @@ def test_snapshot_from_stdin_merges_under_stated_flags() -> None:
     assert res["current"]["kubernetes"] == "1.35.0"
 
 
-def test_to_latest_targets_the_newest_release_of_the_installed_product() -> None:
-    from upgradeplan import api, releases
+def test_to_latest_targets_the_newest_release_of_the_installed_product(kb: KnowledgeBase) -> None:
+    from upgradeplan import releases
 
-    kb = api.load_kb()
     newest = releases.latest(kb, "agent-platform")
     _, out = run_stdout(
         "plan", "--installed", "agent-platform=4.7.18", "--to", "latest", "-o", "json"

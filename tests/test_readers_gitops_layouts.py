@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli import git as _git
 from support.cli import run_in
 from support.sarif_schema import valid_sarif
 
@@ -88,15 +88,6 @@ CONNECTIVITY_PIN = {
     "home-ops": "kubernetes/apps/flux-giantswarm/agent-platform/app/resources/bom.yaml:7",
     "monorepo": "platform/overlays/alpha/bom.yaml:7",
 }
-
-
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=ci@example.com", "-c", "user.name=ci", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
 
 
 def _repository(tmp_path: Path, layout: str) -> Path:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
 from upgradeplan import errors
-from upgradeplan.model import Fact, State
+from upgradeplan.model import Fact, KnowledgeBase, State
 from upgradeplan.provenance import in_file, recorded, text
 from upgradeplan.readers import snapshot
 
@@ -140,12 +139,9 @@ def test_missing_file_is_bad_input(tmp_path: Path) -> None:
         snapshot.read(str(tmp_path / "nope.yaml"))
 
 
-HAS_OBJECTS = importlib.util.find_spec("upgradeplan.readers.kube.objects") is not None
-
-
-@pytest.mark.skipif(not HAS_OBJECTS, reason="readers.kube.objects not present")
-def test_plain_kubectl_list_is_read_through_the_object_reader(tmp_path: Path) -> None:
-    from upgradeplan.kb.loader import load
+def test_plain_kubectl_list_is_read_through_the_object_reader(
+    tmp_path: Path, kb: KnowledgeBase
+) -> None:
 
     doc = {
         "apiVersion": "v1",
@@ -161,7 +157,7 @@ def test_plain_kubectl_list_is_read_through_the_object_reader(tmp_path: Path) ->
     }
     path = tmp_path / "objects.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
-    state = snapshot.read(str(path), kb=load())
+    state = snapshot.read(str(path), kb=kb)
     assert state.value("helmrelease.kagent.namespace") == "flux-giantswarm"
     fact = state.get("helmrelease.kagent.namespace")
     assert fact is not None and str(path) in str(fact.source)
@@ -180,7 +176,6 @@ def test_multi_document_states_merge_later_wins(tmp_path: Path) -> None:
     assert snapshot.read(str(path)).value("installed.agent-platform") == "4.7.19"
 
 
-@pytest.mark.skipif(not HAS_OBJECTS, reason="readers.kube.objects not present")
 def test_an_empty_kubectl_list_is_an_empty_state_not_an_error(tmp_path: Path) -> None:
     path = tmp_path / "empty.yaml"
     path.write_text("apiVersion: v1\nkind: List\nitems: []\n", encoding="utf-8")

@@ -9,6 +9,8 @@ from typing import Any
 from conftest import REPO
 from support.cli import invoke
 
+from upgradeplan.model import KnowledgeBase
+
 S1 = str(REPO / "tests" / "fixtures" / "gitops" / "s1")
 
 
@@ -56,12 +58,13 @@ def test_bom_pins_get_a_custom_manager_for_their_version_range() -> None:
     assert found is not None and found.group("currentValue") == "4.7.18"
 
 
-def test_a_tree_at_the_newest_release_gets_groups_but_no_limits(tmp_path: Any) -> None:
+def test_a_tree_at_the_newest_release_gets_groups_but_no_limits(
+    tmp_path: Any, kb: KnowledgeBase
+) -> None:
     import shutil
 
     from upgradeplan import api
 
-    kb = api.load_kb()
     latest = api.latest_version(kb, "agent-platform")
     assert latest is not None
     tree = tmp_path / "prod"

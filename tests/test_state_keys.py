@@ -10,7 +10,6 @@ import pytest
 
 from upgradeplan import conditions, errors
 from upgradeplan.kb.lint import lint
-from upgradeplan.kb.loader import load
 from upgradeplan.model import KnowledgeBase
 from upgradeplan.readers import gitops, snapshot, stated
 from upgradeplan.state import keys
@@ -24,11 +23,6 @@ GPU = keys.KeyRow(
     "--fact {key}=SIZES (ask the platform team)",
     stated_only=True,
 )
-
-
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    return load()
 
 
 def _kb_with_gpu_effect(tmp_path: Path) -> Path:

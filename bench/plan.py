@@ -25,16 +25,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from upgradeplan import planner
 from upgradeplan.kb.loader import load
 from upgradeplan.model import Fact, FactValue, KnowledgeBase, Plan, State, Target
+from upgradeplan.provenance import flag, in_file
 
 
 def _state(installed: dict[str, str], pins: dict[str, str], facts: dict[str, FactValue]) -> State:
     out: dict[str, Fact] = {}
     for p, v in installed.items():
-        out[f"installed.{p}"] = Fact(f"installed.{p}", v, "flag --installed")
+        out[f"installed.{p}"] = Fact(f"installed.{p}", v, flag("--installed"))
     for p, v in pins.items():
-        out[f"pin.{p}"] = Fact(f"pin.{p}", v, "clusters/prod/bom.yaml:12")
+        out[f"pin.{p}"] = Fact(f"pin.{p}", v, in_file("clusters/prod/bom.yaml", 12))
     for k, value in facts.items():
-        out[k] = Fact(k, value, "flag --fact")
+        out[k] = Fact(k, value, flag("--fact"))
     return State(facts=out)
 
 

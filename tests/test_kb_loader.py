@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from upgradeplan.cli import cli
 from upgradeplan.errors import BadInput, KnowledgeError
-from upgradeplan.kb import loader
+from upgradeplan.kb import roots
 from upgradeplan.kb.loader import bundled_dir, load, load_with_problems
 from upgradeplan.kb.problems import Problem
 from upgradeplan.kb.templating import make_env, render_migration
@@ -234,7 +234,7 @@ def test_yaml_keeps_lines_and_dates_as_text() -> None:
 def test_kb_list_shows_releases_marks_and_counts(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(loader, "bundled_dir", lambda: tmp_path)
+    monkeypatch.setattr(roots, "bundled_dir", lambda: tmp_path)
     runner = CliRunner()
     result = runner.invoke(cli, ["--kb", str(MINI), "kb", "list", "--product", "alpha"])
     assert result.exit_code == 0, result.output

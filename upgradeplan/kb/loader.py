@@ -20,31 +20,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from upgradeplan.errors import BadInput, KnowledgeError
+from upgradeplan.errors import KnowledgeError
 from upgradeplan.kb import entries
 from upgradeplan.kb.amend import place
 from upgradeplan.kb.documents import Document, Loaded
 from upgradeplan.kb.fields import DIRECTORIES, Fields
 from upgradeplan.kb.problems import Problem, problem
+from upgradeplan.kb.roots import bundled_dir as bundled_dir  # re-exported
+from upgradeplan.kb.roots import roots_of
 from upgradeplan.kb.yamlio import LineDict, YamlSyntaxError, line_of, load_text_with_duplicates
 from upgradeplan.model import NEXT, Hazard, KnowledgeBase, Location, Migration, Product, Release
-
-
-def bundled_dir() -> Path:
-    """The directory of the bundled knowledge (package ``upgradeplan.knowledge``).
-
-    The package's own directory (it always installs as files): importlib.resources would pull
-    tempfile, zipfile, shutil and the compression modules into every command.
-    """
-    from importlib.util import find_spec
-
-    spec = find_spec("upgradeplan.knowledge")
-    if spec is None or not spec.submodule_search_locations:
-        raise BadInput(
-            "the bundled knowledge (package upgradeplan.knowledge) is missing",
-            hint="reinstall upgradeplan",
-        )
-    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def load(dirs: Sequence[str | Path] = (), *, bundled: bool = True) -> KnowledgeBase:
@@ -62,27 +47,6 @@ def load_with_problems(
     """The knowledge base built from what could be read, and every problem found."""
     loaded = load_all(dirs, bundled=bundled)
     return loaded.kb, loaded.problems
-
-
-def roots_of(dirs: Sequence[str | Path], *, bundled: bool) -> list[Path]:
-    """The knowledge roots in load order (bundled first), each once."""
-    roots: list[Path] = [bundled_dir()] if bundled else []
-    for d in dirs:
-        p = Path(d)
-        if not p.is_dir():
-            raise BadInput(
-                f"knowledge directory {str(d)!r} does not exist or is not a directory",
-                hint="check --kb / UPGRADEPLAN_KB",
-            )
-        roots.append(p)
-    seen: set[Path] = set()
-    out: list[Path] = []
-    for r in roots:
-        key = r.resolve()
-        if key not in seen:
-            seen.add(key)
-            out.append(r)
-    return out
 
 
 def load_all(

@@ -1,0 +1,101 @@
+"""Start-up cost of the commands users wait on, as ratios to a bare interpreter start.
+
+Alternating runs (round-robin, so load on a shared machine hits every command alike) of
+``python -c pass`` (the interpreter of the venv the console script lives in) and, through the
+installed console script:
+
+- ``check`` of reference scenario 1 on stated facts (4.7.18 -> 4.8.0), knowledge cache warm;
+- the same with the knowledge cache cold (``XDG_CACHE_HOME`` pointed at an empty directory);
+- ``--help`` and ``--version``.
+
+Run from the repository root against a plain install, e.g.
+``/tmp/perf-venv/bin/python bench/startup.py --rounds 21``. Targets (issue "Fast where users
+wait"): check <= 6x, cold check <= 8x, --help and --version <= 4x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+S1 = [
+    "check",
+    "--to",
+    "agent-platform=4.8.0",
+    "--installed",
+    "agent-platform=4.7.18",
+    "--pin",
+    "agent-platform-connectivity=4.7.18",
+    "--fact",
+    "helmrelease.kagent.drift-detection=disabled",
+    "--fact",
+    "object.Harness.kagent.kagent.exists=true",
+    "--fact",
+    "object.Harness.kagent.kagent.annotations=",
+    "--fact",
+    "kubernetes=1.35.0",
+]
+TARGETS = {"check": 6.0, "check-cold": 8.0, "--help": 4.0, "--version": 4.0}
+
+
+def _script() -> str:
+    found = Path(sys.executable).with_name("upgradeplan")
+    if found.exists():
+        return str(found)
+    which = shutil.which("upgradeplan")
+    if which is None:
+        sys.exit("bench/startup.py: no upgradeplan console script next to this python")
+    return which
+
+
+def _run(argv: list[str], env: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    took = time.perf_counter() - t0
+    if done.returncode not in (0, 3, 4):
+        sys.exit(f"{' '.join(argv[:3])}…: exit {done.returncode}: {done.stderr.decode()[:400]}")
+    return took
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=21)
+    args = ap.parse_args()
+    script = _script()
+    with tempfile.TemporaryDirectory() as tmp:
+        warm_env = {**os.environ, "XDG_CACHE_HOME": os.path.join(tmp, "warm")}
+        cold_dir = os.path.join(tmp, "cold")
+        commands = {
+            "python -c pass": ([sys.executable, "-c", "pass"], warm_env),
+            "check": ([script, *S1], warm_env),
+            "check-cold": ([script, *S1], {**os.environ, "XDG_CACHE_HOME": cold_dir}),
+            "--help": ([script, "--help"], warm_env),
+            "--version": ([script, "--version"], warm_env),
+        }
+        _run([script, *S1], warm_env)  # fill the warm cache
+        times: dict[str, list[float]] = {name: [] for name in commands}
+        for _ in range(args.rounds):
+            for name, (argv, env) in commands.items():
+                if name == "check-cold":
+                    shutil.rmtree(cold_dir, ignore_errors=True)
+                times[name].append(_run(argv, env))
+    base = statistics.median(times["python -c pass"])
+    print(f"{'command':<16} {'median':>9} {'ratio':>6}  target")
+    for name, samples in times.items():
+        med = statistics.median(samples)
+        target = TARGETS.get(name)
+        verdict = (
+            "" if target is None else f"<= {target:.0f}x {'OK' if med / base <= target else 'OVER'}"
+        )
+        print(f"{name:<16} {1000 * med:7.1f}ms {med / base:6.2f}  {verdict}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,245 @@
+"""A compiled cache of the loaded knowledge, so a command does not re-parse the YAML each run.
+
+One file per knowledge content: ``<cache dir>/kb-<key>.pickle``, where the cache directory is
+``$XDG_CACHE_HOME/upgradeplan`` (``~/.cache/upgradeplan`` when XDG_CACHE_HOME is unset or not
+absolute) and the key is a SHA-256 over the upgradeplan version, the Python version, a stamp
+of the installed code (path, size and modification time of each module and schema) and, for
+each knowledge root in load order, its path and the path and bytes of every YAML file under
+it. Editing, adding or removing a knowledge file, or upgrading upgradeplan, selects another
+key; entries beyond the newest few are removed.
+
+Never trusted: a file that is not private to the current user (owner, no group/other write
+on it or its directory) is not read; its header carries a SHA-256 of the pickled payload, so a
+truncated or corrupted file is detected, ignored and rewritten; an entry that does not unpickle
+to a knowledge base is treated the same. Writes go to a temporary file in the same directory
+and are renamed into place. ``UPGRADEPLAN_NO_CACHE`` (any non-empty value) turns the cache off.
+Loads with error-level problems are not cached (they raise every time anyway).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from upgradeplan.errors import KnowledgeError
+from upgradeplan.kb.roots import roots_of
+from upgradeplan.model import KnowledgeBase
+
+if TYPE_CHECKING:
+    from upgradeplan.kb.problems import Problem
+
+MAGIC = b"upgradeplan knowledge cache 1\n"
+_DIGEST = 32  # bytes of SHA-256
+KEEP = 8  # newest entries kept
+_YAML = (".yaml", ".yml")
+
+Entry = tuple[KnowledgeBase, list["Problem"]]
+
+
+def cache_dir() -> Path | None:
+    """Where entries live; None when the cache is turned off or there is no home directory."""
+    if os.environ.get("UPGRADEPLAN_NO_CACHE"):
+        return None
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if base and os.path.isabs(base):
+        return Path(base) / "upgradeplan"
+    try:
+        return Path.home() / ".cache" / "upgradeplan"
+    except RuntimeError:  # no home directory to expand ~ to
+        return None
+
+
+def load(dirs: Sequence[str | Path] = (), *, bundled: bool = True) -> KnowledgeBase:
+    """:func:`upgradeplan.kb.loader.load` through the cache; raises KnowledgeError likewise."""
+    kb, problems = load_with_problems(dirs, bundled=bundled)
+    errors = [p for p in problems if p.severity == "error"]
+    if errors:
+        raise KnowledgeError(errors)
+    return kb
+
+
+def load_with_problems(dirs: Sequence[str | Path] = (), *, bundled: bool = True) -> Entry:
+    """:func:`upgradeplan.kb.loader.load_with_problems` through the cache."""
+    roots = roots_of(dirs, bundled=bundled)
+    where = cache_dir()
+    key = fingerprint(roots) if where is not None else None
+    if where is not None and key is not None:
+        hit = read(where, key)
+        if hit is not None:
+            return hit
+    from upgradeplan.kb.loader import load_with_problems as build
+
+    kb, problems = build(roots, bundled=False)
+    if where is not None and key is not None and all(p.severity != "error" for p in problems):
+        write(where, key, (kb, problems))
+    return kb, problems
+
+
+# --------------------------------------------------------------------------- the key
+
+
+def fingerprint(roots: Sequence[Path]) -> str | None:
+    """The key of the knowledge in ``roots`` (None when a file could not be read)."""
+    import hashlib
+
+    from upgradeplan import __version__
+
+    h = hashlib.sha256(MAGIC)
+    h.update(f"{__version__}\0{sys.version}\0{code_stamp()}\0".encode())
+    try:
+        for root in roots:
+            h.update(f"root\0{root}\0".encode())
+            for rel, path in _yaml_files(str(root)):
+                fd = os.open(path, os.O_RDONLY)
+                try:
+                    data = os.read(fd, os.fstat(fd).st_size + 1)
+                finally:
+                    os.close(fd)
+                h.update(f"file\0{rel}\0{len(data)}\0".encode())
+                h.update(data)
+    except OSError:
+        return None  # the loader reports what it cannot read; nothing is cached for it
+    return h.hexdigest()
+
+
+def _yaml_files(top: str) -> Iterator[tuple[str, str]]:
+    """(relative path, path) of every YAML file under ``top`` the loader could read, sorted.
+
+    A superset of what the loader reads (hidden files are included), so no file that changes
+    a load can be left out of the key.
+    """
+    found: list[tuple[str, str]] = []
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames[:] = [d for d in dirnames if not d.startswith((".", "__"))]
+        rel = os.path.relpath(dirpath, top)
+        for name in filenames:
+            if name.endswith(_YAML):
+                found.append((os.path.join(rel, name), os.path.join(dirpath, name)))
+    return iter(sorted(found))
+
+
+_STAMP: list[str] = []
+
+
+def code_stamp() -> str:
+    """Path, size and mtime of every module and data file of the installed package (once)."""
+    if not _STAMP:
+        package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        parts = [package]
+        for dirpath, dirnames, filenames in os.walk(package):
+            dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", "knowledge"))
+            for name in sorted(filenames):
+                if name.endswith((".py", ".json", ".j2", ".md", ".txt")):
+                    st = os.stat(os.path.join(dirpath, name))
+                    parts.append(f"{os.path.relpath(dirpath, package)}/{name}:{st.st_size}:")
+                    parts[-1] += str(st.st_mtime_ns)
+        _STAMP.append("\n".join(parts))
+    return _STAMP[0]
+
+
+# --------------------------------------------------------------------------- the files
+
+
+def entry_path(where: Path, key: str) -> Path:
+    return where / f"kb-{key}.pickle"
+
+
+def _private(st: os.stat_result) -> bool:
+    """Owned by the current user and not writable by group or others."""
+    getuid = getattr(os, "getuid", None)
+    owner_ok = getuid is None or st.st_uid == getuid()
+    return owner_ok and not st.st_mode & 0o022
+
+
+def read(where: Path, key: str) -> Entry | None:
+    """The entry for ``key``, or None when absent, not private, corrupt or not knowledge."""
+    import hashlib
+    import pickle
+
+    try:
+        if not _private(os.stat(where)):
+            return None
+        fd = os.open(entry_path(where, key), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as f:
+            if not _private(os.fstat(f.fileno())):
+                return None
+            blob = f.read()
+    except OSError:
+        return None
+    head = len(MAGIC)
+    digest, payload = blob[head : head + _DIGEST], blob[head + _DIGEST :]
+    if not blob.startswith(MAGIC) or hashlib.sha256(payload).digest() != digest:
+        return None
+    import gc
+
+    enabled = gc.isenabled()
+    gc.disable()  # thousands of small objects, all kept
+    try:
+        value = pickle.loads(payload)
+    except Exception:  # an entry of other code: unpickling can fail in any way
+        return None
+    finally:
+        if enabled:
+            gc.enable()
+    if (
+        isinstance(value, tuple)
+        and len(value) == 2
+        and isinstance(value[0], KnowledgeBase)
+        and isinstance(value[1], list)
+    ):
+        return value[0], value[1]
+    return None
+
+
+def write(where: Path, key: str, entry: Entry) -> bool:
+    """Store ``entry`` atomically; False (and nothing left behind) when it cannot be written."""
+    import hashlib
+    import pickle
+
+    tmp = where / f".kb-{key}.{os.getpid()}.tmp"
+    try:
+        where.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not _private(os.stat(where)):
+            return False
+        payload = _dumps(entry)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(tmp, flags, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(MAGIC + hashlib.sha256(payload).digest() + payload)
+        os.replace(tmp, entry_path(where, key))
+    except (OSError, pickle.PicklingError, RecursionError, TypeError, AttributeError):
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        return False
+    _prune(where)
+    return True
+
+
+def _dumps(entry: Entry) -> bytes:
+    import gc
+    import pickle
+
+    enabled = gc.isenabled()
+    gc.disable()  # pickling allocates no cycles worth collecting
+    try:
+        return pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _prune(where: Path) -> None:
+    """Remove all but the newest KEEP entries."""
+    try:
+        entries = sorted(where.glob("kb-*.pickle"), key=lambda p: p.stat().st_mtime_ns)
+        for old in entries[:-KEEP]:
+            old.unlink()
+    except OSError:
+        pass  # another process pruned or wrote at the same time
+
+
+__all__ = ["KEEP", "MAGIC", "cache_dir", "fingerprint", "load", "load_with_problems", "read"]

@@ -25,6 +25,7 @@ LAYERS: dict[str, int] = {
     "unreadable": 0,
     "redact": 0,
     "keypath": 0,
+    "usercache": 0,  # the user cache directory (the knowledge cache, the help text)
     "releases": 0,
     "results": 0,
     "kb.templating": 0,  # the sandboxed template environment

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from upgradeplan import usercache
 from upgradeplan.kb import cache, loader
 
 MINI = Path(__file__).resolve().parent / "fixtures" / "kb-mini"
@@ -94,7 +95,7 @@ def test_an_entry_others_can_write_is_not_read(where: Path) -> None:
 
 def test_no_cache_when_turned_off(where: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("UPGRADEPLAN_NO_CACHE", "1")
-    assert cache.cache_dir() is None
+    assert usercache.cache_dir() is None
     assert cache.load([MINI], bundled=False) == loader.load([MINI], bundled=False)
     assert not where.exists()
 
@@ -105,9 +106,9 @@ def test_the_default_directory_is_under_the_home_cache(
     monkeypatch.delenv("UPGRADEPLAN_NO_CACHE", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
-    assert cache.cache_dir() == tmp_path / ".cache" / "upgradeplan"
+    assert usercache.cache_dir() == tmp_path / ".cache" / "upgradeplan"
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/dir")  # not absolute: ignored, as XDG says
-    assert cache.cache_dir() == tmp_path / ".cache" / "upgradeplan"
+    assert usercache.cache_dir() == tmp_path / ".cache" / "upgradeplan"
 
 
 def test_a_knowledge_error_is_raised_and_not_cached(where: Path, tmp_path: Path) -> None:

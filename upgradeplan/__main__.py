@@ -1,4 +1,106 @@
-from upgradeplan.cli import main
+"""The console scripts and ``python -m upgradeplan``: ``--version`` and ``--help`` without click.
+
+Importing click alone costs about four interpreter starts, so the two answers a user waits on
+most are given before it is imported: ``--version`` is one line, and the top-level ``--help``
+is the text click rendered the first time, kept in the user cache directory under a key of
+the installed code, the program name and the terminal width (:mod:`upgradeplan.usercache`).
+Everything else, and every miss, goes to :func:`upgradeplan.cli.main`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+HELP_FLAGS = (["--help"], ["-h"])
+
+
+def main() -> None:
+    """Entry point of ``upgradeplan`` and ``kubectl-upgradeplan``."""
+    args = sys.argv[1:]
+    if args == ["--version"]:
+        from upgradeplan import __version__
+
+        _print(f"upgradeplan {__version__}\n")
+    elif args in HELP_FLAGS:
+        _print(help_text(prog_name()))
+    from upgradeplan.cli import main as cli_main
+
+    cli_main()
+
+
+def prog_name() -> str:
+    """The name the usage line shows: ``kubectl upgradeplan`` when run as a kubectl plugin."""
+    invoked_as = os.path.basename(sys.argv[0]) if sys.argv else ""
+    return "kubectl upgradeplan" if invoked_as.startswith("kubectl-") else "upgradeplan"
+
+
+def columns() -> int:
+    """The terminal width as click reads it (shutil.get_terminal_size, without shutil)."""
+    try:
+        value = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        value = 0
+    if value <= 0:
+        try:
+            value = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            value = 0
+    return value or 80
+
+
+def help_text(prog: str) -> str:
+    """The top-level help as click renders it, from the cache when it was rendered before."""
+    from upgradeplan import usercache
+
+    where = usercache.cache_dir()
+    path = None
+    if where is not None:
+        import hashlib
+
+        key = f"{prog}\0{columns()}\0{_click_stamp()}\0{usercache.code_stamp()}"
+        path = where / f"help-{hashlib.sha256(key.encode()).hexdigest()}.txt"
+        data = usercache.read_private(path)
+        if data is not None:
+            try:
+                return data.decode("utf-8")
+            except UnicodeDecodeError:
+                pass  # not ours: rendered again and rewritten below
+    text = render_help(prog)
+    if path is not None:
+        usercache.write_private(path, text.encode("utf-8"))
+    return text
+
+
+def render_help(prog: str) -> str:
+    """What ``upgradeplan --help`` prints, rendered by click."""
+    from upgradeplan.cli import cli
+
+    with cli.make_context(prog, [], resilient_parsing=True) as ctx:
+        return ctx.get_help() + "\n"
+
+
+def _click_stamp() -> str:
+    """Where click is installed and when it changed (its formatting is part of the text)."""
+    from importlib.util import find_spec
+
+    spec = find_spec("click")
+    origin = spec.origin if spec is not None and spec.origin else ""
+    try:
+        st = os.stat(origin)
+    except OSError:
+        return origin
+    return f"{origin}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def _print(text: str) -> None:
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        pass
+    sys.exit(0)
+
 
 if __name__ == "__main__":
     main()

@@ -18,7 +18,6 @@ Loads with error-level problems are not cached (they raise every time anyway).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from collections.abc import Iterator, Sequence
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING
 from upgradeplan.errors import KnowledgeError
 from upgradeplan.kb.roots import roots_of
 from upgradeplan.model import KnowledgeBase
+from upgradeplan.usercache import cache_dir, code_stamp, read_private, write_private
 
 if TYPE_CHECKING:
     from upgradeplan.kb.problems import Problem
@@ -38,19 +38,6 @@ KEEP = 8  # newest entries kept
 _YAML = (".yaml", ".yml")
 
 Entry = tuple[KnowledgeBase, list["Problem"]]
-
-
-def cache_dir() -> Path | None:
-    """Where entries live; None when the cache is turned off or there is no home directory."""
-    if os.environ.get("UPGRADEPLAN_NO_CACHE"):
-        return None
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    if base and os.path.isabs(base):
-        return Path(base) / "upgradeplan"
-    try:
-        return Path.home() / ".cache" / "upgradeplan"
-    except RuntimeError:  # no home directory to expand ~ to
-        return None
 
 
 def load(dirs: Sequence[str | Path] = (), *, bundled: bool = True) -> KnowledgeBase:
@@ -122,25 +109,6 @@ def _yaml_files(top: str) -> Iterator[tuple[str, str]]:
     return iter(sorted(found))
 
 
-_STAMP: list[str] = []
-
-
-def code_stamp() -> str:
-    """Path, size and mtime of every module and data file of the installed package (once)."""
-    if not _STAMP:
-        package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        parts = [package]
-        for dirpath, dirnames, filenames in os.walk(package):
-            dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", "knowledge"))
-            for name in sorted(filenames):
-                if name.endswith((".py", ".json", ".j2", ".md", ".txt")):
-                    st = os.stat(os.path.join(dirpath, name))
-                    parts.append(f"{os.path.relpath(dirpath, package)}/{name}:{st.st_size}:")
-                    parts[-1] += str(st.st_mtime_ns)
-        _STAMP.append("\n".join(parts))
-    return _STAMP[0]
-
-
 # --------------------------------------------------------------------------- the files
 
 
@@ -148,27 +116,13 @@ def entry_path(where: Path, key: str) -> Path:
     return where / f"kb-{key}.pickle"
 
 
-def _private(st: os.stat_result) -> bool:
-    """Owned by the current user and not writable by group or others."""
-    getuid = getattr(os, "getuid", None)
-    owner_ok = getuid is None or st.st_uid == getuid()
-    return owner_ok and not st.st_mode & 0o022
-
-
 def read(where: Path, key: str) -> Entry | None:
     """The entry for ``key``, or None when absent, not private, corrupt or not knowledge."""
     import hashlib
     import pickle
 
-    try:
-        if not _private(os.stat(where)):
-            return None
-        fd = os.open(entry_path(where, key), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        with os.fdopen(fd, "rb") as f:
-            if not _private(os.fstat(f.fileno())):
-                return None
-            blob = f.read()
-    except OSError:
+    blob = read_private(entry_path(where, key))
+    if blob is None:
         return None
     head = len(MAGIC)
     digest, payload = blob[head : head + _DIGEST], blob[head + _DIGEST :]
@@ -200,20 +154,13 @@ def write(where: Path, key: str, entry: Entry) -> bool:
     import hashlib
     import pickle
 
-    tmp = where / f".kb-{key}.{os.getpid()}.tmp"
     try:
-        where.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if not _private(os.stat(where)):
-            return False
         payload = _dumps(entry)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(tmp, flags, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(MAGIC + hashlib.sha256(payload).digest() + payload)
-        os.replace(tmp, entry_path(where, key))
-    except (OSError, pickle.PicklingError, RecursionError, TypeError, AttributeError):
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+    except (pickle.PicklingError, RecursionError, TypeError, AttributeError):
+        return False
+    if not write_private(
+        entry_path(where, key), MAGIC + hashlib.sha256(payload).digest() + payload
+    ):
         return False
     _prune(where)
     return True
@@ -242,4 +189,13 @@ def _prune(where: Path) -> None:
         pass  # another process pruned or wrote at the same time
 
 
-__all__ = ["KEEP", "MAGIC", "cache_dir", "fingerprint", "load", "load_with_problems", "read"]
+__all__ = [
+    "KEEP",
+    "MAGIC",
+    "cache_dir",
+    "fingerprint",
+    "load",
+    "load_with_problems",
+    "read",
+    "write",
+]

@@ -1,0 +1,91 @@
+"""The user's cache directory and the stamp of the installed code, for what upgradeplan caches.
+
+``$XDG_CACHE_HOME/upgradeplan`` (``~/.cache/upgradeplan`` when XDG_CACHE_HOME is unset or not
+absolute, as the XDG base directory specification says); ``UPGRADEPLAN_NO_CACHE`` (any
+non-empty value) turns caching off. Entries are only read when :func:`private` holds for them
+and their directory. Imports nothing of the package, so the console script can use it before
+anything heavy is loaded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+
+def cache_dir() -> Path | None:
+    """Where entries live; None when caching is turned off or there is no home directory."""
+    if os.environ.get("UPGRADEPLAN_NO_CACHE"):
+        return None
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if base and os.path.isabs(base):
+        return Path(base) / "upgradeplan"
+    try:
+        return Path.home() / ".cache" / "upgradeplan"
+    except RuntimeError:  # no home directory to expand ~ to
+        return None
+
+
+def private(st: os.stat_result) -> bool:
+    """Owned by the current user and not writable by group or others."""
+    getuid = getattr(os, "getuid", None)
+    owner_ok = getuid is None or st.st_uid == getuid()
+    return owner_ok and not st.st_mode & 0o022
+
+
+_STAMP: list[str] = []
+
+
+def code_stamp() -> str:
+    """Path, size and mtime of every module and data file of the installed package (once).
+
+    The bundled knowledge is left out: the knowledge cache hashes its content instead.
+    """
+    if not _STAMP:
+        package = os.path.dirname(os.path.abspath(__file__))
+        parts = [package]
+        for dirpath, dirnames, filenames in os.walk(package):
+            dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", "knowledge"))
+            for name in sorted(filenames):
+                if name.endswith((".py", ".json", ".j2", ".md", ".txt")):
+                    st = os.stat(os.path.join(dirpath, name))
+                    rel = os.path.relpath(dirpath, package)
+                    parts.append(f"{rel}/{name}:{st.st_size}:{st.st_mtime_ns}")
+        _STAMP.append("\n".join(parts))
+    return _STAMP[0]
+
+
+def read_private(path: Path) -> bytes | None:
+    """The bytes of ``path`` when it and its directory are private to the user, else None."""
+    try:
+        if not private(os.stat(path.parent)):
+            return None
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as f:
+            if not private(os.fstat(f.fileno())):
+                return None
+            return f.read()
+    except OSError:
+        return None
+
+
+def write_private(path: Path, data: bytes) -> bool:
+    """Write ``data`` to ``path`` atomically (a temporary file renamed into place), creating
+    the directory private to the user; False (nothing left behind) when it cannot."""
+    where = path.parent
+    tmp = where / f".{path.name}.{os.getpid()}.tmp"
+    try:
+        where.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not private(os.stat(where)):
+            return False
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(tmp, flags, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        return False
+    return True

@@ -6,7 +6,13 @@ Figures printed (best of 3 runs each):
 * warm checks/s: constraints and versions parsed once, as the planner does;
 * string checks/s: ``Constraint.check(str)`` through the cached version parser;
 * cold checks/s: every check parses its constraint and version from scratch (no cache);
-* constraint parses/s and version parses/s, uncached.
+* constraint parses/s and version parses/s, uncached;
+* the in-process peer, when ``packaging`` is installed: ``packaging.version.Version``
+  parses/s on the versions of the mix it accepts (PEP 440 refuses ``0.11.5-gs.2``-style
+  prereleases), against ``Version.parse`` on the same strings.
+
+Run from the repository root against an installed package (``python bench/versions.py``
+imports the installed ``upgradeplan``, not ``./upgradeplan``).
 """
 
 from __future__ import annotations
@@ -16,9 +22,6 @@ import random
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from upgradeplan.versions import Constraint, Version
 
@@ -138,7 +141,44 @@ def main(argv: list[str] | None = None) -> int:
     print(f"cold checks (parse both every time, no cache)  : {n / t_cold:12,.0f} checks/s")
     print(f"constraint parses (uncached)                   : {n / t_pc:12,.0f} parses/s")
     print(f"version parses (uncached)                      : {n / t_pv:12,.0f} parses/s")
+    _peer(pairs)
     return 0
+
+
+def _peer(pairs: list[tuple[str, str]]) -> None:
+    try:
+        from packaging.version import InvalidVersion as PeerInvalid
+        from packaging.version import Version as PeerVersion
+    except ImportError:
+        print("packaging not installed: no in-process peer figure")
+        return
+    accepted = set()
+    for text in VERSIONS:
+        try:
+            PeerVersion(text)
+        except PeerInvalid:
+            continue
+        accepted.add(text)
+    texts = [v for _, v in pairs if v in accepted]
+
+    def ours() -> int:
+        for text in texts:
+            Version.parse(text)
+        return 0
+
+    def peer() -> int:
+        for text in texts:
+            PeerVersion(text)
+        return 0
+
+    t_ours, _ = _best(3, ours)
+    t_peer, _ = _best(3, peer)
+    print(
+        f"on the {len(accepted)} of {len(VERSIONS)} versions packaging accepts "
+        f"({len(texts)} parses): Version.parse {len(texts) / t_ours:,.0f}/s, "
+        f"packaging.version.Version {len(texts) / t_peer:,.0f}/s (ours / packaging: "
+        f"{t_peer / t_ours:.2f})"
+    )
 
 
 if __name__ == "__main__":

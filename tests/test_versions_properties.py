@@ -80,3 +80,39 @@ def test_bare_full_version_matches_exactly_itself(pinned: Version, other: Versio
 def test_half_open_range_agrees_with_compare(low: Version, high: Version, v: Version) -> None:
     constraint = Constraint.parse(f">={low} <{high}")
     assert constraint.check(v) == (compare(v, low) >= 0 and compare(v, high) < 0)
+
+
+@SETTINGS
+@given(st.one_of(version_texts(), st.text("0123456789.v-+a", max_size=12)))
+def test_parse_builds_what_the_constructor_builds(text: str) -> None:
+    """Version.parse sets the fields directly (it is the hot path); the result is the object
+    the dataclass constructor makes from the same fields, and the errors are the same."""
+    try:
+        parsed = Version.parse(text)
+    except ValueError:
+        assert not _constructible(text)
+        return
+    built = Version(
+        parsed.major, parsed.minor, parsed.patch, parsed.prerelease, parsed.build, parsed.original
+    )
+    assert (repr(parsed), str(parsed), parsed._key, hash(parsed)) == (
+        repr(built),
+        str(built),
+        built._key,
+        hash(built),
+    )
+    assert parsed.original == text
+
+
+def _constructible(text: str) -> bool:
+    """Whether the loose grammar (regex path only) accepts ``text``."""
+    import re
+
+    from upgradeplan import versions as v
+
+    m = v._LOOSE.fullmatch(text)
+    if m is None:
+        return False
+    nums = [int(g) if g else 0 for g in m.group(1, 2, 3)]
+    pre = m.group(4).split(".") if m.group(4) else []
+    return max(nums) <= 2**64 - 1 and not any(re.fullmatch(r"0[0-9]+", i) for i in pre)

@@ -88,15 +88,38 @@ class Version:
     @classmethod
     def parse(cls, text: str) -> Version:
         """Parse like ``NewVersion``: ``[v]MAJOR[.MINOR[.PATCH]][-PRE][+META]``."""
+        parts = text.split(".")
+        if len(parts) == 3 and text.isascii() and len(text) <= MAX_VERSION_LEN:
+            a, b, c = parts
+            if a.isdigit() and b.isdigit() and c.isdigit():  # the common MAJOR.MINOR.PATCH
+                return _plain(cls, text, int(a), int(b), int(c))
         m = _LOOSE.fullmatch(text) if len(text) <= MAX_VERSION_LEN else None
         if m is None:
             raise InvalidVersion(text, _version_reason(text))
-        nums = [int(g) if g else 0 for g in m.group(1, 2, 3)]
-        pre = tuple(m.group(4).split(".")) if m.group(4) else ()
-        if max(nums) > _UINT64_MAX or any(len(i) > 1 and i[0] == "0" and i.isdigit() for i in pre):
+        a, b, c, pre_text, build_text = m.groups()
+        major, minor, patch = int(a), int(b) if b else 0, int(c) if c else 0
+        if pre_text:
+            pre = tuple(pre_text.split("."))
+            if any(len(i) > 1 and i[0] == "0" and i.isdigit() for i in pre):
+                raise InvalidVersion(text, _version_reason(text))
+            key: SortKey = (major, minor, patch, 0, _pre_key(pre))
+        else:
+            pre = ()
+            key = (major, minor, patch, 1, ())
+        if major > _UINT64_MAX or minor > _UINT64_MAX or patch > _UINT64_MAX:
             raise InvalidVersion(text, _version_reason(text))
-        build = tuple(m.group(5).split(".")) if m.group(5) else ()
-        return cls(nums[0], nums[1], nums[2], pre, build, text)
+        build = tuple(build_text.split(".")) if build_text else ()
+        # the fields set directly, as __init__ and __post_init__ would (parsing is the hot
+        # path of every reader and of the knowledge load; a frozen __init__ costs 2-3x this)
+        version = _new(cls)
+        _SET_MAJOR(version, major)
+        _SET_MINOR(version, minor)
+        _SET_PATCH(version, patch)
+        _SET_PRE(version, pre)
+        _SET_BUILD(version, build)
+        _SET_ORIGINAL(version, text)
+        _SET_KEY(version, key)
+        return version
 
     @classmethod
     def parse_strict(cls, text: str) -> Version:
@@ -157,6 +180,33 @@ class Version:
         if not isinstance(other, Version):
             return NotImplemented
         return self._key >= other._key
+
+
+_new = object.__new__
+_SLOTS = vars(Version)
+# the slots' own setters (a frozen dataclass only forbids setattr, not its slots' descriptors)
+_SET_MAJOR = _SLOTS["major"].__set__
+_SET_MINOR = _SLOTS["minor"].__set__
+_SET_PATCH = _SLOTS["patch"].__set__
+_SET_PRE = _SLOTS["prerelease"].__set__
+_SET_BUILD = _SLOTS["build"].__set__
+_SET_ORIGINAL = _SLOTS["original"].__set__
+_SET_KEY = _SLOTS["_key"].__set__
+
+
+def _plain(cls: type[Version], text: str, major: int, minor: int, patch: int) -> Version:
+    """A version without prerelease or build, its fields set directly (see Version.parse)."""
+    if major > _UINT64_MAX or minor > _UINT64_MAX or patch > _UINT64_MAX:
+        raise InvalidVersion(text, _version_reason(text))
+    version = _new(cls)
+    _SET_MAJOR(version, major)
+    _SET_MINOR(version, minor)
+    _SET_PATCH(version, patch)
+    _SET_PRE(version, ())
+    _SET_BUILD(version, ())
+    _SET_ORIGINAL(version, text)
+    _SET_KEY(version, (major, minor, patch, 1, ()))
+    return version
 
 
 def _ids_reason(kind: str, text: str) -> str:

@@ -1,13 +1,17 @@
 """Benchmark: `upgradeplan scan` against `kubectl get` on the same fake cluster.
 
-A fake API server (tests/support/fakeapi.py, 127.0.0.1) holds 300 HelmReleases, 300 OCIRepositories
-and 100 Deployments. The two commands run alternately as subprocesses (the installed
-console script, and the real kubectl with a warm --cache-dir, as a user runs it); wall times
-and the requests each sent (from the server's request log) are printed, with the median
-ratio upgradeplan / kubectl, for kubectl with a warm discovery cache (as a user runs it
-day to day) and with a fresh one (a first run: discovery requests included).
+A fake API server (tests/support/fakeapi.py, 127.0.0.1) holds 300 HelmReleases (or
+--releases N), 300 OCIRepositories and 100 Deployments, and serves every other type the
+reader lists (HelmChart, Harness, AgentTemplate: declared, empty; a few namespaces, nodes and
+a storage class). `upgradeplan scan -o json` (the installed console script) and `kubectl get
+<the same nine types> -A -o json` run alternately as subprocesses; wall times and the
+requests each sent (from the server's request log) are printed, with the median ratio
+upgradeplan / kubectl, for kubectl with a warm discovery cache (as a user runs it day to day)
+and with a fresh one (a first run: discovery requests included). upgradeplan also reads
+/version and the kagent CRDs it has facts about (kubectl would need `kubectl version` and
+`kubectl get crd …` for those: one request each).
 
-    python bench/scan.py [--rounds 9]
+    python bench/scan.py [--rounds 9] [--releases 5000]
 """
 
 from __future__ import annotations
@@ -29,6 +33,18 @@ sys.path.insert(0, str(REPO / "tests"))
 from support.fakeapi import FakeAPIServer, write_kubeconfig  # type: ignore[import-not-found,unused-ignore]  # noqa: E402
 
 NS = "flux-giantswarm"
+# the types the reader lists that the objects above do not bring: served, empty (as on a
+# cluster with Flux and kagent installed and no objects of these kinds)
+DECLARED = (
+    ("source.toolkit.fluxcd.io", "v1", "helmcharts", "HelmChart"),
+    ("kagent.dev", "v1alpha3", "harnesses", "Harness"),
+    ("kagent.dev", "v1alpha3", "agenttemplates", "AgentTemplate"),
+)
+# what `upgradeplan scan` lists, for kubectl to list the same
+KUBECTL_TYPES = (
+    "helmreleases,ocirepositories,helmcharts,harnesses,agenttemplates,deployments,"
+    "namespaces,nodes,storageclasses"
+)
 
 
 def objects(
@@ -71,6 +87,39 @@ def objects(
                 },
             }
         )
+    for group, version, plural, kind in DECLARED:
+        out.append(
+            {
+                "apiVersion": "apiextensions.k8s.io/v1",
+                "kind": "CustomResourceDefinition",
+                "metadata": {"name": f"{plural}.{group}"},
+                "spec": {
+                    "group": group,
+                    "names": {"plural": plural, "kind": kind, "singular": kind.lower()},
+                    "scope": "Namespaced",
+                    "versions": [{"name": version, "served": True, "storage": True}],
+                },
+            }
+        )
+    for name in (NS, *(f"team-{t}" for t in range(10))):
+        out.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    for n in range(3):
+        out.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": f"node-{n}"},
+                "status": {"nodeInfo": {"kubeletVersion": "v1.31.0"}},
+            }
+        )
+    out.append(
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "StorageClass",
+            "metadata": {"name": "standard"},
+            "provisioner": "example.invalid/disk",
+        }
+    )
     for i in range(deployments):
         out.append(
             {
@@ -110,6 +159,7 @@ def timed(cmd: list[str], env: dict[str, str]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--releases", type=int, default=300, help="HelmReleases (default 300)")
     args = parser.parse_args()
     kubectl = shutil.which("kubectl")
     upgradeplan = str(Path(sys.executable).with_name("upgradeplan"))
@@ -117,14 +167,14 @@ def main() -> None:
         raise SystemExit("needs kubectl and the installed upgradeplan console script")
     with (
         tempfile.TemporaryDirectory() as tmp,
-        FakeAPIServer(objects(), git_version="v1.31.0") as server,
+        FakeAPIServer(objects(releases=args.releases), git_version="v1.31.0") as server,
     ):
         kubeconfig = str(write_kubeconfig(Path(tmp) / "kubeconfig", {"bench": server.url}))
         env = {**os.environ, "KUBECONFIG": kubeconfig}
         ours = [upgradeplan, "scan", "-o", "json", "--kubeconfig", kubeconfig]
 
         def kubectl_cmd(cache: str) -> list[str]:
-            get = ["get", "helmreleases,ocirepositories,deployments", "-A", "-o", "json"]
+            get = ["get", KUBECTL_TYPES, "-A", "-o", "json"]
             return [kubectl, "--kubeconfig", kubeconfig, "--cache-dir", cache, *get]
 
         warm = kubectl_cmd(str(Path(tmp) / "kube-cache"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -15,8 +16,14 @@ from upgradeplan.kb import roots
 from upgradeplan.kb.loader import bundled_dir, load, load_with_problems
 from upgradeplan.kb.problems import Problem
 from upgradeplan.kb.templating import make_env, render_migration
-from upgradeplan.kb.yamlio import YamlSyntaxError, line_of, load_text
+from upgradeplan.kb.yamlio import YamlSyntaxError, line_of, load_text_with_duplicates
 from upgradeplan.model import Condition, KnowledgeBase, Location, Release, Withdrawn
+
+
+def load_text(text: str) -> Any:
+    """One YAML document with line numbers (the loader's parser without the duplicates)."""
+    return load_text_with_duplicates(text)[0]
+
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 MINI = FIXTURES / "kb-mini"

@@ -32,14 +32,13 @@ def test_plan_to_dict_has_schema_version_and_a_stable_key_order() -> None:
 
 
 def test_findings_carry_evidence_with_sources_and_missing_facts() -> None:
-    doc = structured.findings_to_dict(PLAN.direct.findings)
-    assert doc["schema_version"] == 1
-    first = doc["findings"][0]
+    findings = [structured.finding_to_dict(f) for f in PLAN.direct.findings]
+    first = findings[0]
     assert first["evidence"][0]["observed"] == [
         {"key": "pin.connectivity", "value": "4.7.18", "source": "clusters/prod/bom.yaml:9"}
     ]
     assert first["evidence"][0]["result"] == "true"
-    assert doc["findings"][1]["missing"][0]["key"] == "object.Harness.kagent.kagent.exists"
+    assert findings[1]["missing"][0]["key"] == "object.Harness.kagent.kagent.exists"
 
 
 def test_json_and_yaml_serialise_the_same_document() -> None:

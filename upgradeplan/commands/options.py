@@ -16,20 +16,6 @@ from upgradeplan.api import FAIL_ON_CHOICES, Inputs
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-STATE_OPTION_NAMES: tuple[str, ...] = (
-    "installed",
-    "pins",
-    "facts",
-    "state_files",
-    "gitops",
-    "base",
-    "clusters",
-    "kubeconfig",
-    "contexts",
-    "all_contexts",
-    "request_timeout",
-)
-
 
 def _apply(f: F, decorators: Sequence[Callable[[F], F]]) -> F:
     for deco in reversed(decorators):

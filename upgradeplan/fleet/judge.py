@@ -25,7 +25,7 @@ from typing import Any
 
 from upgradeplan import api, errors
 from upgradeplan.fleet.members import Member
-from upgradeplan.model import NEXT, SEVERITY_RANK, Finding, KnowledgeBase, State, Target
+from upgradeplan.model import NEXT, SEVERITY_RANK, KnowledgeBase, State, Target
 
 UNREADABLE = "unreadable"
 CACHE_SIZE = 1024  # distinct states whose judgement is kept for the installations that follow
@@ -309,10 +309,6 @@ class Judge:
             not_applied=not_applied,
             could_not_read=tuple(str(u) for u in result.unreadable),
         )
-
-
-def _missing_keys(f: Finding) -> tuple[str, ...]:
-    return tuple(sorted({m.key for m in f.missing}))
 
 
 def _past(installed: str | None, version: str) -> bool:

@@ -177,13 +177,6 @@ def task_members(path: str, kb: KnowledgeBase) -> Iterator[Member]:
         yield from _file_members(path, kb)
 
 
-def file_members(sources: Iterable[str], kb: KnowledgeBase) -> Iterator[Member]:
-    """Members of local sources (files, directories, globs), in the order given; every
-    member that exists but cannot be read is yielded with its reason."""
-    for path in local_tasks(sources):
-        yield from task_members(path, kb)
-
-
 def context_members(
     kb: KnowledgeBase, kubeconfig: str | None, contexts: Iterable[str]
 ) -> list[Member]:

@@ -9,7 +9,6 @@ from typing import Any
 
 from upgradeplan.fleet.judge import FindingRow, Fleet, HazardHits, Installation
 
-FORMATS = ("text", "json", "yaml", "csv", "markdown")
 SCHEMA_VERSION = 1
 VERDICTS = ("blocked", "undetermined", "safe-with-actions", "safe", "unreadable")
 TEXT_NAMES = 8  # installation names shown per hazard in text output before "+N more"

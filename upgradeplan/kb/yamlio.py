@@ -146,13 +146,9 @@ class YamlSyntaxError(Exception):
         self.line = line
 
 
-def load_text(text: str) -> Any:
-    """Parse one YAML document, keeping line numbers. Raises :class:`YamlSyntaxError`."""
-    return load_text_with_duplicates(text)[0]
-
-
 def load_text_with_duplicates(text: str) -> tuple[Any, list[tuple[Any, int]]]:
-    """Like :func:`load_text`, plus every (key, line) written twice in one mapping."""
+    """Parse one YAML document, keeping line numbers, and every (key, line) written twice in
+    one mapping. Raises :class:`YamlSyntaxError`."""
     loader = _Loader(text)
     gc_was_enabled = gc.isenabled()
     gc.disable()  # thousands of small acyclic objects: the cyclic collector only costs time

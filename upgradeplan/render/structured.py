@@ -20,7 +20,6 @@ from upgradeplan.model import (
     Plan,
     Product,
     Release,
-    State,
     Step,
     Withdrawn,
 )
@@ -106,13 +105,6 @@ def finding_to_dict(f: Finding) -> dict[str, Any]:
         "consequence": f.consequence,
         "avoid": f.avoid,
         "recover": f.recover,
-    }
-
-
-def findings_to_dict(findings: Sequence[Finding]) -> dict[str, Any]:
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "findings": [finding_to_dict(f) for f in findings],
     }
 
 
@@ -351,12 +343,6 @@ def diagnoses_to_dict(diagnoses: Sequence[Diagnosis]) -> dict[str, Any]:
             for i, d in enumerate(diagnoses, start=1)
         ],
     }
-
-
-def state_to_dict(state: State) -> dict[str, Any]:
-    from upgradeplan.readers.snapshot import to_document
-
-    return to_document(state)
 
 
 # --------------------------------------------------------------------------- serialisers

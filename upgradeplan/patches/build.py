@@ -181,15 +181,8 @@ class _Builder:
         else:
             after = set_scalars(before, [edit], where=path)
         self.live[path] = after
-        return PatchItem(
-            step=step_no,
-            kind="file-edit",
-            migration=migration,
-            title=title,
-            when="during",
-            content=_diff(path, before, after),
-            file=path,
-            edits=(edit,),
+        return _file_edit(
+            step_no, path, migration, title, _diff(path, before, after), edits=(edit,)
         )
 
     def key_edit(
@@ -203,16 +196,8 @@ class _Builder:
             del self.key_edits[path][-len(edits) :]
             return None
         self.live[path] = after
-        return PatchItem(
-            step=step_no,
-            kind="file-edit",
-            migration=migration,
-            title=title,
-            when="during",
-            content=_diff(path, before, after),
-            file=path,
-            keys=tuple(edits),
-        )
+        diff = _diff(path, before, after)
+        return _file_edit(step_no, path, migration, title, diff, keys=tuple(edits))
 
     def _merged(self, path: str) -> tuple[ScalarEdit, ...]:
         by_line: dict[int, ScalarEdit] = {}
@@ -576,3 +561,19 @@ def build(
                 b.action(n, step, action)
         cumulative.append(b.changes())
     return PatchSet(items=tuple(b.items), steps=plan.steps, changes_by_step=tuple(cumulative))
+
+
+def _file_edit(
+    step: int, path: str, migration: str, title: str, diff: str, **edits: Any
+) -> PatchItem:
+    """A ``file-edit`` item: the diff of ``path``, applied during the step."""
+    return PatchItem(
+        step=step,
+        kind="file-edit",
+        migration=migration,
+        title=title,
+        when="during",
+        content=diff,
+        file=path,
+        **edits,
+    )

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from upgradeplan.errors import BadInput
-from upgradeplan.patches.files import content_hash, write_atomic
+from upgradeplan.patches.files import content_hash, write_all
 from upgradeplan.patches.yamledit import ScalarEdit, set_scalars
 
 BOM = """\
@@ -63,12 +63,12 @@ def _leftovers(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir())
 
 
-def test_write_atomic_replaces_and_keeps_permissions(tmp_path: Path) -> None:
+def test_write_replaces_and_keeps_permissions(tmp_path: Path) -> None:
     f = tmp_path / "bom.yaml"
     f.write_text(BOM)
     f.chmod(0o640)
     new = set_scalars(BOM, [ScalarEdit(6, "4.7.18", "4.7.19")])
-    write_atomic(f, new, expected_hash=content_hash(BOM))
+    write_all([(f, new, content_hash(BOM))])
     assert f.read_text() == new
     assert (f.stat().st_mode & 0o777) == 0o640
     assert _leftovers(tmp_path) == ["bom.yaml"]
@@ -80,7 +80,7 @@ def test_write_refuses_a_file_changed_since_it_was_read(tmp_path: Path) -> None:
     read_hash = content_hash(BOM)
     f.write_text(BOM + "# someone else's edit\n")
     with pytest.raises(BadInput, match="changed since it was read"):
-        write_atomic(f, "x: 1\n", expected_hash=read_hash)
+        write_all([(f, "x: 1\n", read_hash)])
     assert f.read_text().endswith("# someone else's edit\n")
 
 
@@ -96,7 +96,7 @@ def test_a_failing_write_leaves_the_original_and_no_temp_file(
 
     monkeypatch.setattr(os, fail_in, boom)
     with pytest.raises(OSError):
-        write_atomic(f, "components: {}\n", expected_hash=content_hash(BOM))
+        write_all([(f, "components: {}\n", content_hash(BOM))])
     assert f.read_text() == BOM
     assert _leftovers(tmp_path) == ["bom.yaml"]
     assert os.path.exists(f)

@@ -64,32 +64,6 @@ def ensure_unchanged(path: str | Path, expected_hash: str) -> bytes:
     return current
 
 
-def write_atomic(path: str | Path, text: str, *, expected_hash: str) -> None:
-    """Replace ``path`` with ``text`` atomically, refusing if it changed since it was read.
-
-    ``expected_hash`` is :func:`content_hash` of the content the edit was computed from. The
-    new content goes to a temporary file in the same directory (same filesystem), is flushed
-    and fsynced, takes the original's permission bits, and replaces the file with
-    :func:`os.replace`. On any failure the temporary file is removed and the original is left
-    as it was.
-    """
-    target = Path(path)
-    ensure_unchanged(target, expected_hash)
-    mode = target.stat().st_mode & 0o7777
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
 def write_all(changes: Sequence[tuple[str | Path, str, str]]) -> list[Path]:
     """Write several files as one step: all of them, or none (``(path, text, expected_hash)``).
 
@@ -194,6 +168,5 @@ __all__ = [
     "ensure_unchanged",
     "read_named",
     "write_all",
-    "write_atomic",
     "write_changes",
 ]

@@ -25,6 +25,7 @@ LAYERS: dict[str, int] = {
     "provenance": 0,
     "unreadable": 0,
     "redact": 0,
+    "escape": 0,  # values made safe for shell, YAML and Markdown; control characters refused
     "keypath": 0,
     "usercache": 0,  # the user cache directory (the knowledge cache, the help text)
     "releases": 0,

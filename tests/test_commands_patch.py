@@ -261,8 +261,10 @@ def test_write_refuses_a_blocked_plan(tmp_path: Path, monkeypatch: pytest.Monkey
     assert (repo / "bom.yaml").read_text() == before
 
 
-def test_names_with_quotes_and_newlines_keep_the_yaml_intact() -> None:
-    nasty = 'a"b: c\nkind: Secret'
+def test_names_with_quotes_keep_the_yaml_intact_and_newlines_are_refused() -> None:
+    newline = run(["patch", *S4, "--fact", "helmrelease.kagent.namespace=a\nkind: Secret"])
+    assert newline.exit_code == 2 and "control character U+000A" in newline.stderr
+    nasty = 'a"b: c # kind: Secret'
     result = run(["patch", *S4, "--fact", f"helmrelease.kagent.namespace={nasty}", "-o", "json"])
     assert result.exit_code == 0, result.output
     for item in json.loads(result.stdout)["patches"]:

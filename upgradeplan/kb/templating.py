@@ -29,7 +29,7 @@ def yq(value: Any) -> str:
     scalar), so a substituted name can never break or extend the document."""
     import json
 
-    return json.dumps("" if value is None else str(value))
+    return json.dumps("" if value is None else str(value), ensure_ascii=False)  # non-BMP kept
 
 
 def make_env() -> SandboxedEnvironment:

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from upgradeplan import errors
-from upgradeplan.model import Action, Finding, KnowledgeBase, Migration, State
+from upgradeplan.model import Action, Fact, Finding, KnowledgeBase, Migration, State
 
 
 def migration_available(m: Migration | None, holds: Sequence[str]) -> bool:
@@ -62,6 +62,7 @@ def render_action(
             fact = state.get(str(key)) if key else None
             if fact is not None and fact.value is not None:
                 value: Any = fact.value
+                _refuse_control(str(key), fact)
             elif "value" in spec:
                 value = spec["value"]
             else:
@@ -81,6 +82,14 @@ def render_action(
         fixes=tuple(fixes),
         placeholders=tuple(placeholders),
     )
+
+
+def _refuse_control(key: str, fact: Fact) -> None:
+    """A value substituted into a migration never holds a control character (exit 2)."""
+    from upgradeplan.escape import refuse_control
+
+    where = fact.source.file_line
+    refuse_control(fact.value, f"fact {key}", location=f"{where[0]}:{where[1]}" if where else "")
 
 
 def merge_actions(actions: Sequence[Action]) -> tuple[Action, ...]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from upgradeplan.escape import code, fence, md_text
 from upgradeplan.model import (
     Action,
     Finding,
@@ -108,9 +109,10 @@ def action_md(a: ActionView) -> str:
     lines = [wrap_md(a.head, indent="  ", first="- ")]
     if a.placeholders:
         lines.append(wrap_md(f"Fill in: {a.placeholders}.", indent="  ", first="  "))
-    lines += ["", f"  ```{a.lang}"]
+    ticks = fence(a.lines)  # longer than any backtick run in the content
+    lines += ["", f"  {ticks}{a.lang}"]
     lines += [f"  {line}" if line else "" for line in a.lines]
-    lines.append("  ```")
+    lines.append(f"  {ticks}")
     return "\n".join(lines)
 
 
@@ -231,16 +233,16 @@ def _finding_view(f: Finding) -> FindingView:
     observed: list[str] = []
     for ev in f.evidence:
         for fact in ev.facts:
-            line = f"`{fact.key}` = `{_value(fact.value)}` ({fact.source})"
+            line = f"{code(fact.key)} = {code(_value(fact.value))} ({md_text(fact.source)})"
             if line not in observed:
                 observed.append(line)
-    missing = tuple(f"`{m.key}` ({m.how})" for m in f.missing)
+    missing = tuple(f"{code(m.key)} ({md_text(m.how)})" for m in f.missing)
     return FindingView(
         hazard=f.hazard,
         title=f.title,
         severity=f.severity,
         status=f.status,
-        where=f"`{f.location}`" if f.location else "",
+        where=code(f.location) if f.location else "",
         reason=f.reason,
         evidence=tuple(observed),
         missing=missing,
@@ -269,9 +271,9 @@ def _relevant(
 
 def _move_text(m: Move, state: State | None, pin_moves: frozenset[str] = frozenset()) -> str:
     what = f"`{m.product}`" if m.kind == "installed" else f"pin of `{m.product}`"
-    text = f"{what}: `{m.before or 'none'}` → `{m.after or 'none'}`"
+    text = f"{what}: {code(m.before or 'none')} → {code(m.after or 'none')}"
     if m.source is not None and m.source.file_line is not None:
-        text += f" (in `{m.source}`)"
+        text += f" (in {code(m.source)})"
     elif m.kind == "installed" and state is not None and m.product not in pin_moves:
         # a product pinned exactly in a file moves by editing that pin
         pin = state.get(f"pin.{m.product}")
@@ -279,7 +281,7 @@ def _move_text(m: Move, state: State | None, pin_moves: frozenset[str] = frozens
             from upgradeplan.versions import is_exact
 
             if is_exact(pin.value):
-                text += f" (pinned in `{pin.source}`)"
+                text += f" (pinned in {code(pin.source)})"
     return text
 
 
@@ -367,13 +369,13 @@ def runbook(
     )
     name = (state.name if state is not None else "") or plan.state_name
     if name and name != "stated":
-        who = f"the installation `{name}`"
+        who = f"the installation {code(name)}"
     else:
         who = "this installation (as stated on the command line)"
     n = len(plan.steps)
     names = (
         "Every command and patch below uses this installation's names; a value in "
-        "<angle brackets> was not known and must be filled in."
+        "`<angle brackets>` was not known and must be filled in."
     )
     if plan.targets:
         intro = f"For {who}: {n} step{'s' if n != 1 else ''}, in order. {names}"

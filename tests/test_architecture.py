@@ -66,8 +66,6 @@ LINE_LIMIT = 600
 # Modules over the limit today (others are splitting them); the list can only shrink.
 LONG: set[str] = {
     "readers/gitops/render.py",
-    "readers/kube/cluster.py",
-    "readers/kube/objects.py",
 }
 
 

@@ -19,7 +19,7 @@ from support.fakeapi import FakeAPIFactory, Faults, fake_api
 from support.scenarios import CLUSTER_FIXTURES
 
 from upgradeplan.cli import cli
-from upgradeplan.readers.kube import cluster, transport
+from upgradeplan.readers.kube import cluster, listing, transport
 
 __all__ = ["fake_api"]  # the pytest fixture, imported for its side effect
 
@@ -69,7 +69,7 @@ def _bounded(args: list[str]) -> tuple[Result | None, float]:
 def test_every_command_ends_in_time_naming_the_cause(
     fake_api: FakeAPIFactory, monkeypatch: pytest.MonkeyPatch, mode: str, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(cluster, "PAGE_SIZE", 1)  # every list is paged: continue faults bite
+    monkeypatch.setattr(listing, "PAGE_SIZE", 1)  # every list is paged: continue faults bite
     monkeypatch.setattr(transport, "MAX_BODY", 200_000)
     faults, cause = MODES[mode]
     server = fake_api.start(CLUSTER_FIXTURES / "s1", faults=faults)
@@ -90,9 +90,9 @@ def test_every_command_ends_in_time_naming_the_cause(
 def test_a_context_answering_401_everywhere_does_not_hide_the_other(
     fake_api: FakeAPIFactory,
 ) -> None:
-    every: dict[str, Any] = {"/version": 401, **{r.plural: 401 for r in cluster.RESOURCES}}
+    every: dict[str, Any] = {"/version": 401, **{r.plural: 401 for r in listing.RESOURCES}}
     every["customresourcedefinitions"] = 401
-    every.update({f"/apis/{g}": 401 for g in {r.group for r in cluster.RESOURCES if r.group}})
+    every.update({f"/apis/{g}": 401 for g in {r.group for r in listing.RESOURCES if r.group}})
     refused = fake_api.start(CLUSTER_FIXTURES / "s1", faults=Faults(status=every))
     fine = fake_api.start(CLUSTER_FIXTURES / "s1", git_version="v1.31.4")
     kubeconfig = fake_api.kubeconfig({"refused": refused, "fine": fine})

@@ -24,7 +24,7 @@ from support.scenarios import CASES, CLUSTER_FIXTURES, Case, check_mismatches
 
 from upgradeplan.cli import cli
 from upgradeplan.model import KnowledgeBase
-from upgradeplan.readers.kube import cluster
+from upgradeplan.readers.kube import cluster, listing, session
 from upgradeplan.readers.kube.transport import Unreachable
 
 __all__ = ["fake_api"]  # the pytest fixture, imported for its side effect
@@ -187,13 +187,13 @@ def test_kubectl_output_is_a_snapshot(form: str, tmp_path: Path) -> None:
 def test_no_discovery_and_one_list_per_resource_type_plus_pages(
     kb: KnowledgeBase, fake_api: FakeAPIFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cluster, "PAGE_SIZE", 2)
+    monkeypatch.setattr(listing, "PAGE_SIZE", 2)
     server, kubeconfig = one_context(fake_api, "s1")
     [res] = cluster.read_contexts(kb, kubeconfig, [], False)
     assert res.state is not None and res.requests == len(server.requests)
     paths = server.paths()
     assert not {"/api", "/apis", "/api/v1", "/apis/apps/v1"} & set(paths)
-    for resource in cluster.RESOURCES:
+    for resource in listing.RESOURCES:
         lists = server.list_requests(resource.plural)
         firsts = [r for r in lists if "continue" not in r.query]
         assert len(firsts) == 1, (resource.plural, [r.path for r in lists])
@@ -311,7 +311,7 @@ def test_a_server_that_never_answers_is_unreachable_not_a_hang(
 def test_expired_continue_token_relists(
     kb: KnowledgeBase, fake_api: FakeAPIFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cluster, "PAGE_SIZE", 3)
+    monkeypatch.setattr(listing, "PAGE_SIZE", 3)
     server, kubeconfig = one_context(fake_api, "s1", Faults(gone_on_continue=1))
     res = read(kb, kubeconfig)
     assert res.state is not None
@@ -436,10 +436,10 @@ def test_parallel_calls_keep_their_order_and_hand_back_the_first_error() -> None
         return i
 
     calls: list[Callable[[], int]] = [partial(slow, i) for i in range(6)]
-    assert cluster._in_parallel(calls, 4) == list(range(6))
+    assert session.in_parallel(calls, 4) == list(range(6))
 
     def boom() -> int:
         raise Unreachable("connection refused")
 
     with pytest.raises(Unreachable, match="connection refused"):
-        cluster._in_parallel([*calls, boom], 4)
+        session.in_parallel([*calls, boom], 4)

@@ -113,14 +113,14 @@ def text_of(value: Any) -> str:
 
 def image_repo(image: Any) -> str | None:
     """The repository of an image reference (the cluster reader's parsing)."""
-    from upgradeplan.readers.kube.objects import image_repository
+    from upgradeplan.readers.kube.fields import image_repository
 
     return image_repository(image) if isinstance(image, str) else None
 
 
 def image_tag(image: Any) -> str | None:
     """The tag of an image reference, also before a digest (None without a tag)."""
-    from upgradeplan.readers.kube.objects import image_tag as tag_of
+    from upgradeplan.readers.kube.fields import image_tag as tag_of
 
     return (tag_of(image) or None) if isinstance(image, str) else None
 

@@ -20,7 +20,7 @@ from upgradeplan.readers.gitops.facts import (
     text_of,
 )
 from upgradeplan.readers.gitops.yamldocs import View
-from upgradeplan.readers.kube.objects import env_secret_refs
+from upgradeplan.readers.kube.workloads import env_secret_refs
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 

@@ -14,14 +14,29 @@ whose complete list was read (``"Harness"``) or single objects asked for by name
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from upgradeplan import keypath
-from upgradeplan.model import Condition, Fact, FactValue, KnowledgeBase, Product, State
-from upgradeplan.provenance import ObjectRef, read_from
+from upgradeplan.model import Condition, KnowledgeBase, Product, State
+from upgradeplan.provenance import ObjectRef
+from upgradeplan.readers.kube.fields import (
+    VERSION_LIKE,
+    Builder,
+    containers_of,
+    get,
+    group_of,
+    image_repository,
+    meta,
+    name_of,
+    ns_of,
+    plain_tree,
+    ref_of,
+    str_map,
+)
 from upgradeplan.readers.kube.unknowns import widen
+from upgradeplan.readers.kube.workloads import deployment_facts, node_facts
 from upgradeplan.unreadable import Unreadable
 
 # The pseudo-object the cluster reader makes of GET /version.
@@ -32,7 +47,6 @@ VERSION_KIND = "ServerVersion"
 OBJECT_KINDS = frozenset({"Harness", "AgentTemplate"})
 
 _OCI_DIGEST_SUFFIX = re.compile(r"\+[0-9a-f]{12}$")
-_VERSION_LIKE = re.compile(r"^v?\d+(\.\d+){0,2}([-+][0-9A-Za-z.+-]*)?$")
 _K8S_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
 
 
@@ -143,93 +157,6 @@ def is_kubernetes_document(doc: Any) -> bool:
 # --------------------------------------------------------------------------- helpers
 
 
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
-
-
-def _name(obj: Mapping[str, Any]) -> str:
-    return str(_meta(obj).get("name", ""))
-
-
-def _ns(obj: Mapping[str, Any]) -> str:
-    return str(_meta(obj).get("namespace", "") or "")
-
-
-def _get(obj: Any, *path: str) -> Any:
-    for part in path:
-        if not isinstance(obj, Mapping):
-            return None
-        obj = obj.get(part)
-    return obj
-
-
-def _str_map(value: Any) -> dict[str, str]:
-    if not isinstance(value, Mapping):
-        return {}
-    return {
-        str(k): "" if v is None else str(v)
-        for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))
-    }
-
-
-def _ref(kind: str, obj: Mapping[str, Any]) -> str:
-    ns = _ns(obj)
-    return f"{kind} {ns}/{_name(obj)}" if ns else f"{kind} {_name(obj)}"
-
-
-def _group(obj: Mapping[str, Any]) -> str:
-    return str(obj.get("apiVersion", "")).rpartition("/")[0]
-
-
-def _image_repository(image: str) -> str:
-    repo = image.split("@", 1)[0]
-    last = repo.rsplit("/", 1)[-1]
-    if ":" in last:
-        repo = repo[: len(repo) - len(last)] + last.split(":", 1)[0]
-    return repo
-
-
-def _image_tag(image: str) -> str:
-    repo = image.split("@", 1)[0]
-    last = repo.rsplit("/", 1)[-1]
-    return last.split(":", 1)[1] if ":" in last else ""
-
-
-# The image-reference parsing every reader shares (the GitOps reader too): a digest-pinned
-# ``repo:25.01.1@sha256:…`` keeps its tag.
-image_repository = _image_repository
-image_tag = _image_tag
-
-
-def _strip_v(version: str) -> str:
-    return version[1:] if version[:1] in ("v", "V") and version[1:2].isdigit() else version
-
-
-@dataclass
-class _Builder:
-    prefix: str
-    facts: dict[str, Fact] = field(default_factory=dict)
-    unreadable: dict[str, str] = field(default_factory=dict)
-
-    def add(
-        self,
-        key: str,
-        value: FactValue,
-        where: str,
-        *,
-        replace: bool = False,
-        obj: ObjectRef | None = None,
-        path: str = "",
-    ) -> None:
-        if key in self.facts and not replace:
-            return
-        self.facts[key] = Fact(key, value, read_from(where, self.prefix, obj=obj, path=path))
-
-
-# --------------------------------------------------------------------------- products
-
-
 class _Recogniser:
     def __init__(self, kb: KnowledgeBase) -> None:
         self.products: list[Product] = [kb.products[k] for k in sorted(kb.products)]
@@ -243,21 +170,21 @@ class _Recogniser:
         return next((p for p in self.products if chart in p.recognise.chart), None)
 
     def helmrelease(self, hr: Mapping[str, Any]) -> Product | None:
-        history = _get(hr, "status", "history")
-        chart_names = [str(_get(hr, "spec", "chart", "spec", "chart") or "")]
+        history = get(hr, "status", "history")
+        chart_names = [str(get(hr, "spec", "chart", "spec", "chart") or "")]
         if isinstance(history, list) and history and isinstance(history[0], Mapping):
             chart_names.append(str(history[0].get("chartName", "") or ""))
-        found = self.by_release_name(_name(hr))
+        found = self.by_release_name(name_of(hr))
         for chart in chart_names:
             found = found or self.by_chart(chart)
         return found
 
     def deployment(self, dep: Mapping[str, Any]) -> Product | None:
         labels = {
-            **_str_map(_meta(dep).get("labels")),
-            **_str_map(_get(dep, "spec", "template", "metadata", "labels")),
+            **str_map(meta(dep).get("labels")),
+            **str_map(get(dep, "spec", "template", "metadata", "labels")),
         }
-        images = [_image_repository(str(c.get("image", ""))) for c in _containers(dep)]
+        images = [image_repository(str(c.get("image", ""))) for c in containers_of(dep)]
         for product in self.products:
             rec = product.recognise
             if any(labels.get(k) == v for k, v in rec.deployment_labels):
@@ -266,20 +193,6 @@ class _Recogniser:
                 if any(image == r or image.endswith("/" + r) for r in rec.image):
                     return product
         return None
-
-
-def _containers(dep: Mapping[str, Any], *, init: bool = False) -> list[Mapping[str, Any]]:
-    spec = _get(dep, "spec", "template", "spec") or {}
-    keys = ("initContainers", "containers") if init else ("containers",)
-    out: list[Mapping[str, Any]] = []
-    for key in keys:
-        items = spec.get(key) if isinstance(spec, Mapping) else None
-        if isinstance(items, list):
-            out.extend(c for c in items if isinstance(c, Mapping))
-    return out
-
-
-# --------------------------------------------------------------------------- the reader
 
 
 def state_from_objects(
@@ -304,8 +217,8 @@ def state_from_objects(
         if isinstance(obj, Mapping) and obj.get("kind"):
             by_kind.setdefault(str(obj["kind"]), []).append(obj)
     for items in by_kind.values():
-        items.sort(key=lambda o: (_ns(o), _name(o)))
-    b = _Builder(source_prefix, unreadable=dict(unreadable or {}))
+        items.sort(key=lambda o: (ns_of(o), name_of(o)))
+    b = Builder(source_prefix, unreadable=dict(unreadable or {}))
     rec = _Recogniser(kb)
     wants = interests(kb)
     listed_set = set(listed)
@@ -316,32 +229,32 @@ def state_from_objects(
 
     _server_version(b, by_kind.get(VERSION_KIND, []))
     ocirepos = {
-        (_ns(o), _name(o)): o
+        (ns_of(o), name_of(o)): o
         for o in by_kind.get("OCIRepository", [])
-        if _group(o).startswith("source.")
+        if group_of(o).startswith("source.")
     }
     helmcharts = {
-        (_ns(o), _name(o)): o
+        (ns_of(o), name_of(o)): o
         for o in by_kind.get("HelmChart", [])
-        if _group(o).startswith("source.")
+        if group_of(o).startswith("source.")
     }
     pinned: set[str] = set()
     for hr in by_kind.get("HelmRelease", []):
-        if _group(hr).startswith("helm.toolkit.fluxcd.io"):
+        if group_of(hr).startswith("helm.toolkit.fluxcd.io"):
             _helmrelease(b, rec, hr, ocirepos, helmcharts, pinned)
     for oci in by_kind.get("OCIRepository", []):
-        product = rec.by_release_name(_name(oci))
+        product = rec.by_release_name(name_of(oci))
         if product is not None and product.id not in pinned:
             _oci_pin(b, product.id, oci)
             pinned.add(product.id)
     for chart in by_kind.get("HelmChart", []):
-        product = rec.by_chart(str(_get(chart, "spec", "chart") or ""))
+        product = rec.by_chart(str(get(chart, "spec", "chart") or ""))
         if product is not None and product.id not in pinned:
             _version_pin(
                 b,
                 product.id,
-                _get(chart, "spec", "version"),
-                _ref("HelmChart", chart) + " spec.version",
+                get(chart, "spec", "version"),
+                ref_of("HelmChart", chart) + " spec.version",
             )
             pinned.add(product.id)
     referenced_secrets: list[tuple[str, str]] = []
@@ -349,25 +262,25 @@ def state_from_objects(
         product = rec.deployment(dep)
         if product is not None and f"workload.{product.id}.name" not in b.facts:
             referenced_secrets.extend(
-                _deployment(b, product, dep, by_kind.get("PersistentVolumeClaim", []))
+                deployment_facts(b, product, dep, by_kind.get("PersistentVolumeClaim", []))
             )
-    secrets = {(_ns(s), _name(s)): s for s in by_kind.get("Secret", [])}
+    secrets = {(ns_of(s), name_of(s)): s for s in by_kind.get("Secret", [])}
     for ns, nm in referenced_secrets:
         key = f"secret.{ns}.{nm}.type"
         secret = secrets.get((ns, nm))
         if secret is not None:
-            b.add(key, str(secret.get("type") or "Opaque"), _ref("Secret", secret) + " type")
+            b.add(key, str(secret.get("type") or "Opaque"), ref_of("Secret", secret) + " type")
         elif absent_known("Secret", ns, nm):
             b.add(key, None, f"Secret {ns}/{nm} not found")
     _objects(b, by_kind, wants, absent_known)
     _declared_objects(b, by_kind, kb, listed_set)
     for crd in by_kind.get("CustomResourceDefinition", []):
-        stored = _get(crd, "status", "storedVersions")
+        stored = get(crd, "status", "storedVersions")
         if isinstance(stored, list):
             b.add(
-                f"crd.{_name(crd)}.stored-versions",
+                f"crd.{name_of(crd)}.stored-versions",
                 [str(v) for v in stored],
-                _ref("CustomResourceDefinition", crd) + " status.storedVersions",
+                ref_of("CustomResourceDefinition", crd) + " status.storedVersions",
             )
     for crd_name in sorted(wants.crds):
         if f"crd.{crd_name}.stored-versions" not in b.facts and absent_known(
@@ -380,14 +293,14 @@ def state_from_objects(
             )
     for ns_obj in by_kind.get("Namespace", []):
         b.add(
-            f"namespace.{_name(ns_obj)}.labels",
-            _str_map(_meta(ns_obj).get("labels")),
-            _ref("Namespace", ns_obj) + " metadata.labels",
+            f"namespace.{name_of(ns_obj)}.labels",
+            str_map(meta(ns_obj).get("labels")),
+            ref_of("Namespace", ns_obj) + " metadata.labels",
         )
     if "Node" in listed_set or by_kind.get("Node"):
-        _nodes(b, by_kind.get("Node", []))
+        node_facts(b, by_kind.get("Node", []))
     for sc in by_kind.get("StorageClass", []):
-        b.add(f"storageclass.{_name(sc)}.exists", True, _ref("StorageClass", sc))
+        b.add(f"storageclass.{name_of(sc)}.exists", True, ref_of("StorageClass", sc))
     sc_wanted = set(wants.storage_classes)
     for key in list(b.facts):
         if key.startswith("workload.") and key.endswith(".storage-classes"):
@@ -408,7 +321,7 @@ def state_from_objects(
     )
 
 
-def _server_version(b: _Builder, items: list[Mapping[str, Any]]) -> None:
+def _server_version(b: Builder, items: list[Mapping[str, Any]]) -> None:
     for obj in items[:1]:
         git = str(obj.get("gitVersion", ""))
         match = _K8S_VERSION.match(git)
@@ -422,17 +335,17 @@ def _server_version(b: _Builder, items: list[Mapping[str, Any]]) -> None:
 
 
 def _helmrelease(
-    b: _Builder,
+    b: Builder,
     rec: _Recogniser,
     hr: Mapping[str, Any],
     ocirepos: Mapping[tuple[str, str], Mapping[str, Any]],
     helmcharts: Mapping[tuple[str, str], Mapping[str, Any]],
     pinned: set[str],
 ) -> None:
-    name, ns = _name(hr), _ns(hr)
-    ref = _ref("HelmRelease", hr)
+    name, ns = name_of(hr), ns_of(hr)
+    ref = ref_of("HelmRelease", hr)
     b.add(f"helmrelease.{name}.namespace", ns, ref + " metadata.namespace")
-    mode = _get(hr, "spec", "driftDetection", "mode")
+    mode = get(hr, "spec", "driftDetection", "mode")
     if mode:
         b.add(f"helmrelease.{name}.drift-detection", str(mode), ref + " spec.driftDetection.mode")
     else:
@@ -442,19 +355,19 @@ def _helmrelease(
     product = rec.helmrelease(hr)
     if product is None:
         return
-    snapshot = _running_snapshot(_get(hr, "status", "history"))
+    snapshot = _running_snapshot(get(hr, "status", "history"))
     if snapshot is not None:
         index, entry, note = snapshot
         version = _OCI_DIGEST_SUFFIX.sub("", str(entry["chartVersion"]))
         where = f"{ref} status.history[{index}].chartVersion{note}"
         b.add(f"installed.{product.id}", version, where)
-    elif _get(hr, "status", "lastAppliedRevision"):
-        version = _OCI_DIGEST_SUFFIX.sub("", str(_get(hr, "status", "lastAppliedRevision")))
+    elif get(hr, "status", "lastAppliedRevision"):
+        version = _OCI_DIGEST_SUFFIX.sub("", str(get(hr, "status", "lastAppliedRevision")))
         b.add(f"installed.{product.id}", version, ref + " status.lastAppliedRevision")
-    values = _get(hr, "spec", "values")
-    if _get(hr, "spec", "valuesFrom") is None:
+    values = get(hr, "spec", "values")
+    if get(hr, "spec", "valuesFrom") is None:
         # the whole of what the installation sets (with valuesFrom, merged elsewhere: unknown)
-        whole = _plain_tree(values) if isinstance(values, Mapping) else {}
+        whole = plain_tree(values) if isinstance(values, Mapping) else {}
         b.add(
             f"values.{product.id}",
             whole,
@@ -463,18 +376,18 @@ def _helmrelease(
             path="spec.values",
         )
     for key in product.recognise.values_keys:
-        value = _get(values, *keypath.split(key))
+        value = get(values, *keypath.split(key))
         if value is not None:
             b.add(
                 f"values.{product.id}.{key}",
-                _plain_tree(value) if isinstance(value, (Mapping, list)) else str(value),
+                plain_tree(value) if isinstance(value, (Mapping, list)) else str(value),
                 f"{ref} spec.values.{key}",
                 obj=ObjectRef("HelmRelease", ns, name),
                 path=f"spec.values.{key}",
             )
     if product.id in pinned:
         return
-    chart_ref = _get(hr, "spec", "chartRef")
+    chart_ref = get(hr, "spec", "chartRef")
     if isinstance(chart_ref, Mapping):
         target = (str(chart_ref.get("namespace") or ns), str(chart_ref.get("name", "")))
         kind = str(chart_ref.get("kind", "OCIRepository"))
@@ -486,16 +399,16 @@ def _helmrelease(
             _version_pin(
                 b,
                 product.id,
-                _get(chart, "spec", "version"),
-                _ref("HelmChart", chart) + " spec.version",
+                get(chart, "spec", "version"),
+                ref_of("HelmChart", chart) + " spec.version",
             )
             pinned.add(product.id)
         return
-    if isinstance(_get(hr, "spec", "chart"), Mapping):
+    if isinstance(get(hr, "spec", "chart"), Mapping):
         _version_pin(
             b,
             product.id,
-            _get(hr, "spec", "chart", "spec", "version"),
+            get(hr, "spec", "chart", "spec", "version"),
             ref + " spec.chart.spec.version",
         )
         pinned.add(product.id)
@@ -524,7 +437,7 @@ def _running_snapshot(history: Any) -> tuple[int, Mapping[str, Any], str] | None
     return entries[0][0], newest, f" (status {newest.get('status', 'unknown')})"
 
 
-def _version_pin(b: _Builder, product: str, version: Any, where: str) -> None:
+def _version_pin(b: Builder, product: str, version: Any, where: str) -> None:
     text = "" if version is None else str(version).strip()
     if text in ("", "*"):
         b.add(
@@ -534,9 +447,9 @@ def _version_pin(b: _Builder, product: str, version: Any, where: str) -> None:
         b.add(f"pin.{product}", text, where)
 
 
-def _oci_pin(b: _Builder, product: str, oci: Mapping[str, Any]) -> None:
-    ref = _ref("OCIRepository", oci)
-    spec_ref = _get(oci, "spec", "ref")
+def _oci_pin(b: Builder, product: str, oci: Mapping[str, Any]) -> None:
+    ref = ref_of("OCIRepository", oci)
+    spec_ref = get(oci, "spec", "ref")
     spec_ref = spec_ref if isinstance(spec_ref, Mapping) else {}
     if spec_ref.get("digest"):
         b.unreadable.setdefault(
@@ -548,7 +461,7 @@ def _oci_pin(b: _Builder, product: str, oci: Mapping[str, Any]) -> None:
         b.add(f"pin.{product}", str(spec_ref["semver"]), ref + " spec.ref.semver")
     elif spec_ref.get("tag"):
         tag = str(spec_ref["tag"])
-        if _VERSION_LIKE.match(tag):
+        if VERSION_LIKE.match(tag):
             b.add(f"pin.{product}", tag, ref + " spec.ref.tag")
         else:
             b.unreadable.setdefault(
@@ -558,135 +471,25 @@ def _oci_pin(b: _Builder, product: str, oci: Mapping[str, Any]) -> None:
         b.add(f"pin.{product}", None, ref + " spec.ref (unset: tag latest)")
 
 
-def _deployment(
-    b: _Builder, product: Product, dep: Mapping[str, Any], claims: list[Mapping[str, Any]]
-) -> Iterator[tuple[str, str]]:
-    pid, ns, ref = product.id, _ns(dep), _ref("Deployment", dep)
-    containers = _containers(dep)
-    b.add(f"workload.{pid}.namespace", ns, ref + " metadata.namespace")
-    b.add(f"workload.{pid}.name", _name(dep), ref + " metadata.name")
-    image = str(containers[0].get("image", "")) if containers else ""
-    if image:
-        b.add(f"workload.{pid}.image", image, ref + " spec.template.spec.containers[0].image")
-    args: list[str] = []
-    for c in containers:
-        args.extend(str(a) for a in c.get("args") or [])
-    b.add(f"workload.{pid}.args", args, ref + " spec.template.spec.containers[*].args")
-    secrets: list[str] = []
-    for c in _containers(dep, init=True):
-        for env in c.get("env") or []:
-            name = _get(env, "valueFrom", "secretKeyRef", "name")
-            if name and str(name) not in secrets:
-                secrets.append(str(name))
-        for src in c.get("envFrom") or []:
-            name = _get(src, "secretRef", "name")
-            if name and str(name) not in secrets:
-                secrets.append(str(name))
-    b.add(
-        f"workload.{pid}.env-secrets",
-        secrets,
-        ref + " env valueFrom.secretKeyRef / envFrom.secretRef",
-    )
-    b.add(
-        f"workload.{pid}.env-secret-refs",
-        env_secret_refs(containers),
-        ref + " env valueFrom.secretKeyRef",
-    )
-    annotations = _str_map(_get(dep, "spec", "template", "metadata", "annotations"))
-    b.add(
-        f"workload.{pid}.pod-annotations", annotations, ref + " spec.template.metadata.annotations"
-    )
-    tolerations = []
-    for tol in _get(dep, "spec", "template", "spec", "tolerations") or []:
-        if isinstance(tol, Mapping):
-            op = str(tol.get("operator") or "Equal")
-            tolerations.append(f"{tol.get('key') or ''}:{op}:{tol.get('effect') or ''}")
-    b.add(f"workload.{pid}.tolerations", tolerations, ref + " spec.template.spec.tolerations")
-    surge = _get(dep, "spec", "strategy", "rollingUpdate", "maxSurge")
-    if surge is not None:
-        b.add(
-            f"workload.{pid}.max-surge", str(surge), ref + " spec.strategy.rollingUpdate.maxSurge"
-        )
-    classes = _storage_classes(dep, ns, claims)
-    if classes is not None:
-        b.add(f"workload.{pid}.storage-classes", classes, ref + " volumes")
-    labels = _str_map(_meta(dep).get("labels"))
-    chart_label = labels.get("helm.sh/chart", "")
-    chart_version = ""
-    for chart in product.recognise.chart:
-        if chart_label.startswith(chart + "-"):
-            chart_version = chart_label[len(chart) + 1 :]
-    if chart_version:
-        b.add(
-            f"installed.{pid}",
-            _strip_v(chart_version),
-            f"{ref} metadata.labels helm.sh/chart={chart_label}",
-        )
-    elif image and _VERSION_LIKE.match(_image_tag(image)):
-        b.add(f"installed.{pid}", _strip_v(_image_tag(image)), f"{ref} image tag {image}")
-    for name in secrets:
-        yield ns, name
-
-
-def env_secret_refs(containers: Sequence[Any]) -> dict[str, str]:
-    """Where each env entry that reads a Secret sits: JSON pointer -> ``ENV_NAME=secret``.
-
-    ``containers`` is the pod template's container list (indexes are positions in it), so a
-    JSON 6902 patch can rewrite exactly that entry. Shared by the cluster/snapshot reader and
-    the GitOps reader.
-    """
-    refs: dict[str, str] = {}
-    for ci, c in enumerate(containers):
-        env_list = c.get("env") if isinstance(c, Mapping) else None
-        for ei, env in enumerate(env_list if isinstance(env_list, list) else []):
-            secret = _get(env, "valueFrom", "secretKeyRef", "name")
-            if secret and isinstance(env, Mapping) and env.get("name"):
-                refs[f"/spec/template/spec/containers/{ci}/env/{ei}"] = f"{env['name']}={secret}"
-    return refs
-
-
-def _storage_classes(
-    dep: Mapping[str, Any], ns: str, claims: list[Mapping[str, Any]]
-) -> list[str] | None:
-    """Storage classes the pod's volumes ask for; None when a claim could not be resolved."""
-    out: set[str] = set()
-    by_name = {(_ns(c), _name(c)): c for c in claims}
-    for vol in _get(dep, "spec", "template", "spec", "volumes") or []:
-        if not isinstance(vol, Mapping):
-            continue
-        eph = _get(vol, "ephemeral", "volumeClaimTemplate", "spec", "storageClassName")
-        if eph:
-            out.add(str(eph))
-        claim = _get(vol, "persistentVolumeClaim", "claimName")
-        if claim:
-            pvc = by_name.get((ns, str(claim)))
-            if pvc is None:
-                return None
-            sc = _get(pvc, "spec", "storageClassName")
-            if sc:
-                out.add(str(sc))
-    return sorted(out)
-
-
 def _objects(
-    b: _Builder,
+    b: Builder,
     by_kind: Mapping[str, list[Mapping[str, Any]]],
     wants: Interests,
     absent_known: Any,
 ) -> None:
     for kind in sorted(wants.object_kinds):
         for obj in by_kind.get(kind, []):
-            base = f"object.{kind}.{_ns(obj) or '_'}.{_name(obj)}"
-            ref = _ref(kind, obj)
+            base = f"object.{kind}.{ns_of(obj) or '_'}.{name_of(obj)}"
+            ref = ref_of(kind, obj)
             b.add(base + ".exists", True, ref)
             b.add(
                 base + ".annotations",
-                _str_map(_meta(obj).get("annotations")),
+                str_map(meta(obj).get("annotations")),
                 ref + " metadata.annotations",
             )
-            b.add(base + ".labels", _str_map(_meta(obj).get("labels")), ref + " metadata.labels")
+            b.add(base + ".labels", str_map(meta(obj).get("labels")), ref + " metadata.labels")
             if kind == "AgentTemplate":
-                harnesses = _get(obj, "status", "harnesses")
+                harnesses = get(obj, "status", "harnesses")
                 names = []
                 for h in harnesses if isinstance(harnesses, list) else []:
                     names.append(str(h.get("name", "")) if isinstance(h, Mapping) else str(h))
@@ -699,69 +502,19 @@ def _objects(
 
 
 def _declared_objects(
-    b: _Builder, by_kind: Mapping[str, list[Mapping[str, Any]]], kb: KnowledgeBase, listed: Any
+    b: Builder, by_kind: Mapping[str, list[Mapping[str, Any]]], kb: KnowledgeBase, listed: Any
 ) -> None:
     """The fields the products declare under ``objects:``, and each listed kind's members."""
     for kind, decl in sorted(kb.object_kinds().items()):
         items = by_kind.get(kind, [])
         for obj in items:
-            base = f"object.{kind}.{_ns(obj) or '_'}.{_name(obj)}"
-            ref = _ref(kind, obj)
+            base = f"object.{kind}.{ns_of(obj) or '_'}.{name_of(obj)}"
+            ref = ref_of(kind, obj)
             b.add(base + ".exists", True, ref)
             for path in decl.fields:
                 value = keypath.get(obj, keypath.split(path))
-                plain = None if value is keypath.ABSENT else _plain_tree(value)
+                plain = None if value is keypath.ABSENT else plain_tree(value)
                 b.add(f"{base}.{path}", plain, f"{ref} {path}")
         if kind in listed:
-            names = [f"{_ns(o)}/{_name(o)}" if _ns(o) else _name(o) for o in items]
+            names = [f"{ns_of(o)}/{name_of(o)}" if ns_of(o) else name_of(o) for o in items]
             b.add(f"object.{kind}", names, f"{kind} list")
-
-
-def _nodes(b: _Builder, nodes: list[Mapping[str, Any]]) -> None:
-    taints: set[str] = set()
-    providers: set[str] = set()
-    autopilot = False
-    for node in nodes:
-        for taint in _get(node, "spec", "taints") or []:
-            if isinstance(taint, Mapping) and taint.get("key"):
-                value = taint.get("value")
-                key = f"{taint['key']}={value}" if value else str(taint["key"])
-                taints.add(f"{key}:{taint.get('effect', '')}")
-        providers.add(_provider(node))
-        labels = _str_map(_meta(node).get("labels"))
-        if any(k.startswith("cloud.google.com/gke-autopilot") for k in labels) or _name(
-            node
-        ).startswith("gk3-"):
-            autopilot = True
-    where = f"{len(nodes)} Node(s) spec.taints"
-    b.add("nodes.taints", sorted(taints), where)
-    if providers:
-        known = providers - {"other"}
-        provider = known.pop() if len(known) == 1 else "other"
-        b.add("nodes.provider", provider, f"{len(nodes)} Node(s) spec.providerID / metadata.labels")
-        b.add("cluster.autopilot", autopilot, f"{len(nodes)} Node(s) metadata.labels / names")
-
-
-def _provider(node: Mapping[str, Any]) -> str:
-    pid = str(_get(node, "spec", "providerID") or "")
-    for prefix, name in (("azure://", "aks"), ("aws://", "eks"), ("gce://", "gke")):
-        if pid.startswith(prefix):
-            return name
-    labels = _str_map(_meta(node).get("labels"))
-    for label, name in (
-        ("kubernetes.azure.com/cluster", "aks"),
-        ("eks.amazonaws.com/nodegroup", "eks"),
-        ("cloud.google.com/gke-nodepool", "gke"),
-    ):
-        if label in labels:
-            return name
-    return "other"
-
-
-def _plain_tree(value: Any) -> Any:
-    """Plain dicts, lists and scalars (a values tree as a structured fact)."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain_tree(x) for k, x in value.items()}
-    if isinstance(value, list):
-        return [_plain_tree(x) for x in value]
-    return value

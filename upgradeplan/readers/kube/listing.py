@@ -1,0 +1,315 @@
+"""What one context's read asks for: the lists, the named CRDs, then the Secrets by name.
+
+One list per resource type (all pages; an older API version only after a 404), the
+CustomResourceDefinitions the knowledge names, then the Secrets the recognised workloads
+reference, by name (their data dropped on arrival).
+
+A list that cannot be read (a status, a timeout, an answer that is not a list of objects, a
+continue token seen before, pages without items that never end) is an
+:class:`~upgradeplan.unreadable.Unreadable` whose facts stay unknown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+from urllib.parse import quote
+
+from upgradeplan.model import KnowledgeBase, State
+from upgradeplan.readers.kube.objects import interests, server_version_object, state_from_objects
+from upgradeplan.readers.kube.session import Answer, Session, in_parallel
+from upgradeplan.readers.kube.transport import Unreachable
+from upgradeplan.unreadable import (
+    NOT_SERVED,
+    PARSE_ERROR,
+    TIMEOUT,
+    Unreadable,
+    note,
+    status_cause,
+)
+
+PAGE_SIZE = 500
+
+
+@dataclass(frozen=True)
+class Resource:
+    plural: str
+    kind: str
+    group: str
+    versions: tuple[str, ...]  # newest first; older ones are tried only after a 404
+    unreadable_key: str  # the fact prefix left unknown when it cannot be read
+
+    def path(self, version: str) -> str:
+        base = f"/apis/{self.group}/{version}" if self.group else f"/api/{version}"
+        return f"{base}/{self.plural}"
+
+    @property
+    def title(self) -> str:
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+
+# Everything is listed across all namespaces (one list per type).
+RESOURCES: tuple[Resource, ...] = (
+    Resource(
+        "helmreleases",
+        "HelmRelease",
+        "helm.toolkit.fluxcd.io",
+        ("v2", "v2beta2", "v2beta1"),
+        "helmrelease",
+    ),
+    Resource(
+        "ocirepositories", "OCIRepository", "source.toolkit.fluxcd.io", ("v1", "v1beta2"), "pin"
+    ),
+    Resource("helmcharts", "HelmChart", "source.toolkit.fluxcd.io", ("v1", "v1beta2"), "pin"),
+    Resource(
+        "harnesses", "Harness", "kagent.dev", ("v1alpha3", "v1alpha2", "v1alpha1"), "object.Harness"
+    ),
+    Resource(
+        "agenttemplates",
+        "AgentTemplate",
+        "kagent.dev",
+        ("v1alpha3", "v1alpha2", "v1alpha1"),
+        "object.AgentTemplate",
+    ),
+    Resource("deployments", "Deployment", "apps", ("v1",), "workload"),
+    Resource("namespaces", "Namespace", "", ("v1",), "namespace"),
+    Resource("nodes", "Node", "", ("v1",), "nodes"),
+    Resource("storageclasses", "StorageClass", "storage.k8s.io", ("v1",), "storageclass"),
+)
+CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def declared_resources(kb: KnowledgeBase) -> tuple[Resource, ...]:
+    """The custom-resource kinds the knowledge declares (``objects:``) and RESOURCES lacks."""
+    known = {res.kind for res in RESOURCES}
+    return tuple(
+        Resource(d.plural, kind, d.group, (d.version,), f"object.{kind}")
+        for kind, d in sorted(kb.object_kinds().items())
+        if kind not in known
+    )
+
+
+def _strip_secret(obj: dict[str, Any]) -> dict[str, Any]:
+    if obj.get("kind") == "Secret":
+        obj.pop("data", None)
+        obj.pop("stringData", None)
+        annotations = (obj.get("metadata") or {}).get("annotations")
+        if isinstance(annotations, dict):  # kubectl apply keeps the whole object here
+            annotations.pop("kubectl.kubernetes.io/last-applied-configuration", None)
+    return obj
+
+
+@dataclass
+class Read:
+    context: str = ""
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    listed: set[str] = field(default_factory=set)
+    unreadable: dict[str, str] = field(default_factory=dict)
+    unread: list[Unreadable] = field(default_factory=list)
+    state: State | None = None  # the final state, when no Secret had to be read after it
+
+    def failed(self, source: str, answer: Answer, key: str, what: str) -> None:
+        """Record that ``source`` could not be read (``what``: "listing X", "reading Y")."""
+        if answer.status:
+            cause, status = status_cause(answer.status), answer.status
+        else:
+            cause, status = answer.cause or TIMEOUT, answer.last_status
+        rec = Unreadable(
+            source,
+            cause,
+            kind="resource",
+            status=status,
+            context=self.context,
+            detail=(answer.problem or "").strip() or what,
+            keys=(key,),
+        )
+        note(self.unreadable, self.unread, rec)
+
+    def not_served(self, source: str, detail: str, key: str) -> None:
+        rec = Unreadable(
+            source, NOT_SERVED, kind="resource", context=self.context, detail=detail, keys=(key,)
+        )
+        note(self.unreadable, self.unread, rec)
+
+
+MAX_PAGES = 10_000  # pages of one list (5,000,000 objects at 500 a page)
+
+
+def _list_version(
+    session: Session, res: Resource, version: str
+) -> tuple[Answer, list[dict[str, Any]]]:
+    """All pages of one version's list; the failing answer, or the last page's, with the items.
+
+    A continue token seen before, or more than a few pages in a row without items, ends the
+    list as unreadable (a server looping would otherwise be followed for ever).
+    """
+    relists = 0
+    items: list[dict[str, Any]] = []
+    query: dict[str, str] = {"limit": str(PAGE_SIZE)}
+    seen: set[str] = set()
+    empty = 0
+    for _ in range(MAX_PAGES):
+        answer = session.get(res.path(version), query)
+        if answer.status == 410 and "continue" in query and relists < 2:
+            relists += 1  # expired continue token: list again from the start
+            items, query, seen, empty = [], {"limit": str(PAGE_SIZE)}, set(), 0
+            continue
+        if answer.status != 200 or answer.body is None:
+            if answer.status == 200:
+                answer = Answer(
+                    0, None, "HTTP 200 with an answer that is not an object", PARSE_ERROR
+                )
+            return answer, items
+        page = answer.body.get("items")
+        if page is not None and not isinstance(page, list):
+            return Answer(0, None, "the list's items are not a list", PARSE_ERROR), items
+        junk = sum(1 for item in page or [] if not isinstance(item, dict))
+        if junk:
+            return Answer(
+                0, None, f"{junk} of the list's items are not objects", PARSE_ERROR
+            ), items
+        got = 0
+        for item in page or []:
+            if isinstance(item, dict):
+                item.setdefault("kind", res.kind)
+                item.setdefault("apiVersion", f"{res.group}/{version}" if res.group else version)
+                items.append(_strip_secret(item))
+                got += 1
+        meta = answer.body.get("metadata")
+        token = str((meta if isinstance(meta, dict) else {}).get("continue") or "")
+        if not token:
+            return answer, items
+        empty = 0 if got else empty + 1
+        if token in seen:
+            return Answer(0, None, "the server repeated a continue token", "continue loop"), items
+        if empty >= 3:
+            return Answer(
+                0, None, "the server sent pages without items that never end", "continue loop"
+            ), items
+        seen.add(token)
+        query = {"limit": str(PAGE_SIZE), "continue": token}
+    return Answer(0, None, f"more than {MAX_PAGES} pages", "continue loop"), items
+
+
+def _list(session: Session, res: Resource, out: Read) -> None:
+    """List one resource type across namespaces, following pages, older versions after 404.
+
+    After a 404 on the newest version, one ``GET /apis/<group>`` says which versions the
+    group serves (or that it is not served at all); nothing else is discovered.
+    """
+    versions = list(res.versions)
+    tried_group = False
+    while versions:
+        version = versions.pop(0)
+        answer, items = _list_version(session, res, version)
+        if answer.status == 404 and not items:
+            if res.group and not tried_group:
+                tried_group = True
+                served = session.group_versions(res.group)
+                if served is None:
+                    break
+                if version in served:  # served, and still 404: the list itself failed
+                    out.failed(res.title, answer, res.unreadable_key, f"listing {res.title}")
+                    return
+                versions = [v for v in versions if v in served]
+                if not versions:
+                    out.not_served(
+                        res.title,
+                        f"served only in versions this reader does not know: "
+                        f"{', '.join(served) or 'none'}",
+                        res.unreadable_key,
+                    )
+                    return
+            continue  # this version is not served: try the next (older) one
+        if answer.status != 200:
+            out.failed(res.title, answer, res.unreadable_key, f"listing {res.title}")
+            return
+        out.objects.extend(items)
+        out.listed.add(res.kind)
+        return
+    # the API is not served at all, so there is no such object
+    out.listed.add(res.kind)
+    if res.group == "helm.toolkit.fluxcd.io":
+        out.not_served(
+            res.title, "not served by this cluster (Flux is not installed)", res.unreadable_key
+        )
+
+
+def _get_one(session: Session, path: str, kind: str, ref: str, key: str, out: Read) -> None:
+    answer = session.get(path)
+    if answer.status == 200 and answer.body is not None:
+        out.objects.append(_strip_secret(answer.body))
+        out.listed.add(f"{kind} {ref}")
+    elif answer.status == 404:
+        out.listed.add(f"{kind} {ref}")
+    else:
+        out.failed(f"{kind} {ref}", answer, key, f"reading {kind} {ref}")
+
+
+def _secret_refs(state: State) -> list[tuple[str, str]]:
+    """(namespace, name) of every Secret a recognised workload references."""
+    refs: list[tuple[str, str]] = []
+    for fact in state:
+        if fact.key.startswith("workload.") and fact.key.endswith(".env-secrets"):
+            ns = state.value(fact.key[: -len(".env-secrets")] + ".namespace")
+            if isinstance(ns, str) and isinstance(fact.value, list):
+                refs.extend((ns, str(name)) for name in fact.value)
+    return refs
+
+
+def read_all(kb: KnowledgeBase, session: Session, name: str) -> Read:
+    """Every request of one context; raises Unreachable when the server cannot be reached."""
+    out = Read(context=name)
+    prefix = f"cluster {name}"
+    version = session.get("/version")
+    if version.status == 0 and version.cause != PARSE_ERROR:  # no answer at all: give up early
+        raise Unreachable(f"GET /version: {version.problem}")
+    if version.status == 200 and version.body is not None:
+        out.objects.append(server_version_object(version.body))
+    else:
+        out.failed("/version", version, "installed.kubernetes", "reading /version")
+    # one list per resource type, and the CRDs the knowledge names, all at once
+    resources = RESOURCES + declared_resources(kb)
+    calls: list[Callable[[Read], None]] = [partial(_list, session, res) for res in resources]
+    for crd in sorted(interests(kb).crds):
+        path, key = f"{CRD_PATH}/{quote(crd)}", f"crd.{crd}"
+        calls.append(partial(_get_one, session, path, "CustomResourceDefinition", crd, key))
+    _read_parts(calls, out)
+    # then the Secrets the recognised workloads reference, by name, for their type only
+    first = state_from_objects(
+        kb,
+        out.objects,
+        source_prefix=prefix,
+        name=name,
+        listed=out.listed,
+        unreadable=out.unreadable,
+        unread=out.unread,
+    )
+    refs = _secret_refs(first)
+    if not refs:
+        out.state = first  # nothing more to read: this is the final state
+    calls = []
+    for ns, secret in refs:
+        path = f"/api/v1/namespaces/{quote(ns)}/secrets/{quote(secret)}"
+        ref, key = f"{ns}/{secret}", f"secret.{ns}.{secret}"
+        calls.append(partial(_get_one, session, path, "Secret", ref, key))
+    _read_parts(calls, out)
+    return out
+
+
+def _merge(out: Read, part: Read) -> None:
+    out.objects.extend(part.objects)
+    out.listed |= part.listed
+    for rec in part.unread:
+        note(out.unreadable, out.unread, rec)
+    out.unreadable.update(part.unreadable)
+
+
+def _read_parts(calls: Sequence[Callable[[Read], None]], out: Read) -> None:
+    """Each call fills its own part, four at a time; the parts are merged in call order."""
+    parts = [Read(context=out.context) for _ in calls]
+    in_parallel([partial(call, part) for call, part in zip(calls, parts, strict=True)], 4)
+    for part in parts:
+        _merge(out, part)

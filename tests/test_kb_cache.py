@@ -139,3 +139,16 @@ def test_commands_load_through_the_cache(where: Path) -> None:
     kb = api.load_kb()
     assert len(_entries(where)) == 1
     assert api.load_kb() == kb == loader.load()
+
+
+def test_a_cold_load_reads_each_file_once_and_as_the_loader_does(
+    where: Path, tmp_path: Path
+) -> None:
+    kb_dir = tmp_path / "kb"
+    shutil.copytree(MINI, kb_dir)
+    product = kb_dir / "products" / "alpha.yaml"
+    product.write_bytes(product.read_bytes().replace(b"\n", b"\r\n"))  # CRLF, as from Windows
+    (kb_dir / "hazards" / "latin1.yaml").write_bytes(b"title: caf\xe9\n")  # not UTF-8
+    assert cache.load_with_problems([kb_dir], bundled=False) == loader.load_with_problems(
+        [kb_dir], bundled=False
+    )

@@ -53,14 +53,27 @@ def load_with_problems(dirs: Sequence[str | Path] = (), *, bundled: bool = True)
     """:func:`upgradeplan.kb.loader.load_with_problems` through the cache."""
     roots = roots_of(dirs, bundled=bundled)
     where = cache_dir()
-    key = fingerprint(roots) if where is not None else None
+    texts: dict[str, bytes] = {}
+    key = fingerprint(roots, texts) if where is not None else None
     if where is not None and key is not None:
         hit = read(where, key)
         if hit is not None:
             return hit
-    from upgradeplan.kb.loader import load_with_problems as build
+    from upgradeplan.kb.loader import load_all
 
-    kb, problems = build(roots, bundled=False)
+    def read_text(path: Path) -> str:
+        """The text the key was computed from (what the file held), as read_text gives it."""
+        data = texts.pop(str(path), None)
+        if data is None:
+            return path.read_text(encoding="utf-8")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return path.read_text(encoding="utf-8")  # the loader reports it, worded as always
+        return text.replace("\r\n", "\n").replace("\r", "\n")  # universal newlines
+
+    loaded = load_all(roots, bundled=False, read_text=read_text)
+    kb, problems = loaded.kb, loaded.problems
     if where is not None and key is not None and all(p.severity != "error" for p in problems):
         write(where, key, (kb, problems))
     return kb, problems
@@ -69,8 +82,9 @@ def load_with_problems(dirs: Sequence[str | Path] = (), *, bundled: bool = True)
 # --------------------------------------------------------------------------- the key
 
 
-def fingerprint(roots: Sequence[Path]) -> str | None:
-    """The key of the knowledge in ``roots`` (None when a file could not be read)."""
+def fingerprint(roots: Sequence[Path], texts: dict[str, bytes] | None = None) -> str | None:
+    """The key of the knowledge in ``roots`` (None when a file could not be read); the bytes
+    of each file go into ``texts`` (by path) when it is given."""
     import hashlib
 
     from upgradeplan import __version__
@@ -88,6 +102,8 @@ def fingerprint(roots: Sequence[Path]) -> str | None:
                     os.close(fd)
                 h.update(f"file\0{rel}\0{len(data)}\0".encode())
                 h.update(data)
+                if texts is not None:
+                    texts[path] = data
     except OSError:
         return None  # the loader reports what it cannot read; nothing is cached for it
     return h.hexdigest()

@@ -16,7 +16,7 @@ Reading one document's fields is :mod:`upgradeplan.kb.fields`, turning it into a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,12 +50,20 @@ def load_with_problems(
 
 
 def load_all(
-    dirs: Sequence[str | Path] = (), *, bundled: bool = True, semantic: bool = True
+    dirs: Sequence[str | Path] = (),
+    *,
+    bundled: bool = True,
+    semantic: bool = True,
+    read_text: Callable[[Path], str] | None = None,
 ) -> Loaded:
-    """Parse, build and (with ``semantic``) run the load-time semantic checks."""
+    """Parse, build and (with ``semantic``) run the load-time semantic checks.
+
+    ``read_text`` reads a file's text (default: ``Path.read_text``, UTF-8); the knowledge
+    cache passes the text it has already read to compute its key.
+    """
     import gc
 
-    builder = _Builder()
+    builder = _Builder(read_text)
     roots = roots_of(dirs, bundled=bundled)
     gc_was_enabled = gc.isenabled()
     gc.disable()  # many small objects, all kept: the cyclic collector would only cost time
@@ -78,8 +86,13 @@ def load_all(
 # --------------------------------------------------------------------------- building
 
 
+def _read_text(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
 class _Builder:
-    def __init__(self) -> None:
+    def __init__(self, read_text: Callable[[Path], str] | None = None) -> None:
+        self.read_text = read_text or _read_text
         self.problems: list[Problem] = []
         self.documents: dict[str, Document] = {}
         self.products: dict[str, Product] = {}
@@ -96,7 +109,7 @@ class _Builder:
 
     def load_file(self, root: Path, path: Path, file: str, rel: tuple[str, ...]) -> None:
         try:
-            text = path.read_text(encoding="utf-8")
+            text = self.read_text(path)
         except (OSError, UnicodeDecodeError) as exc:
             self.problems.append(
                 problem("KB001", Location(file, 0), f"cannot read the file: {exc}")

@@ -6,8 +6,10 @@ its last for a few products. The knowledge is loaded once per case (loading is n
 "first" is the first plan on a freshly loaded knowledge base (it builds the planner's
 per-knowledge index), "median" the median of the following runs.
 
-Run: ``python bench/plan.py [--runs N]``. Target: < 100 ms per plan on the
-generated base.
+Run from the repository root against an installed package: ``python bench/plan.py [--runs
+N]``; ``--growth`` runs only 5 products x 100 and x 400 releases and prints both worst medians
+and the growth exponent. Targets: < 100 ms per plan on the generated base; at 5 x 400 at most
+100 ms, with an exponent of at most 1.3 from 100 to 400.
 """
 
 from __future__ import annotations
@@ -110,7 +112,16 @@ def main() -> None:
     ap.add_argument("--products", type=int, default=50)
     ap.add_argument("--releases", type=int, default=100)
     ap.add_argument("--hazards", type=int, default=1000)
+    ap.add_argument(
+        "--growth",
+        action="store_true",
+        help="only the growth case: 5 products x 100 and x 400 releases (hazards = releases); "
+        "prints both worst medians and the growth exponent",
+    )
     args = ap.parse_args()
+    if args.growth:
+        growth(args.runs)
+        return
 
     bundled = load()
     cases: list[tuple[str, Callable[[], tuple[State, list[Target]]]]] = [
@@ -134,15 +145,38 @@ def main() -> None:
             f"generated: {len(kb.products)} products, {n_rel} releases, {len(kb.hazards)} "
             f"hazards (write {1000 * (t1 - t0):.0f} ms, load {1000 * (t2 - t1):.0f} ms)"
         )
-        medians: list[float] = []
-        for product in sorted(kb.products)[:5]:
-            state, targets = generated_case(kb, product)
-            first, median, plan = measure(kb, state, targets, args.runs)
-            medians.append(median)
-            report(f"generated: {product} first -> last release", first, median, plan)
-        worst = max(medians)
+        worst = worst_median(kb, args.runs)
         verdict = "OK" if worst < 100 else "OVER TARGET"
         print(f"generated: worst median {worst:.1f} ms per plan (target < 100 ms): {verdict}")
+
+
+def worst_median(kb: KnowledgeBase, runs: int) -> float:
+    """The worst median of planning first -> last release of the first five products."""
+    medians: list[float] = []
+    for product in sorted(kb.products)[:5]:
+        state, targets = generated_case(kb, product)
+        first, median, plan = measure(kb, state, targets, runs)
+        medians.append(median)
+        report(f"generated: {product} first -> last release", first, median, plan)
+    return max(medians)
+
+
+def growth(runs: int) -> None:
+    """5 products x 100 and x 400 releases (as many hazards): worst medians and exponent."""
+    import math
+
+    from genkb import generate
+
+    worst: dict[int, float] = {}
+    for releases in (100, 400):
+        with tempfile.TemporaryDirectory() as tmp:
+            generate(tmp, 5, releases, releases)
+            worst[releases] = worst_median(load([tmp], bundled=False), runs)
+    exponent = math.log(worst[400] / worst[100]) / math.log(4)
+    print(
+        f"growth: worst median {worst[100]:.1f} ms at 100 releases, {worst[400]:.1f} ms at 400 "
+        f"(target <= 100 ms); exponent {exponent:.2f} (target <= 1.3)"
+    )
 
 
 if __name__ == "__main__":

@@ -42,9 +42,35 @@ def accept_options(f: F) -> F:
 def root_of(gitops: str | None) -> Path:
     """The repository root URIs are relative to: the git work tree of --gitops (else of the
     working directory), else that folder."""
-    from upgradeplan.render.sarif import repository_root
-
     return repository_root(gitops)
+
+
+def repository_root(start: str | Path | None = None) -> Path:
+    """The git work tree holding ``start`` (a file or folder; default the working directory);
+    outside git, the working directory when ``start`` is under it, else ``start``'s folder.
+    URIs in the log are relative to it."""
+    import subprocess
+
+    here = Path(start) if start else Path.cwd()
+    folder = here if here.is_dir() else here.parent
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd=folder if folder.is_dir() else None,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        done = None
+    if done is not None and done.returncode == 0 and done.stdout.strip():
+        return Path(done.stdout.strip()).resolve()
+    cwd = Path.cwd().resolve()
+    if not folder.is_dir():
+        return cwd
+    inside = folder.resolve()
+    return cwd if inside == cwd or cwd in inside.parents else inside
 
 
 def error_output(output: str, exc: errors.UpgradeplanError, gitops: str | None = None) -> str:

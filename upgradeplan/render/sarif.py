@@ -30,7 +30,6 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,7 +46,6 @@ SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 ROOT_ID = "%SRCROOT%"
 
 _LEVEL = {"blocking": "error", "warning": "warning", "notice": "note"}
-_FILE_LINE = re.compile(r"(?P<file>[^\s:()'\"]+\.(?:ya?ml|json)):(?P<line>\d+)")
 _PLAIN = re.compile(r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+)$")
 _REFERENCE = re.compile(r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#(?P<number>\d+)$")
 
@@ -93,58 +91,24 @@ def counts(finding: Finding, fail_on: str) -> bool:
 # --------------------------------------------------------------------------- locations
 
 
-def file_line(source: Source | str | None) -> tuple[str, int] | None:
+def written_at(where: str) -> tuple[str, int] | None:
+    """``(file, line)`` of a record's ``file:line`` text (an acceptance's or an unreadable
+    source's location; never a fact's source, which is typed)."""
+    m = _PLAIN.match(where.strip())
+    return (m.group("file"), int(m.group("line"))) if m is not None else None
+
+
+def file_line(source: Source | None) -> tuple[str, int] | None:
     """``(file, line)`` when a source is a line of a file (a pin the plan moved: where it is
-    written; a derived value: the pin or BOM entry behind it); None for flags, clusters and
-    what the planner supposes. A source known only as text counts when the file it names
-    exists (it was read from it)."""
+    written; a derived value: the pin or BOM entry behind it; a chart default: the values
+    line); None for flags, clusters, text and what the planner supposes."""
     if source is None:
         return None
-    if isinstance(source, str):
-        m = _PLAIN.match(source.strip())
-        if m is not None:
-            return m.group("file"), int(m.group("line"))
-        return _named_file(source)
     if source.kind in ("file", "default") and source.line > 0:
         return source.file, source.line
-    if source.kind in ("moved", "derived"):
+    if source.kind in ("moved", "derived") and source.behind is not None:
         return file_line(source.behind)
-    if source.kind == "text":
-        return _named_file(source.detail)
     return None
-
-
-def _named_file(text: str) -> tuple[str, int] | None:
-    for m in _FILE_LINE.finditer(text):
-        if os.path.isfile(m.group("file")):
-            return m.group("file"), int(m.group("line"))
-    return None
-
-
-def repository_root(start: str | Path | None = None) -> Path:
-    """The git work tree holding ``start`` (a file or folder; default the working directory);
-    outside git, the working directory when ``start`` is under it, else ``start``'s folder.
-    URIs in the log are relative to it."""
-    here = Path(start) if start else Path.cwd()
-    folder = here if here.is_dir() else here.parent
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"],
-            cwd=folder if folder.is_dir() else None,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        done = None
-    if done is not None and done.returncode == 0 and done.stdout.strip():
-        return Path(done.stdout.strip()).resolve()
-    cwd = Path.cwd().resolve()
-    if not folder.is_dir():
-        return cwd
-    inside = folder.resolve()
-    return cwd if inside == cwd or cwd in inside.parents else inside
 
 
 def _artifact(path: str, root: Path | None) -> dict[str, str]:
@@ -358,7 +322,7 @@ def _result(
                 "justification": accepted.describe(),
                 **(
                     {"location": _suppression_location(accepted.source, root)}
-                    if file_line(accepted.source)
+                    if written_at(accepted.source)
                     else {}
                 ),
             }
@@ -367,7 +331,7 @@ def _result(
 
 
 def _suppression_location(source: str, root: Path | None) -> dict[str, Any]:
-    loc = file_line(source)
+    loc = written_at(source)
     assert loc is not None
     return {
         "physicalLocation": {
@@ -400,7 +364,7 @@ def automation_id(name: str) -> str:
 
 def _notification(level: str, text: str, where: str = "", root: Path | None = None) -> Any:
     note: dict[str, Any] = {"level": level, "message": {"text": text}}
-    loc = file_line(where) if where else None
+    loc = written_at(where) if where else None
     if loc is not None:
         note["locations"] = [
             {

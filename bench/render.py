@@ -46,6 +46,7 @@ def main() -> None:
         kb, ["agent-platform=4.7.18"], ["agent-platform-connectivity=4.7.18"], S1
     )
     plan = api.plan(kb, state, ["agent-platform=4.8.1"]).plan
+    checked = api.check(kb, state, ["agent-platform=4.8.1"])
     assert plan is not None
     cases: list[tuple[str, Callable[[], object]]] = [
         ("UPGRADE.md agent-platform (whole)", lambda: markdown.upgrade_md(kb, "agent-platform")),
@@ -53,7 +54,7 @@ def main() -> None:
             "runbook S1 -> 4.8.1",
             lambda: markdown.runbook(plan, kb, state, now=api.now_actions(kb, plan, state)),
         ),
-        ("SARIF S1 -> 4.8.1", lambda: sarif.render(plan, kb)),
+        ("SARIF S1 -> 4.8.1", lambda: sarif.dumps(sarif.log([checked], kb))),
         ("patch set S1 -> 4.8.1", lambda: patches.build(plan, state, kb=kb)),
     ]
     for label, fn in cases:

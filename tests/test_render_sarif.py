@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 from conftest import REPO, fixture_path
+from support.plans import github_text, sarif_text
 from support.sarif_schema import schema_path, valid_sarif
 
 from upgradeplan.model import Evidence, Finding, Jump, Plan, Target, Truth
 from upgradeplan.provenance import recorded
-from upgradeplan.render import github, sarif
+from upgradeplan.render import github
 
 
 def _finding(hazard: str, severity: str, status: str, location: str = "") -> Finding:
@@ -51,7 +52,7 @@ PLAN = _plan(
 
 
 def _log(plan: Plan = PLAN) -> dict[str, Any]:
-    return valid_sarif(sarif.render(plan))
+    return valid_sarif(sarif_text(plan))
 
 
 def test_validates_against_the_sarif_schema() -> None:
@@ -86,7 +87,7 @@ def test_structure_results_rules_and_locations() -> None:
     assert (second["kind"], second["level"]) == ("review", "none")
     # no file of its own: shown at its product's pin
     assert second["locations"][0]["physicalLocation"]["region"]["startLine"] == 12
-    bare = valid_sarif(sarif.render(_plan(_finding("x", "warning", "applies"))))
+    bare = valid_sarif(sarif_text(_plan(_finding("x", "warning", "applies"))))
     assert "logicalLocations" in bare["runs"][0]["results"][0]["locations"][0]
     rule = rules[first["ruleIndex"]]
     assert "Stop at 4.7.19." in rule["help"]["text"]
@@ -95,7 +96,7 @@ def test_structure_results_rules_and_locations() -> None:
 
 
 def test_output_is_deterministic() -> None:
-    assert sarif.render(PLAN) == sarif.render(PLAN)
+    assert sarif_text(PLAN) == sarif_text(PLAN)
 
 
 def test_check_on_gitops_files_points_at_the_pin_line(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -135,7 +136,7 @@ def test_check_on_gitops_files_points_at_the_pin_line(monkeypatch: pytest.Monkey
 
 
 def test_github_annotations() -> None:
-    out = github.render(PLAN).splitlines()
+    out = github_text(PLAN).splitlines()
     assert out[0].startswith(
         "::error file=clusters/prod/bom.yaml,line=12,title=harness-handover-skipped "
         "(blocking%2C applies)::"
@@ -157,7 +158,7 @@ def test_github_escapes_data_and_properties() -> None:
 def test_a_finding_without_a_file_is_shown_at_its_products_pin() -> None:
     """Code scanning needs a file location on every result: borrow the product's."""
     doc = valid_sarif(
-        sarif.render(
+        sarif_text(
             _plan(
                 _finding("harness-handover-skipped", "blocking", "applies", "bom.yaml:9"),
                 _finding("no-drift-detection-on-480", "warning", "applies"),
@@ -180,11 +181,11 @@ def test_github_summary_of_a_blocked_plan_names_what_blocks_it() -> None:
     blocked = replace(
         PLAN, steps=(step,), verdict="blocked", blocked_by=("harness-handover-skipped",)
     )
-    summary = github.render(blocked).splitlines()[-1]
+    summary = github_text(blocked).splitlines()[-1]
     assert "no safe path (harness-handover-skipped)" in summary
     assert "recommended" not in summary
     safe = replace(PLAN, steps=(replace(step, verdict="safe"),), verdict="safe")
     assert (
         "recommended path agent-platform: 4.7.18 → 4.8.1 (safe)"
-        in github.render(safe).splitlines()[-1]
+        in github_text(safe).splitlines()[-1]
     )

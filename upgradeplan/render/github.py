@@ -11,14 +11,13 @@ messages; also ``:`` and ``,`` in properties).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from upgradeplan import unreadable
 from upgradeplan.model import Finding, Plan
 from upgradeplan.provenance import Source
 from upgradeplan.render.sarif import (
-    check_findings,
     counts,
     fallback_locations,
     file_line,
@@ -175,30 +174,3 @@ def error_annotation(message: str, location: str = "") -> str:
         if file and line.isdigit():
             props = [f"file={escape_property(file)}", f"line={line}", *props]
     return f"::error {','.join(props)}::{escape_data(message)}"
-
-
-def render(
-    plan: Plan,
-    *,
-    findings: Sequence[Finding] | None = None,
-    name: str = "",
-    changed: Mapping[str, Source] | None = None,
-    installation: str = "",
-) -> str:
-    """Annotations for one plan's check findings (or ``findings``), then the summary."""
-    from upgradeplan.planner.judge import judge
-    from upgradeplan.results import EXIT_OF_VERDICT, CheckResult
-
-    chosen = check_findings(plan) if findings is None else tuple(findings)
-    verdict = judge(chosen, "blocking")
-    result = CheckResult(
-        name=name or installation,
-        state=None,
-        plan=plan,
-        findings=chosen,
-        verdict=verdict,
-        exit_code=int(EXIT_OF_VERDICT[verdict]),
-        recommended=plan if plan.steps else None,
-        changed=dict(changed or {}),
-    )
-    return render_check([result])

@@ -50,18 +50,6 @@ _PLAIN = re.compile(r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+)$")
 _REFERENCE = re.compile(r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#(?P<number>\d+)$")
 
 
-def check_findings(plan: Plan) -> tuple[Finding, ...]:
-    """The findings ``check`` reports: the direct jump's, then the installation's as it is."""
-    seen: set[tuple[str, str | None, str | None]] = set()
-    out: list[Finding] = []
-    for f in (*plan.direct.findings, *plan.state_findings):
-        key = (f.hazard, f.from_version, f.to_version)
-        if key not in seen:
-            seen.add(key)
-            out.append(f)
-    return tuple(out)
-
-
 def rule_id(hazard: str) -> str:
     """The rule id of a hazard, the same across targets (``requires:P@V`` -> ``requires:P``)."""
     from upgradeplan.accept import rule_id as stable
@@ -500,39 +488,3 @@ def error_log(message: str, location: str = "", *, root: Path | None = None) -> 
 
 def dumps(doc: Mapping[str, Any]) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-
-
-def to_dict(
-    plan: Plan,
-    kb: KnowledgeBase | None = None,
-    *,
-    findings: Sequence[Finding] | None = None,
-    name: str = "",
-    fail_on: str = "blocking",
-    root: Path | None = None,
-) -> dict[str, Any]:
-    """The SARIF log of one plan's check findings (see :func:`log` for ``check`` results)."""
-    from upgradeplan.planner.judge import judge
-    from upgradeplan.results import EXIT_OF_VERDICT, CheckResult
-
-    chosen = check_findings(plan) if findings is None else tuple(findings)
-    verdict = judge(chosen, fail_on)
-    result = CheckResult(
-        name=name or plan.state_name,
-        state=None,
-        plan=plan,
-        findings=chosen,
-        verdict=verdict,
-        exit_code=int(EXIT_OF_VERDICT[verdict]),
-    )
-    return log([result], kb, fail_on=fail_on, root=root)
-
-
-def render(
-    plan: Plan,
-    kb: KnowledgeBase | None = None,
-    *,
-    findings: Sequence[Finding] | None = None,
-) -> str:
-    """SARIF 2.1.0 JSON for ``plan``'s check findings (or ``findings`` when given)."""
-    return dumps(to_dict(plan, kb, findings=findings))

@@ -94,54 +94,58 @@ def _gathered_with(
     from upgradeplan.state.derive import derive
     from upgradeplan.state.merge import merge
 
-    asked: tuple[Target, ...] = ()
-    kept: tuple[str, ...] = ()
-    moved: dict[Source, Source] = {}
-    if not inputs.cluster:
-        if not repo:
-            merged = derive(merge(*offline, said))
-            return [Gathered(name=merged.name, state=merged)]
-        each: list[Gathered] = []
-        for state, asked, kept, moved in repo:
-            merged = derive(merge(*offline, state, said))
-            named = _named(merged, state.name) if len(repo) > 1 else merged
-            each.append(
-                Gathered(name=named.name, state=named, targets=asked, holds=kept, relocate=moved)
-            )
-        return each
+    if inputs.cluster:
+        return _contexts(kb, inputs, offline, said, repo)
+    if not repo:
+        merged = derive(merge(*offline, said))
+        return [Gathered(name=merged.name, state=merged)]
+    each: list[Gathered] = []
+    for state, asked, kept, moved in repo:
+        merged = derive(merge(*offline, state, said))
+        named = _named(merged, state.name) if len(repo) > 1 else merged
+        each.append(
+            Gathered(name=named.name, state=named, targets=asked, holds=kept, relocate=moved)
+        )
+    return each
+
+
+def _contexts(
+    kb: KnowledgeBase,
+    inputs: Inputs,
+    offline: list[State],
+    said: State,
+    repo: Sequence[_RepoState],
+) -> list[Gathered]:
+    """One Gathered per cluster context read, each merged with the offline inputs and the one
+    GitOps installation (if any) that cluster runs."""
+    from upgradeplan.readers.kube import cluster
+    from upgradeplan.state.derive import derive
+    from upgradeplan.state.merge import merge
+
     if len(repo) > 1:
         raise errors.BadInput(
             f"--gitops {inputs.gitops} holds {len(repo)} installations "
             f"({', '.join(s.name for s, *_ in repo)}) and a cluster is read too",
             hint="choose the installation that cluster runs with --cluster NAME",
         )
+    asked: tuple[Target, ...] = ()
+    kept: tuple[str, ...] = ()
+    moved: dict[Source, Source] = {}
     if repo:
         state, asked, kept, moved = repo[0]
         offline = [*offline, state]
-    from upgradeplan.readers.kube import cluster
-
     results = cluster.read_contexts(
-        kb,
-        inputs.kubeconfig,
-        list(inputs.contexts),
-        inputs.all_contexts,
+        kb, inputs.kubeconfig, list(inputs.contexts), inputs.all_contexts,
         timeout=inputs.request_timeout,
-    )
+    )  # fmt: skip
     out: list[Gathered] = []
     for res in results:
         if res.state is None:
             out.append(Gathered(name=res.name, state=None, error=res.error or "unreadable"))
             continue
         merged = derive(merge(*offline, res.state, said))
-        out.append(
-            Gathered(
-                name=res.name,
-                state=_named(merged, res.name),
-                targets=asked,
-                holds=kept,
-                relocate=moved,
-            )
-        )
+        named = _named(merged, res.name)
+        out.append(Gathered(name=res.name, state=named, targets=asked, holds=kept, relocate=moved))
     if out and all(g.state is None for g in out):
         names = ", ".join(f"{g.name} ({g.error})" for g in out)
         raise errors.ClusterUnreachable(f"no context could be read: {names}")

@@ -177,6 +177,18 @@ def test_a_403_on_helmreleases_never_judges_on_versions_only_derived_from_pins(
     assert "could not be read: helmreleases.helm.toolkit.fluxcd.io" in markdown
 
 
+def test_a_snapshot_keeps_what_a_forbidden_helmrelease_list_leaves_unknown(
+    fake_api: FakeAPIFactory, tmp_path: Path
+) -> None:
+    kubeconfig = _kubeconfig(fake_api, "s4", Faults(forbidden={"helmreleases"}), "v1.35.0")
+    out = tmp_path / "snap.yaml"
+    assert run(["snapshot", "--kubeconfig", kubeconfig, "-f", str(out)]).exit_code == 4
+    (rec,) = yaml.safe_load(out.read_text(encoding="utf-8"))["unread"]
+    assert "installed.agent-platform" in rec["unknown"]
+    replay = run(["check", "--snapshot", str(out), "--to", "agent-platform=4.8.1"])
+    assert replay.exit_code == 4 and "agent-platform 4.8.0 is only derived" in replay.stdout
+
+
 def test_what_runs_stated_with_installed_is_judged_on_it(fake_api: FakeAPIFactory) -> None:
     kubeconfig = _kubeconfig(fake_api, "s4", Faults(forbidden={"helmreleases"}), "v1.35.0")
     args = ["check", "--to", "agent-platform=4.8.1", "--kubeconfig", kubeconfig]
@@ -191,6 +203,24 @@ def test_what_runs_stated_with_installed_is_judged_on_it(fake_api: FakeAPIFactor
     assert "derived from its exact pin" not in result.stdout
     assert "403 Forbidden" in result.stdout  # still named: the HelmReleases were not read
     assert run([*args[:-2]]).exit_code == 4  # one value left unread: may apply, blind
+
+
+def test_what_runs_unreadable_and_underivable_is_exit_4_naming_the_cause(
+    fake_api: FakeAPIFactory,
+) -> None:
+    # s8: a delegate whose version only its Deployment says (no Flux, no pin to derive from)
+    args = ["check", "--to", "harness-delegate=0.31.2", "--installed", "harness-cd=24.12.0"]
+    readable = _kubeconfig(fake_api, "s8", Faults(), "v1.27.3")
+    assert run([*args, "--kubeconfig", readable]).exit_code == 3  # Flux not served: no unknown
+    forbidden = _kubeconfig(fake_api, "s8", Faults(forbidden={"deployments"}), "v1.27.3")
+    result = run([*args, "--kubeconfig", forbidden])
+    assert result.exit_code == 4, result.output
+    line = result.stderr.strip()
+    assert "installed version of harness-delegate could not be read" in line
+    assert "deployments.apps in context s8: 403 Forbidden" in line
+    assert "--installed harness-delegate=VERSION" in line and "Traceback" not in result.output
+    stated = run([*args, "--kubeconfig", forbidden, "--installed", "harness-delegate=0.29.0"])
+    assert stated.exit_code == 3, stated.output  # judged on what the user states
 
 
 def test_a_snapshot_of_a_partly_unreadable_cluster_says_so(

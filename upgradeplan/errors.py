@@ -65,6 +65,13 @@ class BadInput(UpgradeplanError):
         super().__init__(f"{prefix}{message}", hint=hint)
 
 
+class Unread(BadInput):
+    """A fact the judgement cannot do without was not read: its source answered 403, timed
+    out, did not parse. Not the user's mistake: exit 4 (undetermined), naming the cause."""
+
+    exit_code = ExitCode.UNDETERMINED
+
+
 class UnknownName(UpgradeplanError):
     """An unknown product, release, hazard or migration, with the nearest known names."""
 

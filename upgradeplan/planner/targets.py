@@ -152,6 +152,13 @@ def check_resolved(kb: KnowledgeBase, targets: Sequence[Target]) -> None:
 
 def current_version(state: State, product: str) -> str:
     installed = state.installed(product)
+    key = f"installed.{product}"
+    why = next((w for p, w in state.unreadable.items() if p == key or key.startswith(p + ".")), "")
+    if installed is None and why:  # what runs was there to read and could not be read
+        raise errors.Unread(
+            f"the installed version of {product} could not be read ({why})",
+            hint=f"state it with --installed {product}=VERSION",
+        )
     if installed is None:
         raise errors.BadInput(
             f"the installed version of {product} is unknown",

@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterable, MutableMapping
 from dataclasses import replace
 
 from upgradeplan.model import KnowledgeBase, Product
-from upgradeplan.unreadable import Unreadable
+from upgradeplan.unreadable import NOT_SERVED, Unreadable
 
 # the key a resource type's record names -> what it also leaves unknown, per product
 _HELMRELEASE, _WORKLOAD = "helmrelease", "workload"
@@ -50,7 +50,8 @@ def widen(
     """``unread`` with each record's lost keys added (and indexed, first reason kept)."""
     out: list[Unreadable] = []
     for rec in unread:
-        extra = lost_keys(kb, rec, read)
+        # an API the cluster does not serve holds no object: nothing more is unknown
+        extra = lost_keys(kb, rec, read) if rec.cause != NOT_SERVED else ()
         if extra:
             rec = replace(rec, keys=(*rec.keys, *extra))
             for key in extra:

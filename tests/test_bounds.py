@@ -45,6 +45,40 @@ def test_a_device_or_fifo_as_snapshot_is_refused_by_name(tmp_path: Path, special
     assert f"{path}: is a {kind}" in err and "not a regular file" in err and out == ""
 
 
+@pytest.mark.parametrize("special", ["/dev/zero", "fifo"])
+def test_a_device_or_fifo_as_kubeconfig_or_token_file_is_refused_by_name(
+    tmp_path: Path, special: str
+) -> None:
+    path = special
+    if special == "fifo":
+        path = str(tmp_path / "pipe")
+        os.mkfifo(path)
+    kind = "FIFO" if special == "fifo" else "character device"
+    code, _, err, took = upgradeplan("check", "--kubeconfig", path, "--to", "4.8.1")
+    assert code == 2 and took < 10
+    assert f"kubeconfig {path}: is a {kind}" in err
+    kubeconfig = tmp_path / "config"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+        f"users: [{{name: u, user: {{tokenFile: '{path}'}}}}]\n"
+        "contexts: [{name: c, context: {cluster: c, user: u}}]\n",
+        encoding="utf-8",
+    )
+    code, _, err, took = upgradeplan("scan", "--kubeconfig", str(kubeconfig))
+    assert took < 10 and code != 0 and "Traceback" not in err
+    assert f"tokenFile {path} of user 'u': is a {kind}" in err
+
+
+def test_a_fifo_in_a_gitops_tree_is_refused_by_name(tmp_path: Path) -> None:
+    tree = tmp_path / "repo"
+    shutil.copytree(GITOPS / "s1", tree / "apps")
+    os.mkfifo(tree / "apps" / "pipe.yaml")
+    code, _, err, took = upgradeplan("scan", "--gitops", str(tree))
+    assert code == 2 and took < 10
+    assert "apps/pipe.yaml: is a FIFO (named pipe), not a regular file" in err
+
+
 def test_a_snapshot_nested_too_deep_is_bad_input(tmp_path: Path) -> None:
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 10_000 + "]" * 10_000, encoding="utf-8")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import sys
 from collections.abc import Iterable
 from typing import Any, Literal
@@ -89,40 +88,23 @@ MAX_INPUT = 256 * 1024 * 1024  # bytes of one snapshot file (20,000 HelmReleases
 
 
 def _read_text(path: str) -> tuple[str, str]:
-    """The text of a snapshot file, or of stdin: regular files only, at most MAX_INPUT bytes.
+    """The text of a snapshot file, or of stdin: regular files only, at most MAX_INPUT bytes
+    (:mod:`upgradeplan.readers.inputs`: a FIFO or a device is refused by name)."""
+    from upgradeplan.readers.inputs import read_bounded
 
-    A FIFO, a device or a socket is refused by name before it is opened (``/dev/zero`` never
-    ends, a FIFO may never be written); a symlink is followed to what it names."""
     if path == "-":
         return _decoded(sys.stdin.buffer.read(MAX_INPUT + 1), "<stdin>"), "<stdin>"
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        raise errors.BadInput(
-            f"{path}: no such file", hint="check the --state/--snapshot path"
-        ) from None
-    except OSError as exc:
-        raise errors.BadInput(f"{path}: cannot read ({exc.strerror})") from None
-    if stat.S_ISDIR(info.st_mode):
+    if os.path.isdir(path):
         raise errors.BadInput(
             f"{path}: is a directory",
             hint="--state/--snapshot takes a file; use --gitops for a directory",
         )
-    if not stat.S_ISREG(info.st_mode):
-        raise errors.BadInput(
-            f"{path}: is {_file_kind(info.st_mode)}, not a regular file",
-            hint="--state/--snapshot reads a regular file, or '-' for stdin",
-        )
-    if info.st_size > MAX_INPUT:
-        raise errors.BadInput(
-            f"{path}: {info.st_size} bytes is more than the cap of {MAX_INPUT} bytes",
-            hint="a snapshot of one installation is far smaller; check the file",
-        )
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_INPUT + 1)
-    except OSError as exc:
-        raise errors.BadInput(f"{path}: cannot read ({exc.strerror})") from None
+    hint = (
+        "check the --state/--snapshot path"
+        if not os.path.lexists(path)
+        else ("--state/--snapshot reads a regular file, or '-' for stdin")
+    )
+    data = read_bounded(path, path, cap=MAX_INPUT, hint=hint)
     return _decoded(data, path), path
 
 
@@ -136,18 +118,6 @@ def _decoded(data: bytes, label: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise errors.BadInput(f"{label}: not UTF-8 text ({exc.reason})") from None
-
-
-def _file_kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
 
 
 def _parse(text: str, label: str) -> list[Any]:

@@ -17,6 +17,8 @@ from typing import Protocol
 
 from upgradeplan.errors import BadInput
 
+MAX_FILE = 64 * 1024 * 1024  # bytes of one file of a GitOps tree
+
 
 class Tree(Protocol):
     """Read access to files by POSIX paths relative to the ``--gitops`` directory."""
@@ -93,8 +95,11 @@ class WorkTree:
         return sorted(out)
 
     def read(self, rel: str) -> bytes:
-        with open(self._path(rel), "rb") as fh:
-            return fh.read()
+        """A file's bytes: a regular file of at most MAX_FILE bytes (a FIFO or a device in
+        the tree is refused by name, never opened)."""
+        from upgradeplan.readers.inputs import read_bounded
+
+        return read_bounded(self._path(rel), rel or self._path(rel), cap=MAX_FILE)
 
 
 def work_tree(root: Path) -> WorkTree:

@@ -153,11 +153,18 @@ def existing_files(path_list: str) -> list[Path]:
     return out
 
 
+MAX_KUBECONFIG = 64 * 1024 * 1024  # bytes of one kubeconfig file
+MAX_TOKEN_FILE = 1024 * 1024  # bytes of a tokenFile
+
+
 def _read(path: Path) -> Mapping[str, Any]:
+    from upgradeplan.readers.inputs import read_bounded
+
+    data = read_bounded(path, f"kubeconfig {path}", cap=MAX_KUBECONFIG)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(f"kubeconfig {path}: cannot read it ({exc})") from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"kubeconfig {path}: cannot read it ({exc.reason})") from None
     try:
         doc = yaml.load(text, Loader=yaml.CSafeLoader)
     except yaml.YAMLError as exc:
@@ -444,7 +451,7 @@ def _tls(cluster: Named, user: Named | None) -> dict[str, Any]:
     if cluster.set("certificate-authority-data"):
         out["ca_data"] = _decoded(cluster, "certificate-authority-data")
     elif cluster.set("certificate-authority"):
-        out["ca_file"] = cluster.path("certificate-authority")
+        out["ca_file"] = _regular(cluster, "certificate-authority")
     if user is not None:
         for kind in ("cert", "key"):
             key = "client-certificate" if kind == "cert" else "client-key"
@@ -453,8 +460,31 @@ def _tls(cluster: Named, user: Named | None) -> dict[str, Any]:
                 if kind == "key":
                     register(out["key_data"], str(user.body[f"{key}-data"]))
             elif user.set(key):
-                out[f"{kind}_file"] = user.path(key)
+                out[f"{kind}_file"] = _regular(user, key)
     return out
+
+
+def _regular(entry: Named, key: str) -> Path:
+    """A file field naming a regular file (a FIFO or a device would block the TLS setup)."""
+    from upgradeplan.readers.inputs import regular_file
+
+    path = entry.path(key)
+    if os.path.exists(path):  # a missing one is named when the connection needs it
+        regular_file(path, f"kubeconfig {entry.file}: {key} {path} of {entry.name!r}")
+    return path
+
+
+def _token_file(path: Path, user: str) -> str:
+    """The token a tokenFile holds: a regular file (a FIFO or device refused), bounded."""
+    from upgradeplan.readers.inputs import read_bounded
+
+    what = f"tokenFile {path} of user {user!r}"
+    if not os.path.exists(path):
+        raise BadInput(f"{what} cannot be read (no such file)")
+    try:
+        return read_bounded(path, what, cap=MAX_TOKEN_FILE).decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise BadInput(f"{what} cannot be read (not UTF-8 text)") from None
 
 
 def _authorization(user: Named | None) -> str:
@@ -467,13 +497,7 @@ def _authorization(user: Named | None) -> str:
         return f"Bearer {token}"
     if user.set("tokenFile"):
         path = user.path("tokenFile")
-        try:
-            token = path.read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "unreadable"
-            raise BadInput(
-                f"tokenFile {path} of user {user.name!r} cannot be read ({reason})"
-            ) from None
+        token = _token_file(path, user.name)
         register(token)
         _check_token(token, f"the token in tokenFile {path} of user {user.name!r}")
         return f"Bearer {token}" if token else ""

@@ -6,7 +6,8 @@ OCIRepositories), turned into facts by the cluster reader's object code and dump
 ``readers.snapshot.dump``. Each size is replayed as a subprocess of the installed console
 script (start-up and knowledge loading included, as a user runs it); the median wall time of
 a few rounds is printed with the time per 1,000 HelmReleases, which stays flat when the
-replay is linear. ``--kubectl`` also replays the same objects as a ``kubectl get -o json``
+replay is linear, and so is the replay's CPU time (user + system), which depends far less on
+what else the machine runs. ``--kubectl`` also replays the same objects as a ``kubectl get -o json``
 list.
 
     python bench/snapshot.py [--sizes 5000,10000,20000] [--rounds 3] [--upgradeplan PATH]
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import shutil
 import statistics
 import subprocess
@@ -86,16 +88,21 @@ def write_kubectl_list(path: Path, extra: int) -> None:
     path.write_text(json.dumps(doc), encoding="utf-8")
 
 
-def replay(exe: str, path: Path, rounds: int) -> float:
+def replay(exe: str, path: Path, rounds: int) -> tuple[float, float]:
+    """Median wall seconds and median CPU seconds (user + system) of the replay's process:
+    the CPU time hardly depends on what else the machine runs, the wall time does."""
     args = [exe, "check", "--snapshot", str(path), "--to", "agent-platform=4.8.1", "-o", "json"]
-    times = []
+    times, cpu = [], []
     for _ in range(rounds):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         done = subprocess.run(args, capture_output=True, text=True, check=False, timeout=600)
         times.append(time.perf_counter() - started)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
         if done.returncode not in (0, 3, 4):
             raise SystemExit(f"{' '.join(args)} exited {done.returncode}: {done.stderr}")
-    return statistics.median(times)
+    return statistics.median(times), statistics.median(cpu)
 
 
 def main() -> None:
@@ -107,7 +114,10 @@ def main() -> None:
     opts = parser.parse_args()
     sizes = [int(s) for s in opts.sizes.split(",")]
     with tempfile.TemporaryDirectory(prefix="upgradeplan-bench-") as tmp:
-        print(f"{'form':<10} {'HelmReleases':>12} {'bytes':>11} {'median s':>9} {'s/1000':>7}")
+        print(
+            f"{'form':<10} {'HelmReleases':>12} {'bytes':>11} {'median s':>9} {'s/1000':>7} "
+            f"{'cpu s':>6} {'cpu/1000':>8}"
+        )
         for size in sizes:
             forms = [("snapshot", write_snapshot)]
             if opts.kubectl:
@@ -115,10 +125,13 @@ def main() -> None:
             for form, write in forms:
                 path = Path(tmp) / f"{form}-{size}.{'yaml' if form == 'snapshot' else 'json'}"
                 write(path, size)
-                seconds = replay(opts.upgradeplan, path, opts.rounds)
-                per = seconds / size * 1000
+                seconds, cpu = replay(opts.upgradeplan, path, opts.rounds)
+                per, cpu_per = seconds / size * 1000, cpu / size * 1000
                 size_b = path.stat().st_size
-                print(f"{form:<10} {size:>12} {size_b:>11} {seconds:>9.2f} {per:>7.3f}")
+                print(
+                    f"{form:<10} {size:>12} {size_b:>11} {seconds:>9.2f} {per:>7.3f} "
+                    f"{cpu:>6.2f} {cpu_per:>8.3f}"
+                )
                 sys.stdout.flush()
 
 

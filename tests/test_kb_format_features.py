@@ -99,6 +99,15 @@ def test_a_skip_hazard_with_from_fires_and_stays_quiet_on_the_fact() -> None:
     assert (code, status_of(doc, "fmeta-handover-skipped")) == (0, "does-not-apply")
 
 
+def test_upgrade_md_says_where_a_skip_with_from_starts() -> None:
+    code, out, _ = run("docs", "upgrade-md", "--product", "fmeta")
+    assert code == 0
+    assert (
+        "- **Skipping 2.1.0** (from 2.0.0 straight to 3.0.0; a start below 2.0.0 is not exposed)"
+    ) in out
+    assert "or earlier straight to 3.0.0" not in out  # 1.0.0 → 3.0.0 is not exposed
+
+
 # --------------------------------------------------------------------------- 7: inferred
 
 
@@ -240,6 +249,8 @@ def test_a_conditional_requirement_holds_only_where_its_condition_is_true() -> N
     code, out, _ = run("check", *base)
     assert code == 4
     assert "may-apply      blocking requires:fmeta@3.0.0" in out and f"missing {ENGINE}" in out
+    # the title says the condition, not only the requirement
+    assert f"fmeta 3.0.0 requires kubernetes >=1.30.0-0 when {ENGINE} is true" in out
     code, doc = check_json(
         "--installed", "fmeta=3.0.0", "--fact", "kubernetes=1.31.0", "--fact", f"{ENGINE}=true"
     )

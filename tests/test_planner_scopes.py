@@ -66,3 +66,17 @@ def test_the_words_say_why() -> None:
     assert scopes.outside(SKIP_FROM, "1.0.0", "2.0.0") == (
         "the hop 1.0.0 → 2.0.0 does not skip 1.5.0 into >=2.0.0 from >=1.2.0"
     )
+
+
+def test_a_transition_without_a_version_window_says_what_is_in_scope() -> None:
+    # from and to the same range: every hop inside it (not "goes from >=3.0.0-0 to >=3.0.0-0")
+    every = hazard("transition", from_range=">=3.0.0-0", to_range=">=3.0.0-0")
+    assert scopes.phrase(every, "4.8.0", "4.8.1") == (
+        "the hop 4.8.0 → 4.8.1 is an upgrade of p within >=3.0.0-0"
+    )
+    assert scopes.outside(every, "2.0.0", "4.8.1") == (
+        "the hop 2.0.0 → 4.8.1 is not an upgrade of p within >=3.0.0-0"
+    )
+    assert scopes.phrase(TRANSITION, "1.9.0", "2.0.0") == (
+        "the hop 1.9.0 → 2.0.0 goes from <2.0.0 to >=2.0.0"
+    )

@@ -108,7 +108,11 @@ def test_path_bullets_come_from_the_skip_hazards(kb: KnowledgeBase) -> None:
     conditions = [(b.condition, b.aside) for b in sec.bullets]
     assert ("In order, via 4.7.19", "(the default path)") in conditions
     skipping = next(b for b in sec.bullets if b.condition == "Skipping 4.7.19")
-    assert skipping.aside == "(from 4.7.18 or earlier straight to 4.8.0)"
+    # the hazards start at 4.0.0 (`from`): a 3.x cut-over is not exposed, and the text says so
+    assert (
+        skipping.aside
+        == "(from 4.0.0–4.7.18 straight to 4.8.0; a start below 4.0.0 is not exposed)"
+    )
     assert any("forceAt" in c for c in skipping.commands)
     assert sec.bullets[-1].condition == "Recognising it worked"
 

@@ -30,6 +30,7 @@ from upgradeplan.conditions.evaluate import (
     evaluate_full,
     facts_read,
     hop_refs,
+    phrase,
     truth,
 )
 from upgradeplan.conditions.hints import READERS_HINT, missing_fact_hint
@@ -51,6 +52,7 @@ __all__ = [
     "hop_refs",
     "known_versions",
     "missing_fact_hint",
+    "phrase",
     "resolve_pin",
     "truth",
 ]

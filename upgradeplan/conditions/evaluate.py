@@ -159,3 +159,29 @@ def hop_refs(cond: Condition | None) -> set[str]:
     for child in cond.children:
         out |= hop_refs(child)
     return out
+
+
+def phrase(cond: Condition, kb: KnowledgeBase, *, hop: Hop = (None, None)) -> str:
+    """The condition in words, as the predicates state their claims ("values.x is true and
+    not (…)"), for titles; nothing of an installation is read."""
+    if cond.op == "pred":
+        spec = _spec_of(cond)
+        args, unbound = bind(cond.args, spec, hop)
+        if not unbound:
+            try:
+                said = spec.fn(args, State(), kb).description
+            except errors.UpgradeplanError:
+                said = ""
+            if said:
+                return said.split(": ", 1)[0]
+        shown = ", ".join(f"{k}={v}" for k, v in sorted(cond.args.items()))
+        return f"{cond.predicate}({shown})"
+    if cond.op == "not":
+        return "not " + _wrapped(cond.children[0], kb, hop)
+    joiner = " and " if cond.op == "all" else " or "
+    return joiner.join(_wrapped(c, kb, hop) for c in cond.children)
+
+
+def _wrapped(cond: Condition, kb: KnowledgeBase, hop: Hop) -> str:
+    said = phrase(cond, kb, hop=hop)
+    return f"({said})" if cond.op in ("all", "any") and len(cond.children) > 1 else said

@@ -208,9 +208,17 @@ def requires_finding(
     if not checked:
         return None
     reqs = ", ".join(f"{p} {c}" for p, c in sorted(checked.items()))
+    when = {
+        p: conditions.phrase(c, kb, hop=(f, rel.version))
+        for p, c in rel.requires_when.items()
+        if p in checked
+    }
+    said_reqs = ", ".join(
+        f"{p} {c}" + (f" when {when[p]}" if p in when else "") for p, c in sorted(checked.items())
+    )
     h = Hazard(
         id=f"requires:{rel.product}@{rel.version}",
-        title=f"{rel.product} {rel.version} requires {reqs}",
+        title=f"{rel.product} {rel.version} requires {said_reqs}",
         product=rel.product,
         severity="blocking",
         scope="landing",

@@ -97,6 +97,8 @@ def phrase(h: Hazard, f: str | None, t: str | None) -> str:
     if h.scope == "landing":
         return f"{h.product} {t} is in {h.to_range}"
     if h.scope == "transition":
+        if h.from_range == h.to_range:  # no version window: every hop inside the range
+            return f"the hop {f} → {t} is an upgrade of {h.product} within {h.to_range}"
         return f"the hop {f} → {t} goes from {h.from_range} to {h.to_range}"
     return f"{h.product} runs {t}" + (f" (in {h.from_range})" if h.from_range else "")
 
@@ -110,6 +112,8 @@ def outside(h: Hazard, f: str | None, t: str | None) -> str:
     if h.scope == "landing":
         return f"{h.product} {t} is not in {h.to_range}"
     if h.scope == "transition":
+        if h.from_range == h.to_range:
+            return f"the hop {f} → {t} is not an upgrade of {h.product} within {h.to_range}"
         return f"the hop {f} → {t} is not from {h.from_range} to {h.to_range}"
     return f"{h.product} {t} is not in {h.from_range}"
 

@@ -140,17 +140,12 @@ def _path_bullets(kb: KnowledgeBase, release: Release) -> list[Bullet]:
     story (consequence, how to avoid it, the recovery commands); later releases in the same
     window repeat nothing: a hazard is rendered once."""
     out: list[Bullet] = []
-    by_stop: dict[str, list[tuple[Hazard, str]]] = {}
+    by_stop: dict[tuple[str, str], list[tuple[Hazard, str]]] = {}
     for hazard, first in _skip_hazards(kb, release):
-        by_stop.setdefault(str(hazard.stop), []).append((hazard, first))
-    for stop, pairs in by_stop.items():
+        by_stop.setdefault((str(hazard.stop), hazard.from_range or ""), []).append((hazard, first))
+    for (stop, start), pairs in by_stop.items():
         opening = [h for h, first in pairs if first == release.version]
-        earlier = _before(kb, release.product, stop)
-        aside = (
-            f"(from {earlier} or earlier straight to {release.version})"
-            if earlier
-            else f"(straight to {release.version})"
-        )
+        aside = _skip_aside(kb, release, stop, start)
         if opening:
             out.append(
                 Bullet(
@@ -180,6 +175,32 @@ def _path_bullets(kb: KnowledgeBase, release: Release) -> list[Bullet]:
                 )
             )
     return out
+
+
+def _skip_aside(kb: KnowledgeBase, release: Release, stop: str, start: str) -> str:
+    """ "(from P or earlier straight to R)"; with a skip's ``from``, the releases it starts
+    from: "(from L–P straight to R; a start below L is not exposed)"."""
+    from upgradeplan.versions import Version
+
+    earlier = _before(kb, release.product, stop)
+    to = f"straight to {release.version}"
+    if not earlier:
+        return f"({to})"
+    if not start:
+        return f"(from {earlier} or earlier {to})"
+    below = Version.parse(stop)
+    inside = [
+        r.version
+        for r in _released(kb, release.product)
+        if _version_in(start, r.version) and Version.parse(r.version) < below
+    ]
+    if not inside:
+        return f"(from {start} {to})"
+    lowest = inside[0]
+    span = earlier if lowest == earlier else f"{lowest}–{earlier}"
+    if _before(kb, release.product, lowest) is None:
+        return f"(from {span} {to})"
+    return f"(from {span} {to}; a start below {lowest} is not exposed)"
 
 
 def _scope_range(hazard: Hazard) -> str | None:

@@ -40,6 +40,7 @@ EXPECTED_HAZARDS: dict[str, tuple[str, str, str]] = {
     "cutover-pr-race": ("agent-platform", "transition", "warning"),
     "migrate-job-egress-blob-front": ("agent-platform", "transition", "warning"),
     "kagent-substrate-pins-apart": ("agent-platform", "state", "blocking"),
+    "substrate-worker-apart-from-release": ("agent-platform", "state", "blocking"),
     "bom-muster-below-floor": ("agent-platform", "transition", "warning"),
     "bom-klaus-gateway-below-floor": ("agent-platform", "transition", "warning"),
     "bom-kagent-below-floor": ("agent-platform", "transition", "warning"),

@@ -122,6 +122,21 @@ def test_a_bom_pinning_kagent_and_substrate_apart_is_reported_and_together_is_no
     assert statuses_of(res["findings"])["kagent-substrate-pins-apart"] == "does-not-apply"
 
 
+def test_the_workerpool_worker_is_compared_with_the_installed_substrate() -> None:
+    # CHANGELOG/UPGRADE #466: `kubectl -n kagent get workerpool kagent-default` and the atelet
+    # name the same Substrate version when it worked; 4.15.2 ran a 0.0.30 worker under 0.0.27-gs.9
+    image = "object.WorkerPool.kagent.kagent-default.spec.workerImage"
+    worker = "ghcr.io/giantswarm/substrate/ateom-gvisor"
+    base = ("--installed", "agent-platform=4.15.5", "--installed", "substrate=0.0.30-gs.4")
+    _, res = check(*base, "--fact", f"{image}={worker}:0.0.30-gs.4")
+    assert statuses_of(res["findings"])["substrate-worker-apart-from-release"] == "does-not-apply"
+    _, res = check(*base, "--fact", f"{image}={worker}:0.0.30-gs.1")
+    assert statuses_of(res["findings"])["substrate-worker-apart-from-release"] == "applies"
+    _, res = check(*base)
+    found = _finding(res, "substrate-worker-apart-from-release")
+    assert found["status"] == "may-apply" and [m["key"] for m in found["missing"]] == [image]
+
+
 # --------------------------------------------------------------------------- BOM floors
 
 

@@ -232,3 +232,32 @@ def doc_findings(doc: object) -> list[dict[str, Any]]:
 
     walk(doc)
     return found
+
+
+def test_a_snapshot_keeps_the_fields_and_the_list_of_the_kind(
+    fake_api: FakeAPIFactory, tmp_path: Path
+) -> None:
+    server = fake_api.start([POOL, template("a", ["default"], cls="gpu"), template("b", [])])
+    kubeconfig = fake_api.kubeconfig({"lab": server})
+    out = tmp_path / "lab.yaml"
+    code, _, err = run("snapshot", "--kubeconfig", kubeconfig, "-f", str(out))
+    assert code == 0, err
+    hop = ("--installed", "fpool=1.0.0", "--to", "fpool=1.1.0")
+    _, doc = check_json("--snapshot", str(out), *hop)
+    assert status_of(doc, UNADMITTED) == "applies"
+    assert status_of(doc, UNLABELLED) == "applies"
+
+
+def test_kubectl_output_gives_the_fields_but_not_a_complete_list(tmp_path: Path) -> None:
+    # `kubectl get templates -A -o yaml` prints a plain List, which may have been filtered
+    items = [template("a", ["default"], cls="x")]
+    listing = {"apiVersion": "v1", "kind": "List", "items": items}
+    path = tmp_path / "kubectl.json"
+    path.write_text(json.dumps(listing))
+    hop = ("--installed", "fpool=1.0.0", "--to", "fpool=1.1.0")
+    _, doc = check_json("--snapshot", str(path), *hop)
+    assert status_of(doc, UNADMITTED) == "may-apply"  # a admitted; others may exist
+    items.append(template("b", []))
+    path.write_text(json.dumps(listing))
+    _, doc = check_json("--snapshot", str(path), *hop)
+    assert status_of(doc, UNADMITTED) == "applies"  # b is one, whatever else exists

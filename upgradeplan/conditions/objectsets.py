@@ -97,7 +97,7 @@ def _over(args: Mapping[str, Any], state: State, quantifier: str) -> Outcome:
     where = f" in {namespace}" if namespace else ""
     claim = f"{quantifier} {kind}{where} with {said}"
     names, listing = members(state, kind, namespace)
-    facts: list[Fact] = [listing] if listing is not None else []
+    read: dict[str, Fact] = {}
     hits: list[str] = []
     misses: list[str] = []
     missing: list[str] = [] if listing is not None else [f"object.{kind}"]
@@ -106,14 +106,19 @@ def _over(args: Mapping[str, Any], state: State, quantifier: str) -> Outcome:
         fact = state.get(key)
         ok = None if fact is None else test(fact.value)
         if fact is not None:
-            facts.append(fact)
+            read[member] = fact
         if ok is None:
             missing.append(key)
         elif ok:
             hits.append(member)
         else:
             misses.append(member)
-    return _judged(quantifier, claim, hits, misses, missing, tuple(facts), listing is not None)
+    # the evidence: the list and the objects that decide (not every object of a large kind)
+    deciding = hits if quantifier == "any" else misses
+    shown = [read[m] for m in deciding[:5] if m in read]
+    complete = [listing] if listing is not None and not deciding else []  # "none" / "all"
+    facts = tuple(complete + shown)
+    return _judged(quantifier, claim, hits, misses, missing, facts, listing is not None)
 
 
 def _judged(

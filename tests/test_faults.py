@@ -19,6 +19,7 @@ from support.fakeapi import FakeAPIFactory, Faults, fake_api
 from support.scenarios import CLUSTER_FIXTURES
 
 from upgradeplan.cli import cli
+from upgradeplan.model import KnowledgeBase
 from upgradeplan.readers.kube import cluster, listing, transport
 
 __all__ = ["fake_api"]  # the pytest fixture, imported for its side effect
@@ -88,11 +89,12 @@ def test_every_command_ends_in_time_naming_the_cause(
 
 
 def test_a_context_answering_401_everywhere_does_not_hide_the_other(
-    fake_api: FakeAPIFactory,
+    kb: KnowledgeBase, fake_api: FakeAPIFactory
 ) -> None:
-    every: dict[str, Any] = {"/version": 401, **{r.plural: 401 for r in listing.RESOURCES}}
+    listed = listing.resources(kb)  # the built-in types and the kinds the knowledge declares
+    every: dict[str, Any] = {"/version": 401, **{r.plural: 401 for r in listed}}
     every["customresourcedefinitions"] = 401
-    every.update({f"/apis/{g}": 401 for g in {r.group for r in listing.RESOURCES if r.group}})
+    every.update({f"/apis/{g}": 401 for g in {r.group for r in listed if r.group}})
     refused = fake_api.start(CLUSTER_FIXTURES / "s1", faults=Faults(status=every))
     fine = fake_api.start(CLUSTER_FIXTURES / "s1", git_version="v1.31.4")
     kubeconfig = fake_api.kubeconfig({"refused": refused, "fine": fine})

@@ -81,6 +81,11 @@ RESOURCES: tuple[Resource, ...] = (
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 
+def resources(kb: KnowledgeBase) -> tuple[Resource, ...]:
+    """Every resource type one read lists: RESOURCES and the kinds the knowledge declares."""
+    return RESOURCES + declared_resources(kb)
+
+
 def declared_resources(kb: KnowledgeBase) -> tuple[Resource, ...]:
     """The custom-resource kinds the knowledge declares (``objects:``) and RESOURCES lacks."""
     known = {res.kind for res in RESOURCES}
@@ -271,8 +276,7 @@ def read_all(kb: KnowledgeBase, session: Session, name: str) -> Read:
     else:
         out.failed("/version", version, "installed.kubernetes", "reading /version")
     # one list per resource type, and the CRDs the knowledge names, all at once
-    resources = RESOURCES + declared_resources(kb)
-    calls: list[Callable[[Read], None]] = [partial(_list, session, res) for res in resources]
+    calls: list[Callable[[Read], None]] = [partial(_list, session, res) for res in resources(kb)]
     for crd in sorted(interests(kb).crds):
         path, key = f"{CRD_PATH}/{quote(crd)}", f"crd.{crd}"
         calls.append(partial(_get_one, session, path, "CustomResourceDefinition", crd, key))

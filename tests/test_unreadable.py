@@ -250,6 +250,7 @@ def test_nothing_readable_is_exit_1_with_the_cause(fake_api: FakeAPIFactory, com
             "helmcharts",
             "harnesses",
             "agenttemplates",
+            "workerpools",  # a kind the bundled knowledge declares (product substrate)
             "deployments",
             "namespaces",
             "nodes",
@@ -258,6 +259,7 @@ def test_nothing_readable_is_exit_1_with_the_cause(fake_api: FakeAPIFactory, com
             "/apis/helm.toolkit.fluxcd.io",
             "/apis/source.toolkit.fluxcd.io",
             "/apis/kagent.dev",
+            "/apis/ate.dev",
         )
     }
     kubeconfig = _kubeconfig(fake_api, "s1", Faults(status=everything), "v1.35.0")

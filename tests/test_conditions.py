@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from support.builders import bare_kb
 
 from upgradeplan import conditions, errors
 from upgradeplan.conditions import PREDICATES, evaluate, evaluate_full, facts_read
@@ -12,8 +13,6 @@ from upgradeplan.model import (
     Condition,
     Fact,
     KnowledgeBase,
-    Product,
-    Recognise,
     Release,
     State,
     Truth,
@@ -27,12 +26,7 @@ T, F, U = Truth.TRUE, Truth.FALSE, Truth.UNKNOWN
 
 def kb_with(product: str = "conn", versions: tuple[str, ...] = ()) -> KnowledgeBase:
     rels = tuple(Release(product, v, f"release {v}") for v in versions)
-    return KnowledgeBase(
-        products={product: Product(product, product, "chart", "", Recognise())},
-        releases={product: rels},
-        hazards={},
-        migrations={},
-    )
+    return bare_kb(releases={product: rels})
 
 
 KB = kb_with()
@@ -666,7 +660,7 @@ def test_pin_resolution_skips_withdrawn_and_unreleased() -> None:
         Release("conn", "4.8.0", "bad", withdrawn=Withdrawn("2026-01-01", "broken")),
         Release("conn", "next", "unreleased"),
     )
-    kb = KnowledgeBase(products=kb.products, releases={"conn": rels}, hazards={}, migrations={})
+    kb = bare_kb(releases={"conn": rels})
     assert conditions.resolve_pin(kb, "conn", ">=4.0.0") == "4.7.18"
 
 

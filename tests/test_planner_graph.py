@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import pytest
+from support.builders import bare_kb
 
 from upgradeplan import errors
-from upgradeplan.model import KnowledgeBase, Product, Recognise, Release, Withdrawn
+from upgradeplan.model import KnowledgeBase, Release, Withdrawn
 from upgradeplan.planner import graph
 
 
 def kb_of(*releases: Release, product: str = "p") -> KnowledgeBase:
-    return KnowledgeBase(
-        products={product: Product(product, product, "chart", "", Recognise())},
-        releases={product: tuple(releases)},
-        hazards={},
-        migrations={},
-    )
+    return bare_kb(releases={product: releases})
 
 
 def rel(version: str, upgrade_from: str | None = None, **kw: object) -> Release:

@@ -3,24 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from support.builders import bare_kb
 
 from upgradeplan import errors
-from upgradeplan.model import KnowledgeBase, Product, Recognise
 from upgradeplan.readers.stated import from_flags
 from upgradeplan.state.derive import derive
 from upgradeplan.state.merge import merge
 
-
-def _kb(*products: str) -> KnowledgeBase:
-    return KnowledgeBase(
-        products={p: Product(p, p, "chart", "", Recognise()) for p in products},
-        releases={},
-        hazards={},
-        migrations={},
-    )
-
-
-KB = _kb("agent-platform", "agent-platform-connectivity", "kubernetes", "harness-delegate")
+KB = bare_kb("agent-platform", "agent-platform-connectivity", "kubernetes", "harness-delegate")
 
 
 def test_installed_and_pin_become_facts_with_their_flag_as_source() -> None:

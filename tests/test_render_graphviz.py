@@ -7,6 +7,7 @@ import shutil
 import subprocess
 
 from click.testing import CliRunner
+from support.builders import bare_kb
 
 from upgradeplan import api
 from upgradeplan.cli import cli
@@ -92,7 +93,7 @@ def test_graph_command(tmp_path: object) -> None:
 def test_upgrade_from_and_withdrawn_releases_shape_the_chain() -> None:
     """Drawn from the allowed edges: a narrowed release hangs off its nearest allowed
     predecessor; a withdrawn release stands apart, dashed."""
-    from upgradeplan.model import KnowledgeBase, Product, Recognise, Release, Withdrawn
+    from upgradeplan.model import Release, Withdrawn
 
     rels = (
         Release("p", "1.0.0", "a"),
@@ -100,12 +101,7 @@ def test_upgrade_from_and_withdrawn_releases_shape_the_chain() -> None:
         Release("p", "1.2.0", "c", withdrawn=Withdrawn("2026-01-01", "broken")),
         Release("p", "2.0.0", "d", upgrade_from=">=1.0.0 <1.1.0"),
     )
-    kb2 = KnowledgeBase(
-        products={"p": Product("p", "p", "chart", "", Recognise())},
-        releases={"p": rels},
-        hazards={},
-        migrations={},
-    )
+    kb2 = bare_kb(releases={"p": rels})
     from upgradeplan.planner.graph import release_graph
 
     allowed = [(str(a), str(b)) for a, b in release_graph(kb2, "p").edges()]

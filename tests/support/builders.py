@@ -147,6 +147,18 @@ def product(pid: str, kind: str = "chart") -> Product:
     return Product(pid, pid, kind, "", Recognise())  # type: ignore[arg-type]
 
 
+def bare_kb(
+    *products: str, releases: Mapping[str, Sequence[Release]] | None = None
+) -> KnowledgeBase:
+    """Charts with these releases (and the other products named), and nothing else: no
+    hazards, no migrations."""
+    rels = {p: tuple(r) for p, r in (releases or {}).items()}
+    ids = [*rels, *(p for p in products if p not in rels)]
+    return KnowledgeBase(
+        products={p: product(p) for p in ids}, releases=rels, hazards={}, migrations={}
+    )
+
+
 def releases(
     pid: str, versions: Sequence[str], per: Mapping[str, Mapping[str, Any]] | None = None
 ) -> tuple[Release, ...]:

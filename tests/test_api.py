@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
+from conftest import fixture_path
 
 from upgradeplan import api, errors
 from upgradeplan.model import Finding, KnowledgeBase
@@ -97,3 +101,23 @@ def test_explain_and_diagnose_return_objects(kb: KnowledgeBase) -> None:
     found = api.diagnose(kb, "metadata service unreachable")
     assert found and found[0].hazard.id == "delegate-metadata-flag-renamed"
     assert found[0].matches[0].line_number == 1
+
+
+def test_patch_and_write_patches_move_the_pins_from_python(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    """The patch verb without the CLI: build the first step's patches, then write them."""
+    tree = tmp_path / "s1"
+    shutil.copytree(fixture_path("gitops", "s1"), tree)
+    inputs = api.Inputs(gitops=str(tree), facts=("kubernetes=1.35.0",))
+    [gathered] = api.gather(kb, inputs)
+    assert gathered.state is not None
+    result = api.patch(kb, gathered.state, ["agent-platform=4.8.1"])
+    assert result.plan is not None and result.plan.steps
+    before = {p.name: p.read_text() for p in tree.rglob("*.yaml")}
+    written = api.write_patches(result, 1)  # a list: written before the call returns
+    assert written
+    changed = {p.name for p in tree.rglob("*.yaml") if p.read_text() != before[p.name]}
+    assert changed == {Path(w).name for w in written}
+    first = result.plan.steps[0].to_version
+    assert f'"{first}"' in (tree / "bom.yaml").read_text()

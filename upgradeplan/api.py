@@ -11,7 +11,7 @@ this module is cheap and an offline check never imports kubernetes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from upgradeplan import errors
@@ -183,11 +183,11 @@ def patch(
     return PatchResult(patchset=patchset, plan=found, now_actions=fixes)
 
 
-def write_patches(result: PatchResult, steps: int = 1) -> Iterator[str]:
-    """Write the file changes of steps 1..``steps`` in place; yields each path written.
+def write_patches(result: PatchResult, steps: int = 1) -> list[str]:
+    """Write the file changes of steps 1..``steps`` in place, all or nothing; the paths written.
 
-    Every file is checked against the hash it was read with before the first write, so a
-    file changed since it was read stops all writing (errors.BadInput).
+    Every file is checked (unchanged since read, writable, a regular file) before the first
+    write, so one that is not stops all writing (errors.BadInput).
     """
     from upgradeplan.patches import files as disk
 

@@ -6,7 +6,7 @@ import contextlib
 import hashlib
 import os
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,14 +33,13 @@ def read_named(plan: Plan | None, state: State) -> dict[str, str]:
     return out
 
 
-def write_changes(changes: Iterable[Any]) -> Iterator[str]:
+def write_changes(changes: Iterable[Any]) -> list[str]:
     """Write the file changes of a step all or nothing (:func:`write_all`): every file is
-    checked first, a stale, read-only or irregular one stops all writing. Yields the path of
-    each file written, once all are."""
+    checked first, a stale, read-only or irregular one stops all writing. Returns the path of
+    each file written."""
     pending = list(changes)
     write_all([(c.path, c.result, c.original_hash) for c in pending])
-    for change in pending:
-        yield change.path
+    return [change.path for change in pending]
 
 
 def content_hash(text: str | bytes) -> str:

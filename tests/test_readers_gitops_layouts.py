@@ -163,7 +163,16 @@ def test_the_pull_request_gate_at_the_root_blocks_the_bump(tmp_path: Path, layou
     findings = {f["hazard"]: f for f in mine["findings"]}
     second_owner = findings["connectivity-pin-behind-479-second-owner"]
     assert second_owner["status"] == "applies"
-    assert second_owner["location"] == CONNECTIVITY_PIN[layout]
+    # the finding is at the line the pull request changed; the pin left behind that makes it
+    # apply keeps its own line in the evidence
+    assert second_owner["location"] == changed
+    observed = [o for e in second_owner["evidence"] for o in e["observed"]]
+    assert {"key": "pin.agent-platform-connectivity", "value": "4.7.18"}.items() <= observed[
+        0
+    ].items()
+    assert observed[0]["source"] == CONNECTIVITY_PIN[layout]
+    blocking = [f for f in mine["findings"] if f["status"] in ("applies", "may-apply")]
+    assert {f["location"] for f in blocking} == {changed}
     # the pin the pull request changed is what the state now reads
     _, head_out, _ = run_in(["scan", "--gitops", ".", "-o", "json"], cwd=repo)
     head = {r["name"]: r["state"] for r in json.loads(head_out)["results"]}[installation]

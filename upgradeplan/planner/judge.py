@@ -54,7 +54,7 @@ def check(
         name=name or state.name,
         state=state,
         plan=plan,
-        findings=relocate(findings, moved or {}),
+        findings=relocate(findings, moved or {}, changed),
         verdict=verdict,
         exit_code=int(EXIT_OF_VERDICT[verdict]),
         recommended=recommended,
@@ -132,16 +132,37 @@ def recommend_from_state(
     return plan if plan.steps else None
 
 
-def relocate(findings: Sequence[Finding], moved: Mapping[Source, Source]) -> tuple[Finding, ...]:
-    """Findings whose location is a pin at the base ref point at the pin's line in the tree."""
-    if not moved:
-        return tuple(findings)
-    return tuple(
+def relocate(
+    findings: Sequence[Finding],
+    moved: Mapping[Source, Source],
+    changed: Mapping[str, Source] | None = None,
+) -> tuple[Finding, ...]:
+    """Findings whose location is a pin at the base ref point at the pin's line in the tree.
+
+    With ``--base`` (``changed``: product -> the pin line the pull request changed), a finding
+    the change brings about (on the move, applying or possibly applying) points at the line
+    the pull request changed: its product's changed pin, else the first changed pin. The fact
+    that makes it apply keeps its own file:line in the finding's evidence.
+    """
+    out = [
         replace(f, location=moved[f.location])
         if f.location is not None and f.location in moved
         else f
         for f in findings
-    )
+    ]
+    lines = {p: w for p, w in sorted((changed or {}).items()) if w.file_line is not None}
+    if not lines:
+        return tuple(out)
+    first = next(iter(lines.values()))
+
+    def at_change(f: Finding) -> Finding:
+        if f.scope == "state" or f.status not in ("applies", "may-apply"):
+            return f
+        if f.location is not None and f.location in lines.values():
+            return f
+        return replace(f, location=lines.get(f.product, first))
+
+    return tuple(at_change(f) for f in out)
 
 
 def unread_sources(state: State) -> list[str]:

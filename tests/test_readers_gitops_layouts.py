@@ -182,6 +182,31 @@ def test_the_pull_request_gate_at_the_root_blocks_the_bump(tmp_path: Path, layou
             assert result["targets"] == [], other  # the other clusters did not move
 
 
+@pytest.mark.parametrize("layout", sorted(APPLIED))
+def test_a_fixture_tree_inside_this_repository_is_read_from_any_directory(
+    tmp_path: Path, layout: str
+) -> None:
+    """spec.path is resolved against the tree given (its GitRepository root), not against the
+    git work tree that happens to hold it."""
+    root = LAYOUTS / layout
+    for cwd in (LAYOUTS.parent.parent, tmp_path):
+        code, out, err = run_in(["scan", "--gitops", str(root), "-o", "json"], cwd=cwd)
+        assert code == 0, err
+        states = {r["name"]: r["state"] for r in json.loads(out)["results"]}
+        assert set(states) == set(APPLIED[layout])
+        for name, releases in APPLIED[layout].items():
+            assert releases <= _helmreleases(states[name]), (cwd, name)
+            assert not [k for k in states[name].get("unreadable", {}) if k.startswith("file ")], name
+
+
+def test_a_directory_inside_a_repository_is_read_against_the_repository_root(
+    tmp_path: Path,
+) -> None:
+    repo = _repository(tmp_path, "monorepo")
+    states = _scan(repo / "clusters", "--cluster", "alpha")
+    assert APPLIED["monorepo"]["alpha"] <= _helmreleases(states["alpha"])
+
+
 def test_the_overlay_patch_by_target_gives_stagings_version_at_its_line(tmp_path: Path) -> None:
     states = _scan(_repository(tmp_path, "kustomize-helm"))
     staging = states["staging"]["facts"]["pin.agent-platform"]

@@ -89,6 +89,7 @@ def find_entries(tree: Tree, start: str, renderer: Renderer) -> list[tuple[str, 
                 ks.append((rel, doc))
     if not ks:
         return []
+    tree.repo_rel = _source_root(tree, [doc for _, doc in ks])
     # What each Kustomization applies (the files its build reads), to find those no other
     # Kustomization applies.
     reached: dict[str, set[str]] = {}
@@ -128,6 +129,28 @@ def find_entries(tree: Tree, start: str, renderer: Renderer) -> list[tuple[str, 
     # an entry inside another entry's directory is that entry's
     roots = [r for r in roots if not any(o != r and _under(r, o) for o in roots)]
     return _names(roots)
+
+
+def _source_root(tree: Tree, ks: list[Doc]) -> str:
+    """Where the repository's own source (GitRepository ``flux-system``) has its root.
+
+    Flux resolves ``spec.path`` against the root of the source's artifact. That root is the
+    ``--gitops`` directory when the Kustomizations' paths are directories there (a repository
+    read from its root, or a tree of Flux files inside another repository); otherwise the top
+    of the git work tree holding it (``--gitops`` pointed at a directory inside a repository).
+    """
+    candidates = list(dict.fromkeys(["", tree.repo_rel]))
+    paths = [
+        _spec_path(doc) or ""
+        for doc in ks
+        if doc.get("spec", "sourceRef", "name") == "flux-system"
+        and isinstance(doc.get("spec", "path"), str)
+    ]
+
+    def resolved(root: str) -> int:
+        return sum(1 for p in paths if tree.is_dir(norm(posixpath.join(root, p))))
+
+    return max(candidates, key=resolved)  # the first (the directory given) on a tie
 
 
 def _under(rel: str, directory: str) -> bool:

@@ -838,7 +838,9 @@ def test_chart_sources_and_tool_directories_are_not_read(tmp_path: Path) -> None
     )
     state = gitops.read(KB, str(tmp_path))
     assert state.value("pin.kagent") == "0.11.0-gs.6"
-    assert "Helm chart" in state.unreadable["file charts/local"]
+    assert [k for k, why in state.unreadable.items() if "Helm chart" in why] == [
+        f"file {tmp_path}/charts/local"
+    ]
 
 
 def test_relocate_moves_findings_to_the_new_pin_line() -> None:
@@ -1016,7 +1018,9 @@ def test_outside_a_repository_an_overlay_base_is_not_read(tmp_path: Path) -> Non
     _write(tmp_path / "plain", OVERLAY)
     state = gitops.read(KB, str(tmp_path / "plain" / "clusters" / "prod"))
     assert "outside the --gitops PATH" in state.unreadable["file ../../base"]
-    assert state.value("pin.agent-platform") == "4.7.19"
+    # kustomize-controller could not build it: the patches have nothing to patch, and the
+    # pin they would change is not read from them
+    assert "pin.agent-platform" not in state
 
 
 def test_substituted_and_invalid_pins(tmp_path: Path) -> None:

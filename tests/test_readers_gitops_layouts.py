@@ -196,7 +196,9 @@ def test_a_fixture_tree_inside_this_repository_is_read_from_any_directory(
         assert set(states) == set(APPLIED[layout])
         for name, releases in APPLIED[layout].items():
             assert releases <= _helmreleases(states[name]), (cwd, name)
-            assert not [k for k in states[name].get("unreadable", {}) if k.startswith("file ")], name
+            assert not [k for k in states[name].get("unreadable", {}) if k.startswith("file ")], (
+                name
+            )
 
 
 def test_a_directory_inside_a_repository_is_read_against_the_repository_root(

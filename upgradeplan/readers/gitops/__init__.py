@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,10 +34,9 @@ from upgradeplan.readers.gitops.facts import DEFAULT, HIGH, LOW, NORMAL, image_m
 from upgradeplan.readers.gitops.flux import Applier, Installation, find_entries
 from upgradeplan.readers.gitops.gate import gitops_targets, pin_changes
 from upgradeplan.readers.gitops.objects import WORKLOAD_KINDS, ObjectFacts
-from upgradeplan.readers.gitops.render import Renderer, _reason
-from upgradeplan.readers.gitops.trees import GitTree, Tree, git_tree, norm, work_tree
-from upgradeplan.readers.gitops.walk import YAML_SUFFIXES, Source, walk
-from upgradeplan.readers.gitops.yamldocs import Doc, View, documents, iter_objects, json6902_object
+from upgradeplan.readers.gitops.render import YAML_SUFFIXES, Renderer
+from upgradeplan.readers.gitops.trees import Tree, git_tree, norm, work_tree
+from upgradeplan.readers.gitops.yamldocs import View, iter_objects
 
 __all__ = ["gitops_targets", "pin_changes", "read", "read_installations"]
 
@@ -66,13 +64,13 @@ def read_installations(kb: KnowledgeBase, path: str, *, ref: str | None = None) 
             return norm(rel)
         return norm(posixpath.join(display_root, rel))
 
+    renderer = Renderer(tree, display)
     if tree.is_dir(start):
-        renderer = Renderer(tree, display)
         entries = find_entries(tree, start, renderer)
         if entries:
             applier = Applier(tree, renderer, display)
             return [_installation_state(kb, applier.apply(name, root)) for name, root in entries]
-    return [_legacy(kb, path, ref, tree, start, display)]
+    return [_directory(kb, path, ref, renderer.sibling(loose=True), start)]
 
 
 def _installation_state(kb: KnowledgeBase, inst: Installation) -> State:
@@ -89,57 +87,18 @@ def _installation_state(kb: KnowledgeBase, inst: Installation) -> State:
     return State(facts=facts, name=inst.name, unreadable=unreadable)
 
 
-def _legacy(
+def _directory(
     kb: KnowledgeBase,
     path: str,
     ref: str | None,
-    tree: Tree,
+    renderer: Renderer,
     start: str,
-    display: Callable[[str], str],
 ) -> State:
-
-    plan = walk(tree, start, display)
-    if isinstance(tree, GitTree):
-        tree.prefetch([src.rel for src in plan.sources])
-    reader = _Reader(kb)
-    broken: dict[str, str] = {}
-    read: list[tuple[View, Source]] = []
-    for src in plan.sources:
-        try:
-            docs = _documents(tree, src, display(src.rel))
-        except BadInput as exc:  # its facts are unknown; the rest is read
-            broken[f"file {exc.location or display(src.rel)}"] = _reason(exc)
-            continue
-        read += [(view, src) for doc in docs for view in iter_objects(doc)]
-    reader.chart_sources([view for view, src in read if not src.patch])
-    for view, src in read:
-        reader.object(view, src.namespace, patch=src.patch)
-    reader.finish()
-    facts = reader.facts()
-    unreadable = {k: why for k, why in reader.unreadable.items() if k not in facts}
-    for entry, why in plan.skipped.items():
-        unreadable[f"file {entry}"] = why
-    unreadable.update(broken)
+    """A directory (or file) without Flux Kustomizations, built as kustomize-controller
+    would build it (its kustomization, or the one Flux generates): one state."""
     name = path if ref is None else f"{path}@{ref}"
-    return State(facts=facts, name=name, unreadable=unreadable)
-
-
-def _documents(tree: Tree, src: Source, shown: str) -> list[Doc]:
-    """The documents of a source; a JSON 6902 patch becomes the partial object it writes."""
-    docs = documents(tree.read(src.rel), shown)
-    if src.inline is not None:
-        docs = [d for doc in docs for d in View(doc).embedded(*src.inline)]
-    if src.target is None:
-        return docs
-    out: list[Doc] = []
-    for doc in docs:
-        if isinstance(doc.data, list):
-            obj = json6902_object(doc, dict(src.target))
-            if obj is not None:
-                out.append(obj)
-        else:
-            out.append(doc)
-    return out
+    objects = renderer.build(start)
+    return _installation_state(kb, Installation(name, start, objects, renderer.unreadable))
 
 
 # --------------------------------------------------------------------------- opening
@@ -204,14 +163,12 @@ class _Reader(ObjectFacts):
 
     # ---------------------------------------------------------------- dispatch
 
-    def object(self, v: View, namespace: str | None, *, patch: bool = False) -> None:
-        """Read one object. A ``patch`` states only what it writes: nothing is defaulted."""
-        self.patching = patch
+    def object(self, v: View, namespace: str | None) -> None:
+        """Read one object (or, without kind and apiVersion, a values file)."""
         kind = v.get("kind")
         api = v.get("apiVersion")
         if not isinstance(kind, str) or not isinstance(api, str):
-            if not patch:
-                self.values_file(v)
+            self.values_file(v)
             return
         group = api.split("/", 1)[0] if "/" in api else ""
         if kind == "HelmRelease" and group == "helm.toolkit.fluxcd.io":
@@ -251,9 +208,7 @@ class _Reader(ObjectFacts):
         known = self.by_release.get(name)
         if known is not None and self._foreign(known, self._source_of(v, ns), v):
             name = f"{name}@{self._source_of(v, ns)}"  # not the product's release: kept apart
-        if self.patching:
-            pass  # a patch's metadata selects the object; it does not move it
-        elif v.text("metadata", "namespace"):
+        if v.text("metadata", "namespace"):
             self.add(f"helmrelease.{name}.namespace", ns, v.where("metadata", "namespace"))
         elif ns:
             self.add(f"helmrelease.{name}.namespace", ns, v.where("metadata", "name"), LOW)
@@ -264,7 +219,7 @@ class _Reader(ObjectFacts):
                 mode,
                 v.where("spec", "driftDetection", "mode"),
             )
-        elif not self.patching:
+        else:
             self.add(f"helmrelease.{name}.drift-detection", "disabled", v.where("metadata", "name"))
         chart = v.text("spec", "chart", "spec", "chart")
         product = self.by_release.get(name) or (self.by_chart.get(chart) if chart else None)
@@ -276,7 +231,7 @@ class _Reader(ObjectFacts):
             product = None
         if product is not None:
             release_ns = v.text("spec", "targetNamespace") or ns
-            if release_ns and not self.patching:
+            if release_ns:
                 where = (
                     v.where("spec", "targetNamespace")
                     if v.text("spec", "targetNamespace")
@@ -291,7 +246,7 @@ class _Reader(ObjectFacts):
             elif ref_kind == "OCIRepository" and ref_name:
                 ref_ns = v.text("spec", "chartRef", "namespace") or ns
                 self._pending.append(_Pending(product, ref_ns, ref_name))
-            elif chart and not self.patching:
+            elif chart:
                 # Flux reads an empty chart version as "*": the newest chart, no pin.
                 self.add(f"pin.{product}", None, v.where("spec", "chart", "spec", "chart"))
         values = v.sub("spec", "values")
@@ -300,7 +255,7 @@ class _Reader(ObjectFacts):
                 self.bom(values)
             if product is not None:
                 self.product_values(product, values)
-        if product is not None and not self.patching and v.get("spec", "valuesFrom") is None:
+        if product is not None and v.get("spec", "valuesFrom") is None:
             # the whole of what the installation sets (with valuesFrom, merged elsewhere: unknown)
             whole = values.get()
             self.add(

@@ -31,7 +31,6 @@ class FactSink:
         self._facts: dict[str, tuple[int, Fact]] = {}
         self.unreadable: dict[str, str] = {}
         self.unresolved: dict[str, str] = {}  # ${VAR} post-build substitution left -> why
-        self.patching = False  # reading a kustomize patch: only what it writes counts
         self.by_release: dict[str, str] = {}
         self.by_chart: dict[str, str] = {}
         self.by_bom: dict[str, str] = {}

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from upgradeplan.model import KnowledgeBase
 from upgradeplan.provenance import Source
 from upgradeplan.readers.gitops.facts import (
     LOW,
@@ -27,10 +26,6 @@ WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 
 class ObjectFacts(FactSink):
     """Facts of workloads, Secrets and Namespaces."""
-
-    def __init__(self, kb: KnowledgeBase) -> None:
-        super().__init__(kb)
-        self.workloads: dict[tuple[str, str], str] = {}  # (kind, name) -> product
 
     def workload(self, v: View, default_ns: str | None, kind: str) -> None:
         labels: dict[str, Any] = {}
@@ -51,18 +46,11 @@ class ObjectFacts(FactSink):
                 )
                 if pid is not None:
                     break
-        if pid is None and name:
-            pid = self.workloads.get((kind, name))  # a patch of a workload read before
         if pid is None:
             return
-        if name:
-            self.workloads[(kind, name)] = pid
         ns = v.text("metadata", "namespace")
         w = f"workload.{pid}"
         cpath = ("spec", "template", "spec", "containers")
-        if self.patching:
-            self._workload_patch(pid, v, containers)
-            return
         if name:
             self.add(f"{w}.name", name, v.where("metadata", "name"))
         if ns:
@@ -129,34 +117,11 @@ class ObjectFacts(FactSink):
             ]
             self.add(f"{w}.storage-classes", classes, v.where("spec", "volumeClaimTemplates"))
 
-    def _workload_patch(self, pid: str, v: View, containers: list[Any]) -> None:
-        """What a patch of a workload writes: args, the image, annotations, tolerations."""
-        w = f"workload.{pid}"
-        cpath = ("spec", "template", "spec", "containers")
-        for i, c in enumerate(containers):
-            if not isinstance(c, dict):
-                continue
-            if isinstance(c.get("args"), list):
-                args = [str(a) for a in c["args"]]
-                self.add(f"{w}.args", args, v.where(*cpath, i, "args"), LOW)
-            tag = image_tag(c.get("image"))
-            own = self.kb.products[pid].recognise.image
-            if tag and any(image_matches(image_repo(c.get("image")), img) for img in own):
-                self.pin_from_tag(pid, tag, v.where(*cpath, i, "image"), LOW)
-        ann = v.get("spec", "template", "metadata", "annotations")
-        if isinstance(ann, dict):
-            current = self._facts.get(f"{w}.pod-annotations")
-            merged = (
-                dict(current[1].value) if current and isinstance(current[1].value, dict) else {}
-            )
-            merged.update({str(k): text_of(x) for k, x in ann.items()})
-            self.add(f"{w}.pod-annotations", merged, v.where("spec", "template", "metadata"))
-
     def secret(self, v: View, default_ns: str | None) -> None:
         # Only metadata and type are looked at: data / stringData are never read.
         name = v.text("metadata", "name")
         ns = v.text("metadata", "namespace") or default_ns
-        if not name or not ns or (self.patching and v.text("type") is None):
+        if not name or not ns:
             return
         kind = v.text("type")
         where = v.where("type") if kind is not None else v.where("metadata", "name")
@@ -167,12 +132,6 @@ class ObjectFacts(FactSink):
         if not name:
             return
         labels = v.mapping("metadata", "labels")
-        if self.patching:
-            current = self._facts.get(f"namespace.{name}.labels")
-            if not labels:
-                return
-            if current is not None and isinstance(current[1].value, dict):
-                labels = {**current[1].value, **labels}
         where = v.where("metadata", "labels") if labels else v.where("metadata", "name")
         self.add(f"namespace.{name}.labels", {str(k): text_of(x) for k, x in labels.items()}, where)
 

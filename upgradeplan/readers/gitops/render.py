@@ -78,6 +78,8 @@ class Renderer:
 
     tree: Tree
     display: Callable[[str], str]
+    # a directory read without Flux: its free-standing values files (not manifests) are read
+    loose: bool = False
     unreadable: dict[str, str] = field(default_factory=dict)  # "file X" -> why
     read_files: set[str] = field(default_factory=set)  # tree paths of every file read
     # shared between the renderers of one tree (one parse per file)
@@ -85,10 +87,15 @@ class Renderer:
     _errors: dict[str, tuple[str, str]] = field(default_factory=dict)
     _texts: dict[str, str | None] = field(default_factory=dict)
 
-    def sibling(self) -> Renderer:
+    def sibling(self, loose: bool = False) -> Renderer:
         """A renderer of the same tree with its own records and the same parsed files."""
         return Renderer(
-            self.tree, self.display, _parsed=self._parsed, _errors=self._errors, _texts=self._texts
+            self.tree,
+            self.display,
+            loose,
+            _parsed=self._parsed,
+            _errors=self._errors,
+            _texts=self._texts,
         )
 
     # ---------------------------------------------------------------- files
@@ -161,11 +168,16 @@ class Renderer:
             child = norm(posixpath.join(rel, name))
             if self.tree.is_dir(child):
                 if self.tree.is_file(posixpath.join(child, "Chart.yaml")):
+                    if self.loose:
+                        self._skip(
+                            self.display(child),
+                            "a Helm chart's sources (templates are not manifests)",
+                        )
                     continue  # a Helm chart's sources: templates are not manifests
                 kust = self._kustomization_in(child)
                 out += self._kustomization(kust) if kust else self._generated(child)
             elif name.endswith(YAML_SUFFIXES) and name not in KUSTOMIZATION_NAMES:
-                out += [d for d in self._objects_of(child) if is_manifest(d.data)]
+                out += [d for d in self._objects_of(child) if self.loose or is_manifest(d.data)]
         return out
 
     def _objects_of(self, rel: str) -> list[Doc]:
@@ -183,7 +195,7 @@ class Renderer:
 
     def _resource_file(self, rel: str) -> list[Doc]:
         # shared between builds: every transformer copies what it changes
-        return [d for d in self._objects_of(rel) if is_manifest(d.data)]
+        return [d for d in self._objects_of(rel) if self.loose or is_manifest(d.data)]
 
     def _entry(self, kust: str, entry: Any) -> str | None:
         """The tree path of an entry of ``kust``, or None (recorded) when it cannot be read."""
@@ -614,8 +626,9 @@ def _merge(
                 _drop_provenance(out, here)
                 _copy_provenance(patch, there, out, here)
                 continue
-            if there in patch.lines:
-                out.lines.setdefault(here, patch.lines[there])
+            if there in patch.lines:  # the mapping as a whole was last written by the patch
+                out.lines[here] = patch.lines[there]
+                out.files[here] = patch.files.get(there, patch.file)
             _merge(out, current, here, patch, value, there, builtin)
             continue
         if (

@@ -37,6 +37,9 @@ class Tree(Protocol):
     def read(self, rel: str) -> bytes: ...
 
 
+_YAML = (".yaml", ".yml")
+
+
 def norm(rel: str) -> str:
     """``rel`` normalised (``a/./b/../c`` → ``a/c``; ``.`` → ``""``)."""
     rel = posixpath.normpath(rel) if rel else ""
@@ -230,12 +233,10 @@ class GitTree:
     def read(self, rel: str) -> bytes:
         path = self._repo_path(rel)
         if path not in self._cache:
-            self._fetch([path])
+            # the first read fetches every YAML file with it: one git call, not one a file
+            yaml_files = [] if self._cache else [p for p in self._blobs if p.endswith(_YAML)]
+            self._fetch([path, *yaml_files])
         return self._cache[path]
-
-    def prefetch(self, rels: list[str]) -> None:
-        """Read these files with one ``git cat-file --batch`` (instead of one call each)."""
-        self._fetch([self._repo_path(r) for r in rels])
 
     def _fetch(self, paths: list[str]) -> None:
         wanted = list(dict.fromkeys(p for p in paths if p not in self._cache and p in self._blobs))

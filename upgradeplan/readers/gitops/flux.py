@@ -20,13 +20,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from upgradeplan.readers.gitops.render import (
-    YAML_SUFFIXES,
-    Renderer,
-    _clone,
-    identity,
-    set_namespace,
-)
+from upgradeplan.readers.gitops.render import YAML_SUFFIXES, Renderer
+from upgradeplan.readers.gitops.transform import clone, identity, set_namespace
 from upgradeplan.readers.gitops.trees import Tree, norm
 from upgradeplan.readers.gitops.yamldocs import Doc
 
@@ -411,7 +406,7 @@ def _substitute(doc: Doc, values: dict[str, str], why: str, unresolved: dict[str
     data = walk(doc.data)
     if not found:
         return doc
-    out = _clone(doc)
+    out = clone(doc)
     out.data = data
     out.raw = {k: _VAR.sub(repl, v) if "${" in v else v for k, v in out.raw.items()}
     return out

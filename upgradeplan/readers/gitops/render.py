@@ -15,48 +15,25 @@ plugin, not from files). Generator files are data, never parsed as manifests.
 
 from __future__ import annotations
 
-import copy
 import posixpath
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from upgradeplan.errors import BadInput
+from upgradeplan.readers.gitops.patch import json6902, matches, self_target, strategic_merge
+from upgradeplan.readers.gitops.transform import (
+    merge_generated,
+    rename,
+    set_image,
+    set_namespace,
+    sub_doc,
+)
 from upgradeplan.readers.gitops.trees import Tree, norm
 from upgradeplan.readers.gitops.yamldocs import Doc, PathKey, documents, parse
 
 YAML_SUFFIXES = (".yaml", ".yml")
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
-
-# Kinds kustomize's namespace transformer leaves alone (cluster-scoped).
-CLUSTER_SCOPED = frozenset(
-    {
-        "Namespace",
-        "ClusterRole",
-        "ClusterRoleBinding",
-        "CustomResourceDefinition",
-        "StorageClass",
-        "PersistentVolume",
-        "PriorityClass",
-        "ValidatingWebhookConfiguration",
-        "MutatingWebhookConfiguration",
-        "APIService",
-        "ClusterIssuer",
-        "IngressClass",
-        "RuntimeClass",
-        "CSIDriver",
-        "VolumeSnapshotClass",
-        "GatewayClass",
-        "ClusterPolicy",
-        "ClusterSecretStore",
-    }
-)
-
-# Lists merged by name in a strategic merge patch of a built-in kind.
-_MERGE_BY_NAME = frozenset(
-    {"containers", "initContainers", "env", "volumes", "volumeMounts", "ports", "imagePullSecrets"}
-)
 
 
 def is_manifest(data: Any) -> bool:
@@ -188,7 +165,7 @@ class Renderer:
             if isinstance(data, dict) and data.get("kind") == "List":
                 for i, item in enumerate(data.get("items") or []):
                     if is_manifest(item):
-                        out.append(_sub_doc(doc, ("items", i)))
+                        out.append(sub_doc(doc, ("items", i)))
             elif isinstance(data, dict):
                 out.append(doc)
         return out
@@ -275,7 +252,7 @@ class Renderer:
                 doc = self._generate(kust, k, (key, i), gen, kind, no_hash)
                 behavior = gen.get("behavior", "create")
                 if behavior in ("merge", "replace"):
-                    objs = _merge_generated(objs, doc, behavior == "merge")
+                    objs = merge_generated(objs, doc, behavior == "merge")
                 else:
                     objs.append(doc)
         return objs
@@ -371,10 +348,10 @@ class Renderer:
                 ]  # a JSON 6902 patch needs a target
             elif isinstance(pdoc.data, dict):
                 if pdoc.data.get("$patch") == "delete":
-                    sel = target or _self_target(pdoc)
+                    sel = target or self_target(pdoc)
                     objs = [o for o in objs if not matches(o, sel)]
                     continue
-                sel = target if target is not None else _self_target(pdoc)
+                sel = target if target is not None else self_target(pdoc)
                 objs = [strategic_merge(o, pdoc) if matches(o, sel) else o for o in objs]
         return objs
 
@@ -412,14 +389,14 @@ class Renderer:
         prefix = data.get("namePrefix") if isinstance(data.get("namePrefix"), str) else ""
         suffix = data.get("nameSuffix") if isinstance(data.get("nameSuffix"), str) else ""
         if prefix or suffix:
-            objs = [_rename(o, prefix, suffix) for o in objs]
+            objs = [rename(o, prefix, suffix) for o in objs]
         for i, image in enumerate(_list(data.get("images"))):
             if isinstance(image, dict) and isinstance(image.get("name"), str):
-                objs = [_set_image(o, image, shown, k.line("images", i)) for o in objs]
+                objs = [set_image(o, image, shown, k.line("images", i)) for o in objs]
         return objs
 
 
-# --------------------------------------------------------------------------- objects
+# --------------------------------------------------------------------------- helpers
 
 
 def _reason(exc: BadInput) -> str:
@@ -433,374 +410,3 @@ def _reason(exc: BadInput) -> str:
 
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
-
-
-def _map(value: Any) -> dict[Any, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _clone(doc: Doc) -> Doc:
-    return Doc(
-        data=copy.deepcopy(doc.data),
-        file=doc.file,
-        index=doc.index,
-        lines=dict(doc.lines),
-        key_lines=dict(doc.key_lines),
-        raw=dict(doc.raw),
-        styles=dict(doc.styles),
-        files=dict(doc.files),
-        embeds=dict(doc.embeds),
-    )
-
-
-def _shallow(doc: Doc) -> Doc:
-    """A copy whose records can change; the data is shared (replace what you change)."""
-    return Doc(
-        data=doc.data,
-        file=doc.file,
-        index=doc.index,
-        lines=dict(doc.lines),
-        key_lines=doc.key_lines,
-        raw=dict(doc.raw),
-        styles=doc.styles,
-        files=dict(doc.files),
-        embeds=doc.embeds,
-    )
-
-
-def _sub_doc(doc: Doc, prefix: PathKey) -> Doc:
-    """The item at ``prefix`` of a document as a document of its own."""
-    n = len(prefix)
-
-    def cut(d: Mapping[PathKey, Any]) -> dict[PathKey, Any]:
-        return {p[n:]: v for p, v in d.items() if p[:n] == prefix}
-
-    return Doc(
-        data=doc.get(*prefix),
-        file=doc.file,
-        index=doc.index,
-        lines=cut(doc.lines),
-        key_lines=cut(doc.key_lines),
-        raw=cut(doc.raw),
-        styles=cut(doc.styles),
-        files=cut(doc.files),
-        embeds=cut(doc.embeds),
-    )
-
-
-def identity(doc: Doc) -> tuple[str, str, str | None, str]:
-    """(apiVersion group, kind, namespace, name) of an object."""
-    data = doc.data if isinstance(doc.data, dict) else {}
-    api = str(data.get("apiVersion") or "")
-    group = api.rsplit("/", 1)[0] if "/" in api else ""
-    meta = _map(data.get("metadata"))
-    ns = meta.get("namespace")
-    return (
-        group,
-        str(data.get("kind") or ""),
-        ns if isinstance(ns, str) else None,
-        str(meta.get("name") or ""),
-    )
-
-
-def _self_target(patch: Doc) -> dict[str, Any]:
-    """A strategic-merge patch without a target selects by its own kind, name (namespace)."""
-    _, kind, ns, name = identity(patch)
-    out: dict[str, Any] = {"kind": kind, "name": re.escape(name)}
-    if ns:
-        out["namespace"] = re.escape(ns)
-    return out
-
-
-def _full_match(pattern: Any, value: str | None) -> bool:
-    if not isinstance(pattern, str) or not pattern:
-        return True
-    try:
-        return re.fullmatch(pattern, value or "") is not None
-    except re.error:
-        return pattern == value
-
-
-def _labels_match(selector: Any, labels: Mapping[Any, Any]) -> bool:
-    if not isinstance(selector, str) or not selector.strip():
-        return True
-    for term in selector.split(","):
-        term = term.strip()
-        if "!=" in term:
-            key, _, val = term.partition("!=")
-            if str(labels.get(key.strip())) == val.strip():
-                return False
-        elif "=" in term:
-            key, _, val = term.replace("==", "=").partition("=")
-            if str(labels.get(key.strip())) != val.strip():
-                return False
-        elif term.startswith("!"):
-            if term[1:] in labels:
-                return False
-        elif term and term not in labels:
-            return False
-    return True
-
-
-def matches(doc: Doc, target: Mapping[Any, Any]) -> bool:
-    """Whether a patch ``target`` (kind, name, namespace regexes; group; version; labels)."""
-    group, kind, ns, name = identity(doc)
-    data = doc.data if isinstance(doc.data, dict) else {}
-    api = str(data.get("apiVersion") or "")
-    if target.get("group") and target["group"] != group:
-        return False
-    if target.get("version") and target["version"] != api.rsplit("/", 1)[-1]:
-        return False
-    if not _full_match(target.get("kind"), kind):
-        return False
-    if not _full_match(target.get("name"), name):
-        return False
-    if target.get("namespace") and not _full_match(target.get("namespace"), ns or "default"):
-        return False
-    meta = _map(data.get("metadata"))
-    labels = _map(meta.get("labels"))
-    annotations = _map(meta.get("annotations"))
-    return _labels_match(target.get("labelSelector"), labels) and _labels_match(
-        target.get("annotationSelector"), annotations
-    )
-
-
-def _copy_provenance(src: Doc, old: PathKey, dst: Doc, new: PathKey) -> None:
-    """The lines (and raw text) of ``src`` under ``old`` become those of ``dst`` under ``new``."""
-    n = len(old)
-    file_of = src.files
-    tables: tuple[tuple[dict[PathKey, Any], dict[PathKey, Any]], ...] = (
-        (src.lines, dst.lines),
-        (src.key_lines, dst.key_lines),
-        (src.raw, dst.raw),
-        (src.styles, dst.styles),
-        (src.embeds, dst.embeds),
-    )
-    for table, out in tables:
-        for path, value in table.items():
-            if path[:n] == old:
-                out[(*new, *path[n:])] = value
-    for path in src.lines:
-        if path[:n] == old:
-            dst.files[(*new, *path[n:])] = file_of.get(path, src.file)
-
-
-def _drop_provenance(doc: Doc, path: PathKey) -> None:
-    n = len(path)
-    for table in (doc.lines, doc.key_lines, doc.raw, doc.styles, doc.files, doc.embeds):
-        for key in [p for p in table if p[:n] == path and len(p) > n]:
-            del table[key]
-
-
-def strategic_merge(obj: Doc, patch: Doc) -> Doc:
-    """``obj`` with a strategic-merge patch applied (maps merged; lists of built-in kinds'
-    named items merged by name; other lists replaced; ``null`` deletes)."""
-    out = _clone(obj)
-    builtin = "." not in identity(obj)[0]
-    _merge(out, out.data, (), patch, patch.data, (), builtin)
-    return out
-
-
-def _merge(
-    out: Doc,
-    dst: dict[Any, Any],
-    dpath: PathKey,
-    patch: Doc,
-    src: Any,
-    spath: PathKey,
-    builtin: bool,
-) -> None:
-    for key, value in src.items():
-        if key in ("$patch", "$setElementOrder") or (not dpath and key in ("apiVersion", "kind")):
-            continue
-        if not dpath and key == "metadata" and isinstance(value, dict):
-            value = {k: v for k, v in value.items() if k not in ("name", "namespace")}
-        here, there = (*dpath, key), (*spath, key)
-        if value is None:
-            dst.pop(key, None)
-            continue
-        current = dst.get(key)
-        if isinstance(value, dict) and isinstance(current, dict):
-            if value.get("$patch") == "replace":
-                dst[key] = copy.deepcopy({k: v for k, v in value.items() if k != "$patch"})
-                _drop_provenance(out, here)
-                _copy_provenance(patch, there, out, here)
-                continue
-            if there in patch.lines:  # the mapping as a whole was last written by the patch
-                out.lines[here] = patch.lines[there]
-                out.files[here] = patch.files.get(there, patch.file)
-            _merge(out, current, here, patch, value, there, builtin)
-            continue
-        if (
-            isinstance(value, list)
-            and isinstance(current, list)
-            and builtin
-            and key in _MERGE_BY_NAME
-            and all(isinstance(i, dict) and "name" in i for i in value + current)
-        ):
-            index = {item["name"]: n for n, item in enumerate(current)}
-            for j, item in enumerate(value):
-                if item["name"] in index:
-                    n = index[item["name"]]
-                    _merge(out, current[n], (*here, n), patch, item, (*there, j), builtin)
-                else:
-                    current.append(copy.deepcopy(item))
-                    _copy_provenance(patch, (*there, j), out, (*here, len(current) - 1))
-            continue
-        dst[key] = copy.deepcopy(value)
-        _drop_provenance(out, here)
-        _copy_provenance(patch, there, out, here)
-
-
-def _steps(pointer: str) -> list[Any]:
-    return [
-        int(p) if p.isdigit() else p.replace("~1", "/").replace("~0", "~")
-        for p in pointer[1:].split("/")
-    ]
-
-
-def json6902(obj: Doc, ops: Doc) -> Doc:
-    """``obj`` with a JSON 6902 patch applied; ``add``/``replace`` values keep their lines."""
-    out = _clone(obj)
-    for i, op in enumerate(ops.data):
-        if not isinstance(op, dict) or not isinstance(op.get("path"), str):
-            continue
-        path = op["path"]
-        if not path.startswith("/"):
-            continue
-        steps = _steps(path)
-        kind = op.get("op")
-        if kind in ("add", "replace") and "value" in op:
-            placed = _put(out.data, steps, copy.deepcopy(op["value"]), kind == "add")
-            if placed is not None:
-                _drop_provenance(out, placed)
-                _copy_provenance(ops, (i, "value"), out, placed)
-        elif kind == "remove":
-            _remove(out.data, steps)
-    return out
-
-
-def _put(data: Any, steps: list[Any], value: Any, insert: bool) -> PathKey | None:
-    node = data
-    for step in steps[:-1]:
-        if (isinstance(node, dict) and step in node) or (
-            isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node)
-        ):
-            node = node[step]
-        else:
-            return None
-    last = steps[-1]
-    prefix = tuple(steps[:-1])
-    if isinstance(node, dict):
-        node[last] = value
-        return (*prefix, last)
-    if isinstance(node, list):
-        if last == "-":
-            node.append(value)
-            return (*prefix, len(node) - 1)
-        if isinstance(last, int) and 0 <= last <= len(node):
-            if insert:
-                node.insert(last, value)
-            elif last < len(node):
-                node[last] = value
-            else:
-                return None
-            return (*prefix, last)
-    return None
-
-
-def _remove(data: Any, steps: list[Any]) -> None:
-    node = data
-    for step in steps[:-1]:
-        if isinstance(node, dict | list):
-            try:
-                node = node[step]
-            except (KeyError, IndexError, TypeError):
-                return
-    if isinstance(node, dict):
-        node.pop(steps[-1], None)
-    elif isinstance(node, list) and isinstance(steps[-1], int) and 0 <= steps[-1] < len(node):
-        del node[steps[-1]]
-
-
-def set_namespace(obj: Doc, ns: str, file: str, line: int) -> Doc:
-    """``obj`` in namespace ``ns`` (kustomize ``namespace:``, Flux ``targetNamespace``)."""
-    _, kind, _, _ = identity(obj)
-    if kind in CLUSTER_SCOPED or not isinstance(obj.data, dict):
-        return obj
-    meta = obj.data.get("metadata")
-    if not isinstance(meta, dict):
-        return obj
-    if meta.get("namespace") == ns and obj.files.get(("metadata", "namespace")) == file:
-        return obj
-    out = _shallow(obj)
-    out.data = {**obj.data, "metadata": {**meta, "namespace": ns}}
-    out.lines[("metadata", "namespace")] = line
-    out.files[("metadata", "namespace")] = file
-    out.raw[("metadata", "namespace")] = ns
-    return out
-
-
-def _rename(obj: Doc, prefix: str, suffix: str) -> Doc:
-    _, kind, _, name = identity(obj)
-    if not name or kind in ("Namespace", "CustomResourceDefinition"):
-        return obj
-    out = _clone(obj)
-    out.data["metadata"]["name"] = f"{prefix}{name}{suffix}"
-    out.raw.pop(("metadata", "name"), None)
-    return out
-
-
-def _set_image(obj: Doc, image: Mapping[Any, Any], file: str, line: int) -> Doc:
-    """kustomize ``images:``: a container image named ``name`` gets newName/newTag/digest."""
-    spec = obj.get("spec", "template", "spec")
-    if not isinstance(spec, dict):
-        return obj
-    out: Doc | None = None
-    for key in ("containers", "initContainers"):
-        for i, c in enumerate(spec.get(key) or []):
-            ref = c.get("image") if isinstance(c, dict) else None
-            if not isinstance(ref, str):
-                continue
-            repo = re.split(r"[@]", ref)[0]
-            tail = repo.rsplit("/", 1)[-1]
-            tag = ""
-            if ":" in tail:
-                repo, tag = repo.rsplit(":", 1)
-            if repo != image["name"]:
-                continue
-            new = str(image.get("newName") or repo)
-            if image.get("digest"):
-                new += f"@{image['digest']}"
-            elif image.get("newTag") is not None:
-                new += f":{image['newTag']}"
-            elif tag:
-                new += f":{tag}"
-            out = out or _clone(obj)
-            path = ("spec", "template", "spec", key, i, "image")
-            out.data["spec"]["template"]["spec"][key][i]["image"] = new
-            out.lines[path], out.files[path] = line, file
-            out.raw.pop(path, None)
-    return out or obj
-
-
-def _merge_generated(objs: list[Doc], doc: Doc, merge: bool) -> list[Doc]:
-    """A generator with ``behavior: merge|replace`` changes the ConfigMap a base generated."""
-    _, kind, ns, name = identity(doc)
-    out: list[Doc] = []
-    for o in objs:
-        _, okind, ons, oname = identity(o)
-        if okind == kind and oname == name and (ns is None or ns == ons):
-            if merge:
-                new = _clone(o)
-                data = new.data.setdefault("data", {})
-                for key, value in (doc.data.get("data") or {}).items():
-                    data[key] = value
-                    _copy_provenance(doc, ("data", key), new, ("data", key))
-                    new.files.setdefault(("data", key), doc.file)
-                out.append(new)
-            else:
-                out.append(doc)
-            continue
-        out.append(o)
-    return out

@@ -124,7 +124,7 @@ def _reader(directory: Path) -> list[tuple[Any, ...]]:
     renderer = Renderer(tree, lambda rel: rel)
     rel = directory.relative_to(root).as_posix()
     objs = renderer.build(rel)
-    assert not renderer.unreadable, renderer.unreadable
+    assert not renderer.unread, renderer.unread.index
     out = []
     for doc in objs:
         data = doc.data

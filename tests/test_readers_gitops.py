@@ -790,8 +790,9 @@ def test_bad_yaml_is_named_at_its_line_and_never_exit_2(tmp_path: Path) -> None:
     assert code == 4, err  # the pins it held are unknown: undetermined, never safe
     assert "Traceback" not in err + out
     code, out, err = _run(["scan", "--gitops", "prod"], cwd=tmp_path)
-    assert code == 0
+    assert code == 4  # read, except the file named on stderr
     assert "prod/bom.yaml:3" in out
+    assert "could not read prod/bom.yaml" in err
 
 
 def test_values_inside_a_configmap_keep_their_lines(tmp_path: Path) -> None:

@@ -30,13 +30,21 @@ from typing import Any
 from upgradeplan import keypath, provenance, versions
 from upgradeplan.errors import BadInput, UpgradeplanError
 from upgradeplan.model import NEXT, KnowledgeBase, State
-from upgradeplan.readers.gitops.facts import DEFAULT, HIGH, LOW, NORMAL, image_matches, is_version
+from upgradeplan.readers.gitops.facts import (
+    DEFAULT,
+    HIGH,
+    LOW,
+    NORMAL,
+    image_matches,
+    is_version,
+)
 from upgradeplan.readers.gitops.flux import Applier, Installation, find_entries
 from upgradeplan.readers.gitops.gate import gitops_targets, pin_changes
 from upgradeplan.readers.gitops.objects import WORKLOAD_KINDS, ObjectFacts
 from upgradeplan.readers.gitops.render import YAML_SUFFIXES, Renderer
 from upgradeplan.readers.gitops.trees import Tree, git_tree, norm, work_tree
 from upgradeplan.readers.gitops.yamldocs import View, iter_objects
+from upgradeplan.unreadable import PARSE_ERROR, Unreadable
 
 __all__ = ["gitops_targets", "pin_changes", "read", "read_installations"]
 
@@ -82,9 +90,14 @@ def _installation_state(kb: KnowledgeBase, inst: Installation) -> State:
         reader.object(view, None)
     reader.finish()
     facts = reader.facts()
-    unreadable = {k: why for k, why in reader.unreadable.items() if k not in facts}
-    unreadable.update(inst.unreadable)
-    return State(facts=facts, name=inst.name, unreadable=unreadable)
+    unread = reader.unread.without(facts)
+    unread.update(inst.unread)
+    return State(
+        facts=facts,
+        name=inst.name,
+        unreadable=unread.index,
+        unread=tuple(unread.records[k] for k in sorted(unread.records)),
+    )
 
 
 def _directory(
@@ -98,7 +111,7 @@ def _directory(
     would build it (its kustomization, or the one Flux generates): one state."""
     name = path if ref is None else f"{path}@{ref}"
     objects = renderer.build(start)
-    return _installation_state(kb, Installation(name, start, objects, renderer.unreadable))
+    return _installation_state(kb, Installation(name, start, objects, renderer.unread))
 
 
 # --------------------------------------------------------------------------- opening
@@ -192,7 +205,18 @@ class _Reader(ObjectFacts):
             try:
                 docs = v.embedded("data", key)
             except BadInput as exc:
-                self.unreadable[f"file {v.doc.file} data.{key}"] = exc.one_line()
+                where = exc.location or v.doc.file
+                full = (*v.prefix, "data", key)
+                origin = v.doc.embeds[full][0] if full in v.doc.embeds else None
+                rec = Unreadable(
+                    origin or f"{v.doc.file} data.{key}",
+                    PARSE_ERROR,
+                    kind="file",
+                    location=where,
+                    detail=exc.message.removeprefix(f"{where}: "),
+                    keys=(f"file {v.doc.file} data.{key}",),
+                )
+                self.unread.add(f"file {v.doc.file} data.{key}", exc.one_line(), rec)
                 continue
             for doc in docs:
                 if isinstance(doc.data, dict):
@@ -311,11 +335,13 @@ class _Reader(ObjectFacts):
         base = source.split(" chart ", 1)[0]
         if source.rstrip("/") in wanted or base in wanted:
             return False
-        self.unreadable.setdefault(
+        self.unread.add(
             f"not {product}: {v.text('metadata', 'name')}",
             f"{v.where('metadata', 'name')}: its chart comes from {source}, not from "
             f"{', '.join(sorted(wanted))}: another chart than {product}, not judged by its "
             "knowledge",
+            None,  # a note: nothing went unread
+            first=True,
         )
         return True
 
@@ -333,10 +359,11 @@ class _Reader(ObjectFacts):
         if v.text("spec", "ref", "digest"):
             product = self.by_release.get(name) or self.by_chart.get(name)
             if product is not None:
-                self.unreadable[f"pin.{product}"] = (
-                    f"{v.where('spec', 'ref', 'digest')}: pinned by digest; the version is not in "
-                    f"the files (state it with --installed {product}=VERSION)"
+                why = (
+                    "pinned by digest; the version is not in the files (state it with "
+                    f"--installed {product}=VERSION)"
                 )
+                self.not_a_version(product, v.where("spec", "ref", "digest"), why, first=False)
             return
         for key in ("semver", "tag"):
             text = v.text("spec", "ref", key)
@@ -348,7 +375,7 @@ class _Reader(ObjectFacts):
         if key == "tag" and "${" not in pin and not is_version(pin):
             product = self.by_release.get(name) or self.by_chart.get(name)
             if product is not None:
-                self.unreadable[f"pin.{product}"] = f"{where}: the tag {pin!r} is not a version"
+                self.not_a_version(product, where, f"the tag {pin!r} is not a version", first=False)
             return
         self._oci[(ns, name)] = (pin, where)
         product = self.by_release.get(name) or self.by_chart.get(name)

@@ -9,12 +9,59 @@ input at its line.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from upgradeplan import versions
 from upgradeplan.errors import BadInput, UpgradeplanError
 from upgradeplan.model import Fact, FactValue, KnowledgeBase
 from upgradeplan.provenance import Source
+from upgradeplan.unreadable import Unreadable
+
+# causes of what the GitOps reader could not read (besides unreadable.PARSE_ERROR)
+NOT_FOUND = "not found"
+OUTSIDE = "outside the tree"
+REMOTE = "remote"
+OTHER_SOURCE = "not this repository"
+NOT_RENDERED = "rendered at apply time"
+UNRESOLVED = "unresolved substitution"
+SECRET = "secret data not read"
+NOT_A_VERSION = "not a version"
+
+
+@dataclass
+class Unread:
+    """What could not be read: the index by key (``State.unreadable``: key -> why) and one
+    :class:`~upgradeplan.unreadable.Unreadable` record per source (``State.unread``)."""
+
+    index: dict[str, str] = field(default_factory=dict)
+    records: dict[str, Unreadable] = field(default_factory=dict)
+
+    def add(self, key: str, why: str, rec: Unreadable | None, *, first: bool = False) -> None:
+        """Record ``key`` (``first``: keep an earlier reason). ``rec`` None: a note only."""
+        if first and key in self.index:
+            return
+        self.index[key] = why
+        if rec is not None:
+            self.records[key] = rec
+        else:
+            self.records.pop(key, None)
+
+    def update(self, other: Unread) -> None:
+        self.index.update(other.index)
+        self.records.update(other.records)
+
+    def __bool__(self) -> bool:
+        return bool(self.index)
+
+    def without(self, known: set[str] | dict[str, Any]) -> Unread:
+        """The entries whose key is not a fact that was read after all."""
+        keys = [k for k in self.index if k not in known]
+        return Unread(
+            {k: self.index[k] for k in keys},
+            {k: self.records[k] for k in keys if k in self.records},
+        )
+
 
 # Priorities when two files state the same fact: the higher wins, later wins on a tie.
 DEFAULT = 0  # a value taken from a chart default or the release namespace
@@ -29,7 +76,7 @@ class FactSink:
     def __init__(self, kb: KnowledgeBase) -> None:
         self.kb = kb
         self._facts: dict[str, tuple[int, Fact]] = {}
-        self.unreadable: dict[str, str] = {}
+        self.unread = Unread()
         self.unresolved: dict[str, str] = {}  # ${VAR} post-build substitution left -> why
         self.by_release: dict[str, str] = {}
         self.by_chart: dict[str, str] = {}
@@ -58,15 +105,36 @@ class FactSink:
             # Flux post-build substitution fills it in at apply time: not in the files.
             names = [n for n in self.unresolved if "${" + n in value]
             why = "; ".join(f"${{{n}}}: {self.unresolved[n]}" for n in names)
-            self.unreadable[key] = (
-                f"{source}: {value!r} is filled in by Flux post-build substitution"
-                + (f" ({why})" if why else "")
-                + f"; state the value with --fact {key}=VALUE"
+            detail = f"{value!r} is filled in by Flux post-build substitution" + (
+                f" ({why})" if why else ""
+            )
+            rec = Unreadable(
+                ", ".join(f"${{{n}}}" for n in names) or value,
+                UNRESOLVED,
+                kind="fact",
+                location=str(source),
+                detail=detail,
+                keys=(key,),
+            )
+            self.unread.add(
+                key, f"{source}: {detail}; state the value with --fact {key}=VALUE", rec
             )
             return
         if key.startswith("pin.") and isinstance(value, str):
             check_constraint(value, source, key[len("pin.") :])
         self._facts[key] = (prio, Fact(key, value, source))
+
+    def not_a_version(self, pid: str, where: Source, why: str, *, first: bool = True) -> None:
+        """The pin of ``pid`` is written but is no version (a digest, a tag like latest)."""
+        rec = Unreadable(
+            f"pin.{pid}",
+            NOT_A_VERSION,
+            kind="fact",
+            location=str(where),
+            detail=why,
+            keys=(f"pin.{pid}",),
+        )
+        self.unread.add(f"pin.{pid}", f"{where}: {why}", rec, first=first)
 
     def facts(self) -> dict[str, Fact]:
         return {k: self._facts[k][1] for k in sorted(self._facts)}
@@ -76,7 +144,7 @@ class FactSink:
         try:
             versions.parse_version(version)
         except UpgradeplanError:
-            self.unreadable.setdefault(f"pin.{pid}", f"{where}: image tag {tag!r} is not a version")
+            self.not_a_version(pid, where, f"image tag {tag!r} is not a version")
             return
         self.add(f"pin.{pid}", version, where, prio)
 

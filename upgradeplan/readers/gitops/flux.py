@@ -20,10 +20,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from upgradeplan.readers.gitops.facts import NOT_FOUND, OTHER_SOURCE, Unread
 from upgradeplan.readers.gitops.render import YAML_SUFFIXES, Renderer
 from upgradeplan.readers.gitops.transform import clone, identity, set_namespace
 from upgradeplan.readers.gitops.trees import Tree, norm
 from upgradeplan.readers.gitops.yamldocs import Doc
+from upgradeplan.unreadable import Unreadable
 
 FLUX_KS_GROUP = "kustomize.toolkit.fluxcd.io"
 SOURCE_GROUP = "source.toolkit.fluxcd.io"
@@ -42,7 +44,7 @@ class Installation:
     name: str
     root: str  # tree path of the entry directory
     objects: list[Doc] = field(default_factory=list)
-    unreadable: dict[str, str] = field(default_factory=dict)
+    unread: Unread = field(default_factory=Unread)
     unresolved: dict[str, str] = field(default_factory=dict)  # ${VAR} -> why it is unknown
     kustomizations: list[str] = field(default_factory=list)  # namespace/name, in apply order
 
@@ -215,7 +217,7 @@ class Applier:
         for ks, objs in _depends_order(order):
             inst.kustomizations.append(ks.key)
             inst.objects += [o for o in objs if not is_flux_kustomization(o)]
-        inst.unreadable.update(self.renderer.unreadable)
+        inst.unread.update(self.renderer.unread)
         return inst
 
     def _source_root(self, doc: Doc, inst: Installation) -> str | None:
@@ -229,18 +231,24 @@ class Applier:
         if kind == "GitRepository" and src == "flux-system":
             return self.tree.repo_rel
         if kind == "GitRepository" and isinstance(src, str):
-            inst.unreadable[f"source GitRepository {src}"] = (
-                f"{shown}: {label} applies another repository (GitRepository {src}); not read"
-            )
+            why = f"{label} applies another repository (GitRepository {src}); not read"
+            self._other_source(inst, f"GitRepository {src}", shown, why)
             return None
         if kind == "ExternalArtifact" and isinstance(src, str):
             mapped = self._artifact(src)
             if mapped is not None:
                 return norm(posixpath.join(self.tree.repo_rel, mapped))
-        inst.unreadable[f"source {kind} {src}"] = (
-            f"{shown}: {label} applies {kind} {src}, which is not this repository; not read"
-        )
+        why = f"{label} applies {kind} {src}, which is not this repository; not read"
+        self._other_source(inst, f"{kind} {src}", shown, why)
         return None
+
+    @staticmethod
+    def _other_source(inst: Installation, source: str, where: str, why: str) -> None:
+        key = f"source {source}"
+        rec = Unreadable(
+            source, OTHER_SOURCE, kind="resource", location=where, detail=why, keys=(key,)
+        )
+        inst.unread.add(key, f"{where}: {why}", rec)
 
     def _artifact(self, name: str) -> str | None:
         """An ExternalArtifact an ArtifactGenerator copies from this repository: its root.
@@ -284,10 +292,18 @@ class Applier:
             return []
         path = norm(posixpath.join(base, _spec_path(doc) or ""))
         if not self.tree.is_dir(path):
-            inst.unreadable[f"file {self.display(path) or '.'}"] = (
-                f"{doc.file}:{doc.line('spec', 'path')}: spec.path {spec.get('path')!r} "
-                "is not a directory of this repository"
+            key = f"file {self.display(path) or '.'}"
+            where = f"{doc.file}:{doc.line('spec', 'path')}"
+            why = f"spec.path {spec.get('path')!r} is not a directory of this repository"
+            rec = Unreadable(
+                self.display(path) or ".",
+                NOT_FOUND,
+                kind="file",
+                location=where,
+                detail=why,
+                keys=(key,),
             )
+            inst.unread.add(key, f"{where}: {why}", rec)
             return []
         comps = tuple(
             norm(posixpath.join(path, c))

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from upgradeplan.errors import BadInput
+from upgradeplan.readers.gitops.facts import NOT_FOUND, NOT_RENDERED, OUTSIDE, REMOTE, Unread
 from upgradeplan.readers.gitops.patch import json6902, matches, self_target, strategic_merge
 from upgradeplan.readers.gitops.transform import (
     merge_generated,
@@ -31,6 +32,7 @@ from upgradeplan.readers.gitops.transform import (
 )
 from upgradeplan.readers.gitops.trees import Tree, norm
 from upgradeplan.readers.gitops.yamldocs import Doc, PathKey, documents, parse
+from upgradeplan.unreadable import PARSE_ERROR, Unreadable
 
 YAML_SUFFIXES = (".yaml", ".yml")
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -57,11 +59,11 @@ class Renderer:
     display: Callable[[str], str]
     # a directory read without Flux: its free-standing values files (not manifests) are read
     loose: bool = False
-    unreadable: dict[str, str] = field(default_factory=dict)  # "file X" -> why
+    unread: Unread = field(default_factory=Unread)  # "file X" -> why, and its record
     read_files: set[str] = field(default_factory=set)  # tree paths of every file read
     # shared between the renderers of one tree (one parse per file)
     _parsed: dict[str, list[Doc]] = field(default_factory=dict)
-    _errors: dict[str, tuple[str, str]] = field(default_factory=dict)
+    _errors: dict[str, tuple[str, str, Unreadable]] = field(default_factory=dict)
     _texts: dict[str, str | None] = field(default_factory=dict)
 
     def sibling(self, loose: bool = False) -> Renderer:
@@ -85,11 +87,13 @@ class Renderer:
                 self._parsed[rel] = documents(self.tree.read(rel), self.display(rel))
             except BadInput as exc:
                 where = exc.location or self.display(rel)
-                self._errors[rel] = (f"file {where}", _reason(exc))
+                key = f"file {where}"
+                rec = _file_record(self.display(rel), PARSE_ERROR, where, exc, key)
+                self._errors[rel] = (key, _reason(exc), rec)
                 self._parsed[rel] = []
         if rel in self._errors:
-            key, why = self._errors[rel]
-            self.unreadable[key] = why
+            key, why, rec = self._errors[rel]
+            self.unread.add(key, why, rec)
         return self._parsed[rel]
 
     def text(self, rel: str) -> str | None:
@@ -98,12 +102,15 @@ class Renderer:
             try:
                 self._texts[rel] = self.tree.read(rel).decode("utf-8-sig")
             except (OSError, UnicodeDecodeError, KeyError):
-                self.unreadable[f"file {self.display(rel)}"] = "not UTF-8 text; not read"
+                self._skip(self.display(rel), "not UTF-8 text; not read", PARSE_ERROR)
                 self._texts[rel] = None
         return self._texts[rel]
 
-    def _skip(self, what: str, why: str) -> None:
-        self.unreadable[f"file {what}"] = why
+    def _skip(self, what: str, why: str, cause: str, location: str = "") -> None:
+        """``what`` (a file, an entry; ``location`` its file:line) was not read: ``why``."""
+        key = f"file {location or what}"
+        rec = Unreadable(what, cause, kind="file", location=location, detail=why, keys=(key,))
+        self.unread.add(key, why, rec)
 
     # ---------------------------------------------------------------- builds
 
@@ -123,7 +130,7 @@ class Renderer:
             else:
                 objs = self._resource_file(rel)
         else:
-            self._skip(self.display(rel) or ".", "not found")
+            self._skip(self.display(rel) or ".", "not found", NOT_FOUND)
             return []
         for comp in components:
             objs = self._component(comp, objs, "the Flux Kustomization")
@@ -146,10 +153,8 @@ class Renderer:
             if self.tree.is_dir(child):
                 if self.tree.is_file(posixpath.join(child, "Chart.yaml")):
                     if self.loose:
-                        self._skip(
-                            self.display(child),
-                            "a Helm chart's sources (templates are not manifests)",
-                        )
+                        why = "a Helm chart's sources (templates are not manifests)"
+                        self.unread.add(f"file {self.display(child)}", why, None)
                     continue  # a Helm chart's sources: templates are not manifests
                 kust = self._kustomization_in(child)
                 out += self._kustomization(kust) if kust else self._generated(child)
@@ -181,14 +186,15 @@ class Renderer:
         entry = entry.strip()
         shown = self.display(kust)
         if "://" in entry or entry.startswith(("git@", "github.com/")):
-            self._skip(entry, f"remote resource in {shown}; not read")
+            self._skip(entry, f"remote resource in {shown}; not read", REMOTE)
             return None
         target = norm(posixpath.join(posixpath.dirname(kust), entry))
         if not self.tree.contains(target):
-            self._skip(entry, f"listed in {shown} but outside {self.tree.bound}; not read")
+            why = f"listed in {shown} but outside {self.tree.bound}; not read"
+            self._skip(entry, why, OUTSIDE)
             return None
         if not (self.tree.is_dir(target) or self.tree.is_file(target)):
-            self._skip(self.display(target), f"listed in {shown} but not found")
+            self._skip(self.display(target), f"listed in {shown} but not found", NOT_FOUND)
             return None
         return target
 
@@ -210,8 +216,10 @@ class Renderer:
                 objs = self._component(target, objs, self.display(kust))
         if data.get("helmCharts"):
             self._skip(
-                f"{self.display(kust)}:{k.line('helmCharts')}",
+                self.display(kust),
                 "helmCharts are rendered by kustomize's Helm support, not from files; not read",
+                NOT_RENDERED,
+                f"{self.display(kust)}:{k.line('helmCharts')}",
             )
         objs = self._generators(kust, k, objs)
         objs = self._patches(kust, k, objs)
@@ -221,7 +229,8 @@ class Renderer:
         """A kustomize Component: its resources join, its patches apply to everything so far."""
         kust = self._kustomization_in(rel) if self.tree.is_dir(rel) else rel
         if kust is None:
-            self._skip(self.display(rel), f"component listed in {where} has no kustomization")
+            why = f"component listed in {where} has no kustomization"
+            self._skip(self.display(rel), why, NOT_FOUND)
             return objs
         docs = self.docs(kust)
         if not docs or not isinstance(docs[0].data, dict):
@@ -371,7 +380,10 @@ class Renderer:
                 return parse(value, file, offset=key_line)
             docs = parse(value, file)
         except BadInput as exc:
-            self._skip(exc.location or file, _reason(exc))
+            key = f"file {exc.location or file}"
+            self.unread.add(
+                key, _reason(exc), _file_record(file, PARSE_ERROR, exc.location, exc, key)
+            )
             return []
         for d in docs:
             d.lines = dict.fromkeys(d.lines, key_line)
@@ -406,6 +418,12 @@ def _reason(exc: BadInput) -> str:
     return (text[len(prefix) :] if exc.location and text.startswith(prefix) else text) + (
         "; the facts it could hold are unknown"
     )
+
+
+def _file_record(file: str, cause: str, where: str, exc: BadInput, key: str) -> Unreadable:
+    """The record of a file that does not parse (``where``: its file:line)."""
+    detail = exc.message.removeprefix(f"{exc.location}: ") if exc.location else exc.message
+    return Unreadable(file, cause, kind="file", location=where, detail=detail, keys=(key,))
 
 
 def _list(value: Any) -> list[Any]:

@@ -43,6 +43,7 @@ from upgradeplan.readers.gitops.gate import gitops_targets, pin_changes
 from upgradeplan.readers.gitops.objects import WORKLOAD_KINDS, ObjectFacts
 from upgradeplan.readers.gitops.render import YAML_SUFFIXES, Renderer
 from upgradeplan.readers.gitops.trees import Tree, git_tree, norm, work_tree
+from upgradeplan.readers.gitops.values import merged_values
 from upgradeplan.readers.gitops.yamldocs import View, iter_objects
 from upgradeplan.unreadable import PARSE_ERROR, Unreadable
 
@@ -81,8 +82,8 @@ def read_installations(kb: KnowledgeBase, path: str, *, ref: str | None = None) 
     return [_directory(kb, path, ref, renderer.sibling(loose=True), start)]
 
 
-def _installation_state(kb: KnowledgeBase, inst: Installation) -> State:
-    reader = _Reader(kb)
+def _installation_state(kb: KnowledgeBase, inst: Installation, *, whole: bool = True) -> State:
+    reader = _Reader(kb, whole=whole)
     reader.unresolved = inst.unresolved
     views = [view for obj in inst.objects for view in iter_objects(obj)]
     reader.chart_sources(views)
@@ -111,7 +112,8 @@ def _directory(
     would build it (its kustomization, or the one Flux generates): one state."""
     name = path if ref is None else f"{path}@{ref}"
     objects = renderer.build(start)
-    return _installation_state(kb, Installation(name, start, objects, renderer.unread))
+    inst = Installation(name, start, objects, renderer.unread)
+    return _installation_state(kb, inst, whole=False)
 
 
 # --------------------------------------------------------------------------- opening
@@ -165,12 +167,15 @@ class _Component:
 class _Reader(ObjectFacts):
     """Every fact of the files: Flux objects, BOM and values files, then the objects."""
 
-    def __init__(self, kb: KnowledgeBase) -> None:
+    def __init__(self, kb: KnowledgeBase, *, whole: bool = True) -> None:
         super().__init__(kb)
+        self.whole = whole  # reading all an installation applies (not a directory alone)
         self._oci: dict[tuple[str | None, str], tuple[str, provenance.Source]] = {}
         self._oci_urls: dict[tuple[str | None, str], str] = {}
         self._helm_urls: dict[tuple[str | None, str], str] = {}
         self._pending: list[_Pending] = []
+        self._configmaps: dict[tuple[str | None, str], View] = {}
+        self._consumed: set[tuple[str | None, Any]] = set()  # ConfigMaps read by a valuesFrom
         self._components: list[_Component] = []
         self._release_ns: dict[str, tuple[str, provenance.Source]] = {}  # product -> ns, where
 
@@ -198,7 +203,10 @@ class _Reader(ObjectFacts):
             self.configmap(v)
 
     def configmap(self, v: View) -> None:
-        """Values files kept in a ConfigMap (the target of a HelmRelease's ``valuesFrom``)."""
+        """Values files kept in a ConfigMap no HelmRelease's ``valuesFrom`` reads (those are
+        read as that release's values)."""
+        if (v.text("metadata", "namespace"), v.text("metadata", "name")) in self._consumed:
+            return
         for key in v.mapping("data"):
             if not isinstance(key, str) or not (key.endswith(YAML_SUFFIXES) or key == "values"):
                 continue
@@ -273,20 +281,45 @@ class _Reader(ObjectFacts):
             elif chart:
                 # Flux reads an empty chart version as "*": the newest chart, no pin.
                 self.add(f"pin.{product}", None, v.where("spec", "chart", "spec", "chart"))
-        values = v.sub("spec", "values")
+        self.release_values(v, ns, product)
+
+    def release_values(self, v: View, ns: str | None, product: str | None) -> None:
+        """The values helm-controller passes to the chart: ``valuesFrom``, then ``spec.values``.
+
+        What a Secret sets is unknown, and so is what a ConfigMap sets that is not in what the
+        installation applies (read alone, a directory's ConfigMaps may be made elsewhere: its
+        ``spec.values`` alone is read then, as before ``valuesFrom`` was followed).
+        """
+        merged = merged_values(v, ns, self._configmaps)
+        unknown = merged.missing + (merged.absent if self.whole else [])
+        if isinstance(merged.view.get("components"), dict):
+            self.bom(merged.view)
+        if product is None:
+            return
+        certain = not unknown and not merged.absent
+        values = merged.view if certain else v.sub("spec", "values")
         if values.mapping():
-            if isinstance(values.get("components"), dict):
-                self.bom(values)
-            if product is not None:
-                self.product_values(product, values)
-        if product is not None and v.get("spec", "valuesFrom") is None:
-            # the whole of what the installation sets (with valuesFrom, merged elsewhere: unknown)
-            whole = values.get()
-            self.add(
-                f"values.{product}",
-                _plain(whole) if isinstance(whole, dict) else {},
-                v.where("spec", "values") if isinstance(whole, dict) else v.where("spec"),
+            self.product_values(product, values)
+        for m in unknown:
+            detail = f"{m.why}; only spec.values is known"
+            rec = Unreadable(
+                m.source,
+                m.cause,
+                kind="file" if m.cause == PARSE_ERROR else "resource",
+                location=m.where,
+                detail=detail,
+                keys=(f"values.{product}",),
             )
+            self.unread.add(f"values.{product}", f"{m.where}: {m.source}: {detail}", rec)
+        if not certain:
+            return
+        whole = merged.view.get()
+        at = "valuesFrom" if v.get("spec", "valuesFrom") else "values"
+        self.add(
+            f"values.{product}",
+            _plain(whole) if isinstance(whole, dict) else {},
+            v.where("spec", at) if isinstance(whole, dict) else v.where("spec"),
+        )
 
     # ---------------------------------------------------------------- chart sources
 
@@ -297,9 +330,20 @@ class _Reader(ObjectFacts):
             api = v.get("apiVersion")
             name = v.text("metadata", "name")
             url = v.text("spec", "url")
-            if not name or not url or not str(api).startswith("source.toolkit.fluxcd.io/"):
+            if not name:
                 continue
             ns = v.text("metadata", "namespace")
+            if kind == "HelmRelease":
+                self._consumed.update(
+                    (ns, ref.get("name"))
+                    for ref in v.sequence("spec", "valuesFrom")
+                    if isinstance(ref, dict) and ref.get("kind") == "ConfigMap"
+                )
+            if kind == "ConfigMap" and api == "v1":
+                self._configmaps[(ns, name)] = v
+                self._configmaps.setdefault((None, name), v)
+            if not url or not str(api).startswith("source.toolkit.fluxcd.io/"):
+                continue
             if kind == "OCIRepository":
                 self._oci_urls[(ns, name)] = url
                 self._oci_urls.setdefault((None, name), url)

@@ -90,15 +90,15 @@ def find_entries(tree: Tree, start: str, renderer: Renderer) -> list[tuple[str, 
     # What each Kustomization applies (the files its build reads), to find those no other
     # Kustomization applies.
     reached: dict[str, set[str]] = {}
-    paths: dict[str, str] = {}
-    for rel, doc in ks:
+    paths: dict[int, str] = {}  # index in ks -> the directory it applies
+    for i, (_, doc) in enumerate(ks):
         path = _spec_path(doc) if doc.get("spec", "path") is not None else None
         if path is None or doc.get("spec", "sourceRef", "name") != "flux-system":
             continue
         path = norm(posixpath.join(tree.repo_rel, path))
         if not tree.is_dir(path):
             continue
-        paths[rel] = path
+        paths[i] = path
         if path not in reached:
             before = set(renderer.read_files)
             renderer.read_files = set()
@@ -108,18 +108,22 @@ def find_entries(tree: Tree, start: str, renderer: Renderer) -> list[tuple[str, 
     entries: dict[str, str] = {}
     # When some Kustomizations read the cluster's own source (flux-system), entries are among
     # them: the others are applied by a Kustomization whose source is not read here.
-    synced = [(r, d) for r, d in ks if d.get("spec", "sourceRef", "name") == "flux-system"]
-    for rel, _ in synced or ks:
-        own = paths.get(rel)
+    synced = [
+        i for i, (_, d) in enumerate(ks) if d.get("spec", "sourceRef", "name") == "flux-system"
+    ]
+    for i in synced or range(len(ks)):
+        rel = ks[i][0]
+        own = paths.get(i)
+        # paths of the Kustomizations written in other files
+        elsewhere = [p for j, p in paths.items() if ks[j][0] != rel]
         # the bootstrap sync: its path applies its own file
         if own is not None and rel in reached.get(own, set()):
-            others = [p for r, p in paths.items() if r != rel and p != own]
-            if not any(rel in reached[p] for p in others):
+            if not any(rel in reached[p] for p in elsewhere if p != own):
                 entries[own] = own
             continue
         if any(rel in files for p, files in reached.items() if p != own):
             continue
-        if any(_under(rel, p) for r, p in paths.items() if r != rel):
+        if any(_under(rel, p) for p in elsewhere):
             continue  # in a directory Flux applies but left out of its kustomization
         entries.setdefault(posixpath.dirname(rel), posixpath.dirname(rel))
     roots = sorted(entries)

@@ -205,6 +205,7 @@ def documents(content: bytes, display: str) -> list[Doc]:
 _SCALAR = yaml.ScalarNode
 _TAGS: dict[tuple[str, tuple[bool, bool]], str] = {}  # (plain scalar, implicit) -> its tag
 _TAGS_MAX = 100_000
+_NO_PATHS: dict[Any, Any] = {}  # the safe loader's path resolvers: none
 
 
 class _LineLoader(yaml.CSafeLoader):
@@ -215,8 +216,8 @@ class _LineLoader(yaml.CSafeLoader):
     tag depends only on its text, so it is remembered (most scalars are repeated keys).
     """
 
-    descend_resolver = {}.get  # (parent, index) -> index: no path resolvers
-    ascend_resolver = tuple  # () -> ()
+    descend_resolver = _NO_PATHS.get  # type: ignore[assignment]  # (parent, index): no-op
+    ascend_resolver = tuple  # type: ignore[assignment]  # (): no-op
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
         if kind is _SCALAR and len(value) <= 64:
@@ -225,9 +226,9 @@ class _LineLoader(yaml.CSafeLoader):
             if tag is None:
                 if len(_TAGS) >= _TAGS_MAX:
                     _TAGS.clear()
-                tag = _TAGS[key] = super().resolve(kind, value, implicit)
+                tag = _TAGS[key] = super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
             return tag
-        return super().resolve(kind, value, implicit)
+        return super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
 
 
 class _ReanchoringLoader(yaml.SafeLoader):

@@ -35,7 +35,6 @@ from upgradeplan.readers.gitops.facts import (
     HIGH,
     LOW,
     NORMAL,
-    image_matches,
     is_version,
 )
 from upgradeplan.readers.gitops.flux import Applier, Installation, find_entries
@@ -45,6 +44,7 @@ from upgradeplan.readers.gitops.render import YAML_SUFFIXES, Renderer
 from upgradeplan.readers.gitops.trees import Tree, git_tree, norm, work_tree
 from upgradeplan.readers.gitops.values import merged_values
 from upgradeplan.readers.gitops.yamldocs import View, iter_objects
+from upgradeplan.readers.recognise import image_matches
 from upgradeplan.unreadable import PARSE_ERROR, Unreadable
 
 __all__ = ["gitops_targets", "pin_changes", "read", "read_installations"]

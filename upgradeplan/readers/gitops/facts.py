@@ -16,6 +16,8 @@ from upgradeplan import versions
 from upgradeplan.errors import BadInput, UpgradeplanError
 from upgradeplan.model import Fact, FactValue, KnowledgeBase
 from upgradeplan.provenance import Source
+from upgradeplan.readers.recognise import Recogniser, image_repository
+from upgradeplan.readers.recognise import image_tag as tag_of
 from upgradeplan.unreadable import Unreadable
 
 # causes of what the GitOps reader could not read (besides unreadable.PARSE_ERROR)
@@ -78,24 +80,13 @@ class FactSink:
         self._facts: dict[str, tuple[int, Fact]] = {}
         self.unread = Unread()
         self.unresolved: dict[str, str] = {}  # ${VAR} post-build substitution left -> why
-        self.by_release: dict[str, str] = {}
-        self.by_chart: dict[str, str] = {}
-        self.by_bom: dict[str, str] = {}
-        self.labels: list[tuple[str, str, str]] = []
-        self.images: list[tuple[str, str]] = []
-        self.values_keys: dict[str, tuple[str, ...]] = {}
-        for pid in sorted(self.kb.products):
-            rec = self.kb.products[pid].recognise
-            for n in rec.helmrelease:
-                self.by_release.setdefault(n, pid)
-            for n in rec.chart:
-                self.by_chart.setdefault(n, pid)
-            if rec.bom_component:
-                self.by_bom.setdefault(rec.bom_component, pid)
-            self.labels += [(k, v, pid) for k, v in rec.deployment_labels]
-            self.images += [(img, pid) for img in rec.image]
-            if rec.values_keys:
-                self.values_keys[pid] = rec.values_keys
+        # the products' recognisers, shared with the cluster reader (readers/recognise)
+        self.recogniser = Recogniser(kb)
+        self.by_release = self.recogniser.by_release
+        self.by_chart = self.recogniser.by_chart
+        self.by_bom = self.recogniser.by_bom
+        self.images = self.recogniser.images
+        self.values_keys = self.recogniser.values_keys
 
     def add(self, key: str, value: FactValue, source: Source, prio: int = NORMAL) -> None:
         current = self._facts.get(key)
@@ -170,29 +161,11 @@ def check_constraint(text: str, where: Source, product: str) -> None:
         ) from None
 
 
-def text_of(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
 def image_repo(image: Any) -> str | None:
-    """The repository of an image reference (the cluster reader's parsing)."""
-    from upgradeplan.readers.kube.fields import image_repository
-
+    """The repository of an image reference (the parsing every reader shares)."""
     return image_repository(image) if isinstance(image, str) else None
 
 
 def image_tag(image: Any) -> str | None:
     """The tag of an image reference, also before a digest (None without a tag)."""
-    from upgradeplan.readers.kube.fields import image_tag as tag_of
-
     return (tag_of(image) or None) if isinstance(image, str) else None
-
-
-def image_matches(repo: str | None, wanted: str) -> bool:
-    if not repo:
-        return False
-    return repo == wanted or repo.endswith("/" + wanted)

@@ -13,6 +13,8 @@ from typing import Any
 
 from upgradeplan.model import Fact, FactValue
 from upgradeplan.provenance import ObjectRef, read_from
+from upgradeplan.readers.recognise import image_repository as _shared_image_repository
+from upgradeplan.readers.recognise import image_tag as _shared_image_tag
 
 # a tag or pin that reads as a version (v-prefixed or not), as charts and images write them
 VERSION_LIKE = re.compile(r"^v?\d+(\.\d+){0,2}([-+][0-9A-Za-z.+-]*)?$")
@@ -57,18 +59,10 @@ def group_of(obj: Mapping[str, Any]) -> str:
     return str(obj.get("apiVersion", "")).rpartition("/")[0]
 
 
-def image_repository(image: str) -> str:
-    repo = image.split("@", 1)[0]
-    last = repo.rsplit("/", 1)[-1]
-    if ":" in last:
-        repo = repo[: len(repo) - len(last)] + last.split(":", 1)[0]
-    return repo
-
-
-def image_tag(image: str) -> str:
-    repo = image.split("@", 1)[0]
-    last = repo.rsplit("/", 1)[-1]
-    return last.split(":", 1)[1] if ":" in last else ""
+# The image-reference parsing every reader shares (readers/recognise): a digest-pinned
+# ``repo:25.01.1@sha256:…`` keeps its tag.
+image_repository = _shared_image_repository
+image_tag = _shared_image_tag
 
 
 def strip_v(version: str) -> str:

@@ -24,10 +24,8 @@ from upgradeplan.provenance import ObjectRef
 from upgradeplan.readers.kube.fields import (
     VERSION_LIKE,
     Builder,
-    containers_of,
     get,
     group_of,
-    image_repository,
     meta,
     name_of,
     ns_of,
@@ -37,6 +35,7 @@ from upgradeplan.readers.kube.fields import (
 )
 from upgradeplan.readers.kube.unknowns import widen
 from upgradeplan.readers.kube.workloads import deployment_facts, node_facts
+from upgradeplan.readers.recognise import Recogniser
 from upgradeplan.unreadable import Unreadable
 
 # The pseudo-object the cluster reader makes of GET /version.
@@ -158,41 +157,30 @@ def is_kubernetes_document(doc: Any) -> bool:
 
 
 class _Recogniser:
+    """The products of objects, through the shared recogniser (readers/recognise)."""
+
     def __init__(self, kb: KnowledgeBase) -> None:
-        self.products: list[Product] = [kb.products[k] for k in sorted(kb.products)]
+        self.kb = kb
+        self.shared = Recogniser(kb)
+
+    def _product(self, pid: str | None) -> Product | None:
+        return self.kb.products[pid] if pid is not None else None
 
     def by_release_name(self, name: str) -> Product | None:
-        return next((p for p in self.products if name in p.recognise.helmrelease), None)
+        return self._product(self.shared.release(name))
 
     def by_chart(self, chart: str) -> Product | None:
-        if not chart:
-            return None
-        return next((p for p in self.products if chart in p.recognise.chart), None)
+        return self._product(self.shared.release(None, [chart]))
 
     def helmrelease(self, hr: Mapping[str, Any]) -> Product | None:
         history = get(hr, "status", "history")
         chart_names = [str(get(hr, "spec", "chart", "spec", "chart") or "")]
         if isinstance(history, list) and history and isinstance(history[0], Mapping):
             chart_names.append(str(history[0].get("chartName", "") or ""))
-        found = self.by_release_name(name_of(hr))
-        for chart in chart_names:
-            found = found or self.by_chart(chart)
-        return found
+        return self._product(self.shared.release(name_of(hr), chart_names))
 
     def deployment(self, dep: Mapping[str, Any]) -> Product | None:
-        labels = {
-            **str_map(meta(dep).get("labels")),
-            **str_map(get(dep, "spec", "template", "metadata", "labels")),
-        }
-        images = [image_repository(str(c.get("image", ""))) for c in containers_of(dep)]
-        for product in self.products:
-            rec = product.recognise
-            if any(labels.get(k) == v for k, v in rec.deployment_labels):
-                return product
-            for image in images:
-                if any(image == r or image.endswith("/" + r) for r in rec.image):
-                    return product
-        return None
+        return self._product(self.shared.workload(dep))
 
 
 def state_from_objects(

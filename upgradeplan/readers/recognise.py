@@ -1,0 +1,279 @@
+"""Kubernetes objects -> products and facts: the one recogniser every reader uses.
+
+The live-cluster and snapshot reader (``readers/kube/objects``) and the GitOps reader
+(``readers/gitops``) hand plain object mappings here. :class:`Recogniser` says which product
+an object belongs to, through the knowledge base's ``recognise`` entries (HelmRelease names,
+chart names, BOM component names, Deployment labels, image repositories), never through names
+written in code. :func:`workload_facts` derives a workload's facts from its object.
+
+Each derived fact carries the path in the object it was read at and a short label of it:
+the GitOps reader turns the path into the ``file:line`` of the value, the cluster reader
+writes the label after the object's reference (``Deployment ns/name spec.strategy…``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from upgradeplan.model import FactValue, KnowledgeBase
+
+Path = tuple[Any, ...]
+CONTAINERS: Path = ("spec", "template", "spec", "containers")
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A fact read from an object: its key, value, and where in the object it is."""
+
+    key: str
+    value: FactValue
+    path: Path  # keys and indexes into the object
+    label: str  # the same place in words, for sources that are not files
+
+
+def image_repository(image: str) -> str:
+    """The repository of an image reference (``repo:tag@digest`` keeps its repository)."""
+    repo = image.split("@", 1)[0]
+    last = repo.rsplit("/", 1)[-1]
+    if ":" in last:
+        repo = repo[: len(repo) - len(last)] + last.split(":", 1)[0]
+    return repo
+
+
+def image_tag(image: str) -> str:
+    """The tag of an image reference, also before a digest ("" without a tag)."""
+    repo = image.split("@", 1)[0]
+    last = repo.rsplit("/", 1)[-1]
+    return last.split(":", 1)[1] if ":" in last else ""
+
+
+def image_matches(repo: str | None, wanted: str) -> bool:
+    """Whether an image repository is ``wanted`` (or ends with ``/wanted``)."""
+    if not repo:
+        return False
+    return repo == wanted or repo.endswith("/" + wanted)
+
+
+def text_of(value: Any) -> str:
+    """A scalar as the files write it (``true``, not ``True``; nothing as ``""``)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+class Recogniser:
+    """The knowledge base's ``recognise`` entries, indexed once."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.kb = kb
+        self.by_release: dict[str, str] = {}
+        self.by_chart: dict[str, str] = {}
+        self.by_bom: dict[str, str] = {}
+        self.labels: list[tuple[str, str, str]] = []  # (label key, value, product)
+        self.images: list[tuple[str, str]] = []  # (image repository, product)
+        self.values_keys: dict[str, tuple[str, ...]] = {}
+        for pid in sorted(kb.products):
+            rec = kb.products[pid].recognise
+            for n in rec.helmrelease:
+                self.by_release.setdefault(n, pid)
+            for n in rec.chart:
+                self.by_chart.setdefault(n, pid)
+            if rec.bom_component:
+                self.by_bom.setdefault(rec.bom_component, pid)
+            self.labels += [(k, v, pid) for k, v in rec.deployment_labels]
+            self.images += [(img, pid) for img in rec.image]
+            if rec.values_keys:
+                self.values_keys[pid] = rec.values_keys
+
+    def release(self, name: str | None, charts: Sequence[str | None] = ()) -> str | None:
+        """The product of a HelmRelease: by its name, else by a chart it installs."""
+        found = self.by_release.get(name) if name else None
+        for chart in charts:
+            found = found or (self.by_chart.get(chart) if chart else None)
+        return found
+
+    def workload(self, obj: Mapping[str, Any]) -> str | None:
+        """The product of a workload (Deployment, StatefulSet, DaemonSet): labels, then images."""
+        labels = {
+            **_str_map(_get(obj, "metadata", "labels")),
+            **_str_map(_get(obj, "spec", "template", "metadata", "labels")),
+        }
+        for key, value, pid in self.labels:
+            if labels.get(key) == value:
+                return pid
+        for c in _containers(obj):
+            repo = image_repository(str(c.get("image", "")))
+            for img, pid in self.images:
+                if image_matches(repo, img):
+                    return pid
+        return None
+
+
+def workload_facts(pid: str, obj: Mapping[str, Any]) -> Iterator[Derived]:
+    """The facts of product ``pid``'s workload object (docs/state-format.md, ``workload.*``).
+
+    Name and namespace (when the object says), the first container's image, every
+    container's args, the Secrets env reads (init containers too) and where each env entry
+    reads one, pod annotations, tolerations and the rolling update's maxSurge.
+    """
+    w = f"workload.{pid}"
+    for field in ("name", "namespace"):
+        value = _get(obj, "metadata", field)
+        if value:
+            yield Derived(f"{w}.{field}", str(value), ("metadata", field), f"metadata.{field}")
+    containers = _containers(obj)
+    image = str(containers[0].get("image", "")) if containers else ""
+    if image:
+        yield Derived(f"{w}.image", image, (*CONTAINERS, 0, "image"), _C0 + ".image")
+    yield from _args_and_secrets(w, obj, containers)
+    annotations = _get(obj, "spec", "template", "metadata", "annotations")
+    yield Derived(
+        f"{w}.pod-annotations",
+        {str(k): text_of(v) for k, v in sorted(_mapping(annotations).items(), key=_by_key)},
+        ("spec", "template", "metadata"),
+        "spec.template.metadata.annotations",
+    )
+    tolerations = [
+        ":".join(text_of(x) for x in (t.get("key"), t.get("operator") or "Equal", t.get("effect")))
+        for t in _get(obj, "spec", "template", "spec", "tolerations") or []
+        if isinstance(t, Mapping)
+    ]
+    yield Derived(
+        f"{w}.tolerations",
+        tolerations,
+        ("spec", "template", "spec", "tolerations"),
+        "spec.template.spec.tolerations",
+    )
+    surge = _get(obj, "spec", "strategy", "rollingUpdate", "maxSurge")
+    if surge is not None:
+        path = ("spec", "strategy", "rollingUpdate", "maxSurge")
+        yield Derived(f"{w}.max-surge", text_of(surge), path, ".".join(path))
+
+
+_C0 = "spec.template.spec.containers[0]"
+
+
+def storage_classes(
+    obj: Mapping[str, Any], claims: Sequence[Mapping[str, Any]]
+) -> list[str] | None:
+    """The storage classes a workload's pods ask for: ephemeral volumes' claim templates,
+    the PersistentVolumeClaims its volumes name (None when one is not among ``claims``: not
+    known), a StatefulSet's ``volumeClaimTemplates``."""
+    out: set[str] = set()
+    ns = str(_get(obj, "metadata", "namespace") or "")
+    by_name = {
+        (str(_get(c, "metadata", "namespace") or ""), str(_get(c, "metadata", "name") or "")): c
+        for c in claims
+    }
+    for vol in _get(obj, "spec", "template", "spec", "volumes") or []:
+        if not isinstance(vol, Mapping):
+            continue
+        eph = _get(vol, "ephemeral", "volumeClaimTemplate", "spec", "storageClassName")
+        if eph:
+            out.add(str(eph))
+        claim = _get(vol, "persistentVolumeClaim", "claimName")
+        if claim:
+            pvc = by_name.get((ns, str(claim)))
+            if pvc is None:
+                return None
+            sc = _get(pvc, "spec", "storageClassName")
+            if sc:
+                out.add(str(sc))
+    for template in _get(obj, "spec", "volumeClaimTemplates") or []:
+        sc = _get(template, "spec", "storageClassName")
+        if sc:
+            out.add(str(sc))
+    return sorted(out)
+
+
+def _args_and_secrets(w: str, obj: Mapping[str, Any], containers: list[Any]) -> Iterator[Derived]:
+    args: list[str] = []
+    args_at: Path = CONTAINERS
+    for i, c in enumerate(containers):
+        found = c.get("args")
+        if isinstance(found, list) and found and not args:
+            args_at = (*CONTAINERS, i, "args")
+        args += [str(a) for a in found or []] if isinstance(found, list) else []
+    yield Derived(f"{w}.args", args, args_at, "spec.template.spec.containers[*].args")
+    secrets: list[str] = []
+    secrets_at: Path = CONTAINERS
+    for key in ("initContainers", "containers"):
+        for i, c in enumerate(_get(obj, "spec", "template", "spec", key) or []):
+            if not isinstance(c, Mapping):
+                continue
+            for name, at in _secrets_of(c):
+                if name not in secrets:
+                    if not secrets:
+                        secrets_at = ("spec", "template", "spec", key, i, *at)
+                    secrets.append(name)
+    yield Derived(
+        f"{w}.env-secrets",
+        secrets,
+        secrets_at,
+        "env valueFrom.secretKeyRef / envFrom.secretRef",
+    )
+    refs = env_secret_refs(containers)
+    refs_at: Path = CONTAINERS
+    if refs:  # at the first env entry that reads a Secret
+        _, ci, _, ei = next(iter(refs)).rsplit("/", 3)
+        refs_at = (*CONTAINERS, int(ci), "env", int(ei))
+    yield Derived(f"{w}.env-secret-refs", refs, refs_at, "env valueFrom.secretKeyRef")
+
+
+def _secrets_of(c: Mapping[str, Any]) -> Iterator[tuple[str, Path]]:
+    for i, env in enumerate(c.get("env") or []):
+        name = _get(env, "valueFrom", "secretKeyRef", "name")
+        if name:
+            yield str(name), ("env", i, "valueFrom", "secretKeyRef", "name")
+    for i, src in enumerate(c.get("envFrom") or []):
+        name = _get(src, "secretRef", "name")
+        if name:
+            yield str(name), ("envFrom", i, "secretRef", "name")
+
+
+def env_secret_refs(containers: Sequence[Any]) -> dict[str, str]:
+    """Where each env entry that reads a Secret sits: JSON pointer -> ``ENV_NAME=secret``.
+
+    ``containers`` is the pod template's container list (indexes are positions in it), so a
+    JSON 6902 patch can rewrite exactly that entry.
+    """
+    refs: dict[str, str] = {}
+    for ci, c in enumerate(containers):
+        env_list = c.get("env") if isinstance(c, Mapping) else None
+        for ei, env in enumerate(env_list if isinstance(env_list, list) else []):
+            secret = _get(env, "valueFrom", "secretKeyRef", "name")
+            if secret and isinstance(env, Mapping) and env.get("name"):
+                refs[f"/spec/template/spec/containers/{ci}/env/{ei}"] = f"{env['name']}={secret}"
+    return refs
+
+
+def _containers(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    items = _get(obj, *CONTAINERS)
+    return [c for c in items if isinstance(c, Mapping)] if isinstance(items, list) else []
+
+
+def _get(obj: Any, *path: Any) -> Any:
+    for part in path:
+        if isinstance(obj, Mapping):
+            obj = obj.get(part)
+        elif isinstance(obj, list) and isinstance(part, int) and 0 <= part < len(obj):
+            obj = obj[part]
+        else:
+            return None
+    return obj
+
+
+def _mapping(value: Any) -> Mapping[Any, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _str_map(value: Any) -> dict[str, str]:
+    return {str(k): text_of(v) for k, v in _mapping(value).items()}
+
+
+def _by_key(item: tuple[Any, Any]) -> str:
+    return str(item[0])

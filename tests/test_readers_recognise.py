@@ -91,3 +91,51 @@ def test_the_product_of_an_object_is_found_once_for_every_reader(kb: KnowledgeBa
     assert shared.release("my-kagent", ["kagent"]) == "kagent"
     name = {f.key: f for f in workload_facts("p", {"metadata": {"name": "x"}})}["workload.p.name"]
     assert (name.key, name.value, name.path) == ("workload.p.name", "x", ("metadata", "name"))
+
+
+RELEASE = """\
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata:
+  name: agent-platform
+  namespace: flux-giantswarm
+spec:
+  url: oci://gsoci.azurecr.io/charts/giantswarm/agent-platform
+  ref:
+    semver: "4.7.18"
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: agent-platform
+  namespace: flux-giantswarm
+spec:
+  chartRef:
+    kind: OCIRepository
+    name: agent-platform
+  driftDetection:
+    mode: warn
+"""
+
+
+def test_a_helmrelease_and_its_oci_repository_give_the_same_facts_everywhere(
+    tmp_path: Path, kb: KnowledgeBase
+) -> None:
+    objs = list(yaml.safe_load_all(RELEASE))
+    cluster = state_from_objects(kb, objs, source_prefix="cluster prod")
+    (tmp_path / "release.yaml").write_text(RELEASE)
+    files = gitops.read(kb, str(tmp_path))
+    keys = ("pin.agent-platform", "helmrelease.agent-platform.namespace")
+    keys += ("helmrelease.agent-platform.drift-detection",)
+    assert {k: files.value(k) for k in keys} == {k: cluster.value(k) for k in keys}
+    assert files.value("pin.agent-platform") == "4.7.18"
+    assert files.value("helmrelease.agent-platform.drift-detection") == "warn"
+    # a digest pins a version neither reader can see
+    digest = RELEASE.replace('semver: "4.7.18"', "digest: sha256:" + "a" * 64)
+    (tmp_path / "release.yaml").write_text(digest)
+    for state in (
+        gitops.read(kb, str(tmp_path)),
+        state_from_objects(kb, list(yaml.safe_load_all(digest)), source_prefix="cluster prod"),
+    ):
+        assert "pin.agent-platform" not in state
+        assert "spec.ref.digest pins sha256:" in state.unreadable["pin.agent-platform"]

@@ -13,6 +13,7 @@ writes the label after the object's reference (``Deployment ns/name spec.strateg
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -155,6 +156,53 @@ def workload_facts(pid: str, obj: Mapping[str, Any]) -> Iterator[Derived]:
 
 
 _C0 = "spec.template.spec.containers[0]"
+_VERSION_LIKE = re.compile(r"^v?\d+(\.\d+){0,2}([-+][0-9A-Za-z.+-]*)?$")
+
+
+@dataclass(frozen=True)
+class Pin:
+    """The version an OCIRepository's ``spec.ref`` pins (``value`` None: unpinned, the tag
+    ``latest``; or not known, with ``problem`` saying why)."""
+
+    value: str | None
+    path: Path
+    label: str
+    problem: str = ""
+
+
+def oci_pin(obj: Mapping[str, Any]) -> Pin:
+    """``spec.ref`` as Flux resolves it: a digest (its version is not written), else semver,
+    else a tag (one that is no version pins nothing known), else the tag ``latest``."""
+    ref = _mapping(_get(obj, "spec", "ref"))
+    if ref.get("digest"):
+        path = ("spec", "ref", "digest")
+        why = f"spec.ref.digest pins {ref['digest']}: the version it selects is not written"
+        return Pin(None, path, "spec.ref.digest", why + " in the spec")
+    for key in ("semver", "tag"):
+        text = text_of(ref.get(key)).strip()
+        if not text:
+            continue
+        path, label = ("spec", "ref", key), f"spec.ref.{key}"
+        if key == "tag" and "${" not in text and not _VERSION_LIKE.match(text):
+            return Pin(None, path, label, f"spec.ref.tag {text!r} is not a version")
+        return Pin(text, path, label)
+    return Pin(None, ("spec", "ref"), "spec.ref (unset: tag latest)")
+
+
+def helmrelease_facts(name: str, obj: Mapping[str, Any]) -> Iterator[Derived]:
+    """A HelmRelease's own facts: its namespace (when written) and drift-detection mode
+    (helm-controller's default, ``disabled``, when unset)."""
+    h = f"helmrelease.{name}"
+    ns = _get(obj, "metadata", "namespace")
+    if ns:
+        yield Derived(f"{h}.namespace", str(ns), ("metadata", "namespace"), "metadata.namespace")
+    mode = text_of(_get(obj, "spec", "driftDetection", "mode"))
+    if mode:
+        at: Path = ("spec", "driftDetection", "mode")
+        yield Derived(f"{h}.drift-detection", mode, at, "spec.driftDetection.mode")
+    else:
+        at = ("metadata", "name")
+        yield Derived(f"{h}.drift-detection", "disabled", at, "spec.driftDetection (unset)")
 
 
 def storage_classes(

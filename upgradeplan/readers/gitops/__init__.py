@@ -35,7 +35,6 @@ from upgradeplan.readers.gitops.facts import (
     HIGH,
     LOW,
     NORMAL,
-    is_version,
 )
 from upgradeplan.readers.gitops.flux import Applier, Installation, find_entries
 from upgradeplan.readers.gitops.gate import gitops_targets, pin_changes
@@ -44,7 +43,7 @@ from upgradeplan.readers.gitops.render import YAML_SUFFIXES, Renderer
 from upgradeplan.readers.gitops.trees import Tree, git_tree, norm, work_tree
 from upgradeplan.readers.gitops.values import merged_values
 from upgradeplan.readers.gitops.yamldocs import View, iter_objects
-from upgradeplan.readers.recognise import image_matches
+from upgradeplan.readers.recognise import helmrelease_facts, image_matches, oci_pin
 from upgradeplan.unreadable import PARSE_ERROR, Unreadable
 
 __all__ = ["gitops_targets", "pin_changes", "read", "read_installations"]
@@ -170,7 +169,7 @@ class _Reader(ObjectFacts):
     def __init__(self, kb: KnowledgeBase, *, whole: bool = True) -> None:
         super().__init__(kb)
         self.whole = whole  # reading all an installation applies (not a directory alone)
-        self._oci: dict[tuple[str | None, str], tuple[str, provenance.Source]] = {}
+        self._oci: dict[tuple[str | None, str], tuple[str | None, provenance.Source]] = {}
         self._oci_urls: dict[tuple[str | None, str], str] = {}
         self._helm_urls: dict[tuple[str | None, str], str] = {}
         self._pending: list[_Pending] = []
@@ -240,19 +239,10 @@ class _Reader(ObjectFacts):
         known = self.by_release.get(name)
         if known is not None and self._foreign(known, self._source_of(v, ns), v):
             name = f"{name}@{self._source_of(v, ns)}"  # not the product's release: kept apart
-        if v.text("metadata", "namespace"):
-            self.add(f"helmrelease.{name}.namespace", ns, v.where("metadata", "namespace"))
-        elif ns:
+        for fact in helmrelease_facts(name, v.get()):  # what every reader derives alike
+            self.add(fact.key, fact.value, v.where(*fact.path))
+        if ns and not v.text("metadata", "namespace"):  # the kustomization's, or Flux's
             self.add(f"helmrelease.{name}.namespace", ns, v.where("metadata", "name"), LOW)
-        mode = v.text("spec", "driftDetection", "mode")
-        if mode:
-            self.add(
-                f"helmrelease.{name}.drift-detection",
-                mode,
-                v.where("spec", "driftDetection", "mode"),
-            )
-        else:
-            self.add(f"helmrelease.{name}.drift-detection", "disabled", v.where("metadata", "name"))
         chart = v.text("spec", "chart", "spec", "chart")
         product = self.by_release.get(name) or (self.by_chart.get(chart) if chart else None)
         ref_kind = v.text("spec", "chartRef", "kind")
@@ -398,33 +388,18 @@ class _Reader(ObjectFacts):
         named = self.by_release.get(name) or self.by_chart.get(name)
         if named is not None and url and self._foreign(named, url.rstrip("/"), v):
             return
-        pin: str | None = None
-        where = v.where("spec", "ref")
-        if v.text("spec", "ref", "digest"):
-            product = self.by_release.get(name) or self.by_chart.get(name)
+        product = named
+        pin = oci_pin(v.get())  # spec.ref as every reader resolves it
+        where = v.where(*pin.path)
+        if pin.problem:
             if product is not None:
-                why = (
-                    "pinned by digest; the version is not in the files (state it with "
-                    f"--installed {product}=VERSION)"
-                )
-                self.not_a_version(product, v.where("spec", "ref", "digest"), why, first=False)
+                how = f"; state the version with --installed {product}=VERSION"
+                self.not_a_version(product, where, pin.problem + how, first=False)
             return
-        for key in ("semver", "tag"):
-            text = v.text("spec", "ref", key)
-            if text is not None and text.strip():
-                pin, where = text, v.where("spec", "ref", key)
-                break
-        if pin is None:
-            return
-        if key == "tag" and "${" not in pin and not is_version(pin):
-            product = self.by_release.get(name) or self.by_chart.get(name)
-            if product is not None:
-                self.not_a_version(product, where, f"the tag {pin!r} is not a version", first=False)
-            return
-        self._oci[(ns, name)] = (pin, where)
-        product = self.by_release.get(name) or self.by_chart.get(name)
+        value = v.text(*pin.path) if pin.value is not None else None  # as written ("4.10")
+        self._oci[(ns, name)] = (value, where)
         if product is not None:
-            self.add(f"pin.{product}", pin, where)
+            self.add(f"pin.{product}", value, where)
 
     # ---------------------------------------------------------------- values
 

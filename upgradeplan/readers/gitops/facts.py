@@ -140,14 +140,6 @@ class FactSink:
         self.add(f"pin.{pid}", version, where, prio)
 
 
-def is_version(text: str) -> bool:
-    try:
-        versions.parse_version(text)
-    except UpgradeplanError:
-        return False
-    return True
-
-
 def check_constraint(text: str, where: Source, product: str) -> None:
     """A pin Flux would refuse is bad input at its line."""
     try:

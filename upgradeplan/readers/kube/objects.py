@@ -22,7 +22,6 @@ from upgradeplan import keypath
 from upgradeplan.model import Condition, KnowledgeBase, Product, State
 from upgradeplan.provenance import ObjectRef
 from upgradeplan.readers.kube.fields import (
-    VERSION_LIKE,
     Builder,
     get,
     group_of,
@@ -35,7 +34,7 @@ from upgradeplan.readers.kube.fields import (
 )
 from upgradeplan.readers.kube.unknowns import widen
 from upgradeplan.readers.kube.workloads import deployment_facts, node_facts
-from upgradeplan.readers.recognise import Recogniser
+from upgradeplan.readers.recognise import Recogniser, helmrelease_facts, oci_pin
 from upgradeplan.unreadable import Unreadable
 
 # The pseudo-object the cluster reader makes of GET /version.
@@ -332,14 +331,8 @@ def _helmrelease(
 ) -> None:
     name, ns = name_of(hr), ns_of(hr)
     ref = ref_of("HelmRelease", hr)
-    b.add(f"helmrelease.{name}.namespace", ns, ref + " metadata.namespace")
-    mode = get(hr, "spec", "driftDetection", "mode")
-    if mode:
-        b.add(f"helmrelease.{name}.drift-detection", str(mode), ref + " spec.driftDetection.mode")
-    else:
-        b.add(
-            f"helmrelease.{name}.drift-detection", "disabled", ref + " spec.driftDetection (unset)"
-        )
+    for fact in helmrelease_facts(name, hr):  # the facts every reader derives alike
+        b.add(fact.key, fact.value, f"{ref} {fact.label}")
     product = rec.helmrelease(hr)
     if product is None:
         return
@@ -437,26 +430,11 @@ def _version_pin(b: Builder, product: str, version: Any, where: str) -> None:
 
 def _oci_pin(b: Builder, product: str, oci: Mapping[str, Any]) -> None:
     ref = ref_of("OCIRepository", oci)
-    spec_ref = get(oci, "spec", "ref")
-    spec_ref = spec_ref if isinstance(spec_ref, Mapping) else {}
-    if spec_ref.get("digest"):
-        b.unreadable.setdefault(
-            f"pin.{product}",
-            f"{ref} spec.ref.digest pins {spec_ref['digest']}: "
-            "the version it selects is not written in the spec",
-        )
-    elif spec_ref.get("semver"):
-        b.add(f"pin.{product}", str(spec_ref["semver"]), ref + " spec.ref.semver")
-    elif spec_ref.get("tag"):
-        tag = str(spec_ref["tag"])
-        if VERSION_LIKE.match(tag):
-            b.add(f"pin.{product}", tag, ref + " spec.ref.tag")
-        else:
-            b.unreadable.setdefault(
-                f"pin.{product}", f"{ref} spec.ref.tag {tag!r} is not a version"
-            )
+    pin = oci_pin(oci)  # spec.ref as every reader resolves it
+    if pin.problem:
+        b.unreadable.setdefault(f"pin.{product}", f"{ref} {pin.problem}")
     else:
-        b.add(f"pin.{product}", None, ref + " spec.ref (unset: tag latest)")
+        b.add(f"pin.{product}", pin.value, f"{ref} {pin.label}")
 
 
 def _objects(

@@ -125,8 +125,8 @@ def test_a_helmrelease_and_its_oci_repository_give_the_same_facts_everywhere(
     cluster = state_from_objects(kb, objs, source_prefix="cluster prod")
     (tmp_path / "release.yaml").write_text(RELEASE)
     files = gitops.read(kb, str(tmp_path))
-    keys = ("pin.agent-platform", "helmrelease.agent-platform.namespace")
-    keys += ("helmrelease.agent-platform.drift-detection",)
+    keys = [f"helmrelease.agent-platform.{k}" for k in ("namespace", "drift-detection")]
+    keys.append("pin.agent-platform")
     assert {k: files.value(k) for k in keys} == {k: cluster.value(k) for k in keys}
     assert files.value("pin.agent-platform") == "4.7.18"
     assert files.value("helmrelease.agent-platform.drift-detection") == "warn"

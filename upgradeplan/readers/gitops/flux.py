@@ -74,26 +74,33 @@ def _flux_candidates(tree: Tree, start: str) -> Iterator[str]:
 def find_entries(tree: Tree, start: str, renderer: Renderer) -> list[tuple[str, str]]:
     """The entry directories under ``start``: (name, tree path), or [] without Flux objects."""
     ks: list[tuple[str, Doc]] = []
+    syncs: set[int] = set()  # indexes in ks of the Kustomizations a FluxInstance's sync makes
     for rel in _flux_candidates(tree, start):
         try:
             head = tree.read(rel)
         except OSError:
             continue
-        if FLUX_KS_GROUP.encode() not in head:
+        instance = b"sync" in head and (b"FluxInstance" in head or b"flux-instance" in head)
+        if FLUX_KS_GROUP.encode() not in head and not instance:
             continue
         for doc in renderer.docs(rel):
             if is_flux_kustomization(doc):
                 ks.append((rel, doc))
+            elif instance and (sync := _instance_sync(doc)) is not None:
+                syncs.add(len(ks))
+                ks.append((rel, sync))
     if not ks:
         return []
     tree.repo_rel = _source_root(tree, [doc for _, doc in ks])
+    own_sources = _own_sources(tree, [doc for _, doc in ks])
+    renderer.own_sources = own_sources
     # What each Kustomization applies (the files its build reads), to find those no other
     # Kustomization applies.
     reached: dict[str, set[str]] = {}
     paths: dict[int, str] = {}  # index in ks -> the directory it applies
     for i, (_, doc) in enumerate(ks):
         path = _spec_path(doc) if doc.get("spec", "path") is not None else None
-        if path is None or doc.get("spec", "sourceRef", "name") != "flux-system":
+        if path is None or doc.get("spec", "sourceRef", "name") not in own_sources:
             continue
         path = norm(posixpath.join(tree.repo_rel, path))
         if not tree.is_dir(path):
@@ -108,12 +115,13 @@ def find_entries(tree: Tree, start: str, renderer: Renderer) -> list[tuple[str, 
     entries: dict[str, str] = {}
     # When some Kustomizations read the cluster's own source (flux-system), entries are among
     # them: the others are applied by a Kustomization whose source is not read here.
-    synced = [
-        i for i, (_, d) in enumerate(ks) if d.get("spec", "sourceRef", "name") == "flux-system"
-    ]
+    synced = [i for i, (_, d) in enumerate(ks) if d.get("spec", "sourceRef", "name") in own_sources]
     for i in synced or range(len(ks)):
         rel = ks[i][0]
         own = paths.get(i)
+        if i in syncs and own is not None:  # where a FluxInstance's sync starts
+            entries[own] = own
+            continue
         # paths of the Kustomizations written in other files
         elsewhere = [p for j, p in paths.items() if ks[j][0] != rel]
         # the bootstrap sync: its path applies its own file
@@ -132,8 +140,55 @@ def find_entries(tree: Tree, start: str, renderer: Renderer) -> list[tuple[str, 
     return _names(roots)
 
 
+def _instance_sync(doc: Doc) -> Doc | None:
+    """The Kustomization a flux-operator ``FluxInstance`` makes of its ``spec.sync`` (also as
+    the values ``instance.sync`` of a ``flux-instance`` HelmRelease): one more entry point."""
+    group, kind, _, _ = identity(doc)
+    if kind == "FluxInstance" and group == "fluxcd.controlplane.io":
+        at: tuple[str, ...] = ("spec", "sync")
+    elif kind == "HelmRelease" and group == "helm.toolkit.fluxcd.io":
+        at = ("spec", "values", "instance", "sync")
+    else:
+        return None
+    sync = doc.get(*at)
+    if not isinstance(sync, dict) or not isinstance(sync.get("path"), str):
+        return None
+    name = str(sync.get("name") or "flux-system")
+    data = {
+        "apiVersion": f"{FLUX_KS_GROUP}/v1",
+        "kind": "Kustomization",
+        "metadata": {"name": name, "namespace": "flux-system"},
+        "spec": {
+            "path": sync["path"],
+            "sourceRef": {"kind": str(sync.get("kind") or "GitRepository"), "name": name},
+        },
+    }
+    out = Doc(data=data, file=doc.file, index=doc.index)
+    out.lines[()] = out.lines[("spec", "sourceRef")] = doc.line(*at)
+    out.lines[("spec", "path")] = doc.line(*at, "path")
+    return out
+
+
+def _own_sources(tree: Tree, ks: list[Doc]) -> set[str]:
+    """The names of the GitRepository that is this repository: ``flux-system`` (what
+    bootstrap and a FluxInstance's sync make) when Kustomizations use it, else the one most
+    Kustomizations whose ``spec.path`` is a directory of the tree use (a repository whose own
+    GitRepository has another name)."""
+    used: dict[str, int] = {}
+    for doc in ks:
+        ref = doc.get("spec", "sourceRef")
+        if not isinstance(ref, dict) or ref.get("kind") != "GitRepository":
+            continue
+        path = norm(posixpath.join(tree.repo_rel, _spec_path(doc) or ""))
+        if isinstance(ref.get("name"), str) and tree.is_dir(path):
+            used[ref["name"]] = used.get(ref["name"], 0) + 1
+    if not used or "flux-system" in used:
+        return {"flux-system"}
+    return {max(sorted(used), key=lambda n: used[n])}
+
+
 def _source_root(tree: Tree, ks: list[Doc]) -> str:
-    """Where the repository's own source (GitRepository ``flux-system``) has its root.
+    """Where the repository's own source (its GitRepository) has its root.
 
     Flux resolves ``spec.path`` against the root of the source's artifact. That root is the
     ``--gitops`` directory when the Kustomizations' paths are directories there (a repository
@@ -144,7 +199,7 @@ def _source_root(tree: Tree, ks: list[Doc]) -> str:
     paths = [
         _spec_path(doc) or ""
         for doc in ks
-        if doc.get("spec", "sourceRef", "name") == "flux-system"
+        if doc.get("spec", "sourceRef", "kind") in ("GitRepository", None)
         and isinstance(doc.get("spec", "path"), str)
     ]
 
@@ -232,7 +287,7 @@ class Applier:
         shown = f"{doc.file}:{doc.line('spec', 'sourceRef')}"
         _, _, ns, ks_name = identity(doc)
         label = f"Kustomization {ns or 'flux-system'}/{ks_name}"
-        if kind == "GitRepository" and src == "flux-system":
+        if kind == "GitRepository" and src in self.base.own_sources:
             return self.tree.repo_rel
         if kind == "GitRepository" and isinstance(src, str):
             why = f"{label} applies another repository (GitRepository {src}); not read"

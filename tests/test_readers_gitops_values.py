@@ -215,3 +215,19 @@ def test_a_configmap_the_installation_does_not_apply_is_unknown(
         ("ConfigMap flux-giantswarm/not-there key values.yaml", "not found")
     ]
     assert "values.agent-platform" not in state
+
+
+def test_a_binary_file_in_a_generator_is_binary_data_not_an_unread_file(
+    tmp_path: Path, kb: KnowledgeBase
+) -> None:
+    root = _tree(tmp_path)
+    (root / "apps/model.tflite").write_bytes(b"\x00\xff\xfe TFL3 \x89")
+    kust = root / "apps/kustomization.yaml"
+    kust.write_text(
+        kust.read_text().replace(
+            "      - settings.yaml\n", "      - settings.yaml\n      - model.tflite\n"
+        )
+    )
+    state = gitops.read(kb, str(root))
+    assert not state.unread  # kustomize puts it in binaryData; it holds no values
+    assert state.value("values.agent-platform.muster.autoscaling.enabled") == "true"

@@ -67,6 +67,7 @@ class Renderer:
     _parsed: dict[str, list[Doc]] = field(default_factory=dict)
     _errors: dict[str, tuple[str, str, Unreadable]] = field(default_factory=dict)
     _texts: dict[str, str | None] = field(default_factory=dict)
+    _binary: set[str] = field(default_factory=set)  # files that are not UTF-8 text
 
     def sibling(self, loose: bool = False) -> Renderer:
         """A renderer of the same tree with its own records and the same parsed files."""
@@ -77,6 +78,7 @@ class Renderer:
             _parsed=self._parsed,
             _errors=self._errors,
             _texts=self._texts,
+            _binary=self._binary,
         )
 
     # ---------------------------------------------------------------- files
@@ -98,15 +100,23 @@ class Renderer:
             self.unread.add(key, why, rec)
         return self._parsed[rel]
 
-    def text(self, rel: str) -> str | None:
+    def text(self, rel: str, *, binary: bool = False) -> str | None:
+        """A file's text; None when it is not UTF-8 (recorded as unread unless ``binary``:
+        a generator's file that kustomize puts in ``binaryData``, which holds no values)."""
         self.read_files.add(rel)
         if rel not in self._texts:
             try:
                 self._texts[rel] = self.tree.read(rel).decode("utf-8-sig")
-            except (OSError, UnicodeDecodeError, KeyError):
-                self._skip(self.display(rel), "not UTF-8 text; not read", PARSE_ERROR)
+            except UnicodeDecodeError:
                 self._texts[rel] = None
-        return self._texts[rel]
+                self._binary.add(rel)
+            except (OSError, KeyError):
+                self._texts[rel] = None
+        text = self._texts[rel]
+        if text is None and not (binary and rel in self._binary):
+            why = "not UTF-8 text; not read" if rel in self._binary else "could not be read"
+            self._skip(self.display(rel), why, PARSE_ERROR)
+        return text
 
     def _skip(self, what: str, why: str, cause: str, location: str = "") -> None:
         """``what`` (a file, an entry; ``location`` its file:line) was not read: ``why``."""
@@ -295,7 +305,7 @@ class Renderer:
             target = self._entry(kust, path)
             if target is None or not self.tree.is_file(target):
                 continue
-            text = self.text(target)
+            text = self.text(target, binary=True)  # a binary file: binaryData, no values
             if text is None:
                 continue
             dkey = dkey or posixpath.basename(target)

@@ -77,7 +77,7 @@ def find_entries(tree: Tree, start: str, renderer: Renderer) -> list[tuple[str, 
     syncs: set[int] = set()  # indexes in ks of the Kustomizations a FluxInstance's sync makes
     for rel in _flux_candidates(tree, start):
         try:
-            head = tree.read(rel)
+            head = renderer.read(rel)
         except OSError:
             continue
         instance = b"sync" in head and (b"FluxInstance" in head or b"flux-instance" in head)

@@ -68,6 +68,13 @@ class Renderer:
     _errors: dict[str, tuple[str, str, Unreadable]] = field(default_factory=dict)
     _texts: dict[str, str | None] = field(default_factory=dict)
     _binary: set[str] = field(default_factory=set)  # files that are not UTF-8 text
+    _read: dict[str, bytes] = field(default_factory=dict)  # read, not parsed yet
+
+    def read(self, rel: str) -> bytes:
+        """A file's bytes, kept until it is parsed (a file is read from disk once)."""
+        if rel not in self._read:
+            self._read[rel] = self.tree.read(rel)
+        return self._read[rel]
 
     def sibling(self, loose: bool = False) -> Renderer:
         """A renderer of the same tree with its own records and the same parsed files."""
@@ -79,6 +86,7 @@ class Renderer:
             _errors=self._errors,
             _texts=self._texts,
             _binary=self._binary,
+            _read=self._read,
         )
 
     # ---------------------------------------------------------------- files
@@ -88,7 +96,10 @@ class Renderer:
         self.read_files.add(rel)
         if rel not in self._parsed:
             try:
-                self._parsed[rel] = documents(self.tree.read(rel), self.display(rel))
+                content = self._read.pop(rel, None)
+                if content is None:
+                    content = self.tree.read(rel)
+                self._parsed[rel] = documents(content, self.display(rel))
             except BadInput as exc:
                 where = exc.location or self.display(rel)
                 key = f"file {where}"

@@ -7,6 +7,7 @@ value, the line of its key, the scalar as written (``4.10`` stays ``"4.10"``) an
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -202,33 +203,31 @@ def documents(content: bytes, display: str) -> list[Doc]:
     return parse(text, display)
 
 
-_SCALAR = yaml.ScalarNode
-_TAGS: dict[tuple[str, tuple[bool, bool]], str] = {}  # (plain scalar, implicit) -> its tag
-_TAGS_MAX = 100_000
 _NO_PATHS: dict[Any, Any] = {}  # the safe loader's path resolvers: none
+_RESOLVER = yaml.resolver.Resolver()  # the safe loader's implicit tags
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _resolve(kind: Any, value: Any, implicit: Any) -> Any:
+    """A node's tag as the safe loader resolves it: it depends on nothing but these."""
+    return _RESOLVER.resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
 
 
 class _LineLoader(yaml.CSafeLoader):
     """The C loader, resolving tags as the safe loader does with less work per node.
 
-    The C composer asks Python for every node's tag: the safe loader has no path resolvers,
-    so descending and ascending are no-ops (builtins here, not Python calls), and a scalar's
-    tag depends only on its text, so it is remembered (most scalars are repeated keys).
+    The C composer asks Python for every node's tag. The safe loader has no path resolvers,
+    so descending and ascending are no-ops (builtins here, not Python calls), and a tag
+    depends only on the node's kind, text and implicitness, so it is remembered in a C-level
+    cache (most scalars are repeated keys): no Python call at all for a known one.
     """
 
     descend_resolver = _NO_PATHS.get  # type: ignore[assignment]  # (parent, index): no-op
     ascend_resolver = tuple  # type: ignore[assignment]  # (): no-op
 
-    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-        if kind is _SCALAR and len(value) <= 64:
-            key = (value, implicit)
-            tag = _TAGS.get(key)
-            if tag is None:
-                if len(_TAGS) >= _TAGS_MAX:
-                    _TAGS.clear()
-                tag = _TAGS[key] = super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
-            return tag
-        return super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)
+        self.resolve = _resolve  # type: ignore[method-assign]
 
 
 class _ReanchoringLoader(yaml.SafeLoader):

@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 from support.fakeapi import FakeAPIFactory, fake_api
 
 from upgradeplan import api
@@ -62,11 +61,6 @@ def test_a_digest_pinned_image_gives_the_same_facts_from_all_three_readers(
     assert _workload(snapshot) == _workload(live)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="readers/gitops/objects.py still recognises workloads itself: a Deployment's "
-    "storage-classes ([] from a cluster or a dump) is left unknown from GitOps files",
-)
 def test_every_workload_fact_is_the_same_from_gitops_files(
     kb: KnowledgeBase, fake_api: FakeAPIFactory, tmp_path: Path
 ) -> None:

@@ -2,13 +2,12 @@
 
 Each hop costs 1 plus the cost of the hazards it meets; a hop on which a hazard at or above
 ``fail_on`` applies and cannot be fixed by actions is *forbidden* (it only appears in a path
-when no path avoids it). Large windows are pruned to the releases worth stopping at; when the
-pruned window gives no path, every release is tried.
+when no path avoids it). Large windows are pruned to the releases the cheapest path may need
+(planner/prune.py: exact, the same path and cost as trying every release).
 """
 
 from __future__ import annotations
 
-import bisect
 import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -38,11 +37,9 @@ APPLIES_COST = {"blocking": 1000.0, "warning": 10.0, "notice": 0.5}
 MAY_APPLY_COST = {"blocking": 100.0, "warning": 2.0, "notice": 0.1}
 FIXED_COST = {"blocking": 3.0, "warning": 2.0, "notice": 0.5}
 
-# windows larger than this consider only hops to the next release, the target and releases
-# where some hazard range or upgrade_from constraint starts or stops matching
+# windows larger than this consider only the releases planner/prune.py keeps (the first of
+# each run of releases no hop weight tells apart); smaller ones try every release
 EXHAUSTIVE_WINDOW = 40
-
-_UNSET = object()
 
 
 @dataclass
@@ -185,50 +182,13 @@ class Search:
     # ---- candidate hops
 
     def _interesting(self) -> list[int] | None:
-        """For a large window: the releases worth stopping at (None: every release).
-
-        The target; the next release; the first release at or above each skip hazard's stop;
-        releases where a transition range starts or stops matching; releases whose effects
-        change a fact; where the target's ``upgrade_from`` starts or stops matching.
-        """
-        n = len(self.nodes)
-        if n <= EXHAUSTIVE_WINDOW:
+        """For a large window: the releases worth stopping at (None: every release); see
+        planner/prune.py for why the cheapest path never needs the others."""
+        if len(self.nodes) <= EXHAUSTIVE_WINDOW:
             return None
-        from upgradeplan.versions import parse_constraint
+        from upgradeplan.planner.prune import candidates
 
-        marks: set[int] = {0, n - 1}
-        if n > 1:
-            marks.add(1)
-        parsed = [node.parsed for node in self.nodes]
-        for skip in self.pidx.skip:
-            first = bisect.bisect_left(parsed, skip.stop, lo=1)
-            if first < n:
-                marks.add(first)
-        # a transition is avoided by a stop outside its `from` range (and outside its `to`)
-        for trans in self.pidx.transition:
-            a, b = trans.from_range, trans.to_range
-            inside = a.check(self.nodes[0].parsed)
-            for i in range(1, n):
-                if inside and not a.check(self.nodes[i].parsed):
-                    if not b.check(self.nodes[i].parsed):
-                        marks.add(i)
-                    break
-        target_rel = self.nodes[-1].release
-        if target_rel is not None and target_rel.upgrade_from:
-            con = parse_constraint(target_rel.upgrade_from)
-            before = con.check(self.nodes[0].parsed)
-            for i in range(1, n):
-                now = con.check(self.nodes[i].parsed)
-                if now != before:
-                    marks.update((i - 1, i))
-                before = now
-        effects: dict[str, Any] = {}
-        for i in range(1, n):
-            rel = self.nodes[i].release
-            if rel is not None and any(effects.get(k, _UNSET) != v for k, v in rel.effects.items()):
-                marks.add(i)
-                effects.update(rel.effects)
-        return sorted(marks)
+        return candidates(self)
 
     @property
     def allowed(self) -> list[int] | None:

@@ -1,0 +1,274 @@
+"""The pruned search finds the exhaustive search's path and cost (planner/prune.py).
+
+Two generators: small in-memory knowledge (a product whose BOM moves a component in lockstep,
+hazards of both with conditions over the component's version, over facts the releases' effects
+change and over stated facts; ``upgrade_from`` and requirements on some releases), and the
+benchmark's generated knowledge (bench/genkb.py) at small sizes. Each case is searched with
+pruning forced on (every window is "large") and off (every release a candidate).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from upgradeplan import planner
+from upgradeplan.model import (
+    Condition,
+    Fact,
+    Hazard,
+    KnowledgeBase,
+    Migration,
+    Product,
+    Recognise,
+    Release,
+    State,
+    Target,
+)
+from upgradeplan.planner import search as search_mod
+from upgradeplan.planner.index import index_of
+from upgradeplan.planner.search import Search
+from upgradeplan.provenance import flag, in_file
+
+P, C = "p", "c"
+FACT_KEYS = ("cloud.a", "cloud.b")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def v(i: int) -> str:
+    return f"1.{i}.0"
+
+
+@contextmanager
+def window(size: int) -> Iterator[None]:
+    saved = search_mod.EXHAUSTIVE_WINDOW
+    search_mod.EXHAUSTIVE_WINDOW = size
+    try:
+        yield
+    finally:
+        search_mod.EXHAUSTIVE_WINDOW = saved
+
+
+def searched(
+    kb: KnowledgeBase, state: State, product: str, cur: str, tgt: str, size: int
+) -> tuple[list[str], float, list[int] | None, int]:
+    """(path, its cost, the candidates kept, the window's length) with the given threshold."""
+    with window(size):
+        s = Search(kb, index_of(kb), product, state, cur, tgt, (), planner.threshold("blocking"))
+        path = s.search()
+        cost = sum(s.hop(a, b).cost for a, b in itertools.pairwise(path))
+        return [s.nodes[i].version for i in path], cost, s.allowed, len(s.nodes)
+
+
+def same_plans(kb: KnowledgeBase, state: State, product: str, cur: str, tgt: str) -> bool:
+    """Assert pruned == exhaustive (path, cost, plan steps and verdict); True if it pruned."""
+    pruned = searched(kb, state, product, cur, tgt, 0)
+    full = searched(kb, state, product, cur, tgt, 10**9)
+    assert full[2] is None
+    assert pruned[:2] == full[:2]
+    plans = []
+    for size in (0, 10**9):
+        with window(size):
+            p = planner.plan(kb, state, [Target(product, tgt)])
+        plans.append(([(s.from_version, s.to_version, s.verdict) for s in p.steps], p.verdict))
+    assert plans[0] == plans[1]
+    return pruned[2] is not None and len(pruned[2]) < pruned[3]
+
+
+# ---- small in-memory knowledge
+
+
+def pred(name: str, **args: Any) -> Condition:
+    return Condition("pred", predicate=name, args=args)
+
+
+@st.composite
+def conditions(draw: st.DrawFn, n: int) -> Condition | None:
+    atoms = [
+        pred("version_below", product=C, version=v(draw(st.integers(0, n)))),
+        pred("fact_equals", fact=draw(st.sampled_from(FACT_KEYS)), value=draw(st.booleans())),
+        pred("pin_exact", product=C),
+    ]
+    picked = draw(st.lists(st.sampled_from(atoms), min_size=0, max_size=3))
+    if not picked:
+        return None
+    parts = tuple(Condition("not", (a,)) if draw(st.booleans()) else a for a in picked)
+    if len(parts) == 1:
+        return parts[0]
+    return Condition(draw(st.sampled_from(("all", "any"))), parts)
+
+
+@st.composite
+def hazards(draw: st.DrawFn, n: int, i: int) -> Hazard:
+    scope = draw(st.sampled_from(("skip", "landing", "transition", "state")))
+    k = draw(st.integers(1, n - 1))
+    m = draw(st.integers(k, n - 1))
+    kw: dict[str, Any] = {
+        "skip": {"stop": v(k), "to_range": f">={v(m)}"},
+        "transition": {"from_range": f"<{v(k)}", "to_range": f">={v(m)}"},
+        "landing": {"to_range": draw(st.sampled_from((v(k), f">={v(k)} <{v(m + 1)}")))},
+        "state": {"from_range": f">={v(k)}"},
+    }[scope]
+    return Hazard(
+        id=f"h{i:02d}",
+        title=f"hazard {i}",
+        product=draw(st.sampled_from((P, P, C))),
+        severity=draw(st.sampled_from(("blocking", "warning", "notice"))),
+        scope=scope,  # type: ignore[arg-type]
+        consequence="breaks",
+        when=draw(conditions(n)),
+        migrations=("fix",) if draw(st.booleans()) else (),
+        **kw,
+    )
+
+
+@st.composite
+def releases(draw: st.DrawFn, n: int, i: int) -> Release:
+    effects = {}
+    if i and draw(st.integers(0, 3)) == 0:
+        effects = {draw(st.sampled_from(FACT_KEYS)): draw(st.booleans())}
+    requires = {}
+    if i and draw(st.integers(0, 3)) == 0:
+        requires = {draw(st.sampled_from((C, "k8s"))): f">={v(max(0, i - 2))}"}
+    upgrade_from = None
+    if i > 2 and draw(st.integers(0, 4)) == 0:
+        upgrade_from = f">={v(i - draw(st.integers(1, 3)))}"
+    return Release(
+        P,
+        v(i),
+        f"r{i}",
+        bom={C: v(i)},
+        effects=effects,
+        requires=requires,
+        upgrade_from=upgrade_from,
+    )
+
+
+@dataclass(frozen=True)
+class Case:
+    kb: KnowledgeBase
+    state: State
+    current: int
+    target: int
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> Case:
+    n = draw(st.integers(4, 24))
+    target = draw(st.integers(1, n - 1))
+    current = draw(st.integers(0, target - 1))
+    hz = [draw(hazards(n, i)) for i in range(draw(st.integers(0, 12)))]
+    kb = KnowledgeBase(
+        products={x: Product(x, x, "chart", "", Recognise()) for x in (P, C)},
+        releases={
+            P: tuple(draw(releases(n, i)) for i in range(n)),
+            C: tuple(Release(C, v(i), f"c{i}") for i in range(n)),
+        },
+        hazards={h.id: h for h in hz},
+        migrations={"fix": Migration("fix", "fix it", "command", P, "echo fix {{ step.to }}")},
+    )
+    facts = {
+        f"installed.{P}": Fact(f"installed.{P}", v(current), flag("--installed")),
+        f"pin.{C}": Fact(f"pin.{C}", v(current), in_file("bom.yaml", 3)),
+    }
+    if draw(st.booleans()):
+        facts[f"installed.{C}"] = Fact(f"installed.{C}", v(current), flag("--installed"))
+    for key in FACT_KEYS:
+        value = draw(st.sampled_from((None, True, False)))
+        if value is not None:
+            facts[key] = Fact(key, value, flag("--fact"))
+    return Case(kb, State(facts=facts), current, target)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases())
+def test_pruned_search_equals_exhaustive_on_small_knowledge(case: Case) -> None:
+    same_plans(case.kb, case.state, P, v(case.current), v(case.target))
+
+
+# ---- the benchmark's generated knowledge
+
+
+@cache
+def _genkb() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("genkb", ROOT / "bench" / "genkb.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("genkb", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+_TMP = tempfile.TemporaryDirectory(prefix="upgradeplan-genkb-")
+
+
+@cache
+def generated(products: int, releases: int, hazards: int) -> KnowledgeBase:
+    from upgradeplan.kb.loader import load
+
+    root = Path(_TMP.name) / f"{products}x{releases}x{hazards}"
+    _genkb().generate(root, products, releases, hazards)
+    return load([str(root)], bundled=False)
+
+
+def generated_state(kb: KnowledgeBase, product: str, start: int, pins: int, drift: str) -> State:
+    """Like bench/plan.py: every other product at its first release, some of them pinned."""
+    facts: dict[str, Fact] = {}
+    installed = {p: kb.releases[p][0].version for p in sorted(kb.products) if p != product}
+    for i, (p, ver) in enumerate(installed.items()):
+        facts[f"installed.{p}"] = Fact(f"installed.{p}", ver, flag("--installed"))
+        if i < pins:
+            facts[f"pin.{p}"] = Fact(f"pin.{p}", ver, in_file("bom.yaml", 3 + i))
+    own = kb.releases[product][start].version
+    facts[f"installed.{product}"] = Fact(f"installed.{product}", own, flag("--installed"))
+    key = f"helmrelease.{product}.drift-detection"
+    facts[key] = Fact(key, drift, flag("--fact"))
+    return State(facts=facts)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from(((3, 12, 12), (3, 30, 30), (4, 45, 60))),
+    st.data(),
+)
+def test_pruned_search_equals_exhaustive_on_generated_knowledge(
+    shape: tuple[int, int, int], data: st.DataObject
+) -> None:
+    kb = generated(*shape)
+    product = data.draw(st.sampled_from(sorted(kb.products)))
+    n = len(kb.releases[product])
+    start = data.draw(st.integers(0, n - 2))
+    end = data.draw(st.integers(start + 1, n - 1))
+    state = generated_state(
+        kb,
+        product,
+        start,
+        pins=data.draw(st.integers(0, shape[0] - 1)),
+        drift=data.draw(st.sampled_from(("disabled", "enabled"))),
+    )
+    same_plans(
+        kb, state, product, kb.releases[product][start].version, kb.releases[product][end].version
+    )
+
+
+def test_generated_knowledge_is_pruned_and_planned_alike() -> None:
+    """First -> last of every product at 4 x 45: the pruned search keeps fewer releases."""
+    kb = generated(4, 45, 60)
+    pruned = 0
+    for product in sorted(kb.products):
+        rels = kb.releases[product]
+        state = generated_state(kb, product, 0, pins=3, drift="disabled")
+        pruned += same_plans(kb, state, product, rels[0].version, rels[-1].version)
+    assert pruned == len(kb.products)

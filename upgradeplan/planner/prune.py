@@ -1,0 +1,228 @@
+"""Exact pruning of a large window: the releases the cheapest path may need, and no fewer.
+
+Two neighbouring releases of the window are *alike* when every term of a hop's weight comes
+out the same whether the hop starts (or ends) at one or at the other: the same ``upgrade_from``
+and the same answers of every ``upgrade_from`` in the window, the same hazards of the product
+and of every lockstep component in scope, the same truth of each of them, the same
+requirements with the same status. A run of alike releases is then one release as far as any
+release outside the run can tell; a path visits at most one of them (a second costs at least
+one more hop), and Dijkstra, which breaks ties by the lower index, takes the first of the run.
+So keeping the first release of each run gives the exhaustive search's path and cost.
+
+The truth of a landing or state hazard on a hop depends on the state before the hop as well
+as on the release it lands on. It is taken as the same for every start when the facts the
+landing sets decide it alone: each predicate reading only such facts is evaluated, every
+other one is UNKNOWN, and Kleene logic is monotone, so a TRUE or FALSE result holds whatever
+the others read. Otherwise the release stays apart, and the facts the hazard reads from the
+state before the hop are compared (by identity) for the releases a hop may start from.
+
+When that reasoning cannot be applied (a condition refers to ``$from``/``$to`` or reads
+templated keys, a requirement has a ``when``, a lockstep component does not move up strictly),
+nothing is pruned: every release is a candidate.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from upgradeplan import conditions
+from upgradeplan.model import Condition, Fact, Hazard, Truth
+
+if TYPE_CHECKING:
+    from upgradeplan.planner.search import Search
+
+
+def candidates(s: Search) -> list[int] | None:
+    """Node indices worth stopping at: the start, the first of each run of alike releases and
+    the target; None when every release must be tried."""
+    comps = tuple(sorted(p for p in s._pins if p != s.product))
+    if not _prunable(s, comps):
+        return None
+    n = len(s.nodes)
+    read_before: set[str] = set()
+    ends = [_as_end(s, m, comps, read_before) for m in range(1, n - 1)]
+    keys = sorted(read_before)
+    constraints = _constraints(s)
+    keep = [0]
+    previous: Any = None
+    for m in range(1, n - 1):
+        sig = (ends[m - 1], _as_start(s, m, comps, keys, constraints))
+        if m == 1 or sig != previous:
+            keep.append(m)
+        previous = sig
+    keep.append(n - 1)
+    return keep
+
+
+def _prunable(s: Search, comps: Sequence[str]) -> bool:
+    from upgradeplan.versions import parse_version
+
+    nodes = s.nodes
+    if any(b.parsed <= a.parsed for a, b in itertools.pairwise(nodes)):
+        return False
+    if any(node.release is None or node.release.requires_when for node in nodes[1:]):
+        return False
+    for product in (s.product, *comps):
+        s.idx.product(product)  # fills idx.keys / idx.refs
+        for h in s.idx.by_product.get(product, ()):
+            if s.idx.keys.get(h.id, ()) is None or s.idx.refs.get(h.id):
+                return False
+    for comp in comps:
+        last = s.start_state.installed(comp)
+        try:
+            seen = parse_version(last) if last is not None else None
+            for m in range(1, len(nodes)):
+                fact = _landing(s, m).get(f"installed.{comp}")
+                if fact is None:
+                    continue
+                if not isinstance(fact.value, str):
+                    return False
+                v = parse_version(fact.value)
+                if seen is not None and not v > seen:
+                    return False
+                seen = v
+        except Exception:  # an unparsable version: no pruning
+            return False
+    return True
+
+
+def _landing(s: Search, m: int) -> dict[str, Fact]:
+    return {f.key: f for f in s._landing_facts(m)}
+
+
+def _constraints(s: Search) -> list[Any]:
+    from upgradeplan.versions import parse_constraint
+
+    texts = {n.release.upgrade_from for n in s.nodes[1:] if n.release and n.release.upgrade_from}
+    return [parse_constraint(t) for t in sorted(texts)]
+
+
+def _as_end(s: Search, m: int, comps: Sequence[str], read_before: set[str]) -> tuple[Any, ...]:
+    """What a hop landing on release ``m`` weighs, as far as it does not depend on its start."""
+    from upgradeplan.versions import parse_version
+
+    node = s.nodes[m]
+    rel = node.release
+    assert rel is not None
+    landing = _landing(s, m)
+    state = s.state_at(m)
+    sides = s.idx.sides(s.product, node.version, node.parsed)
+    parts: list[Any] = [rel.upgrade_from, sides.skip_post, sides.trans_post]
+    parts.append(_landed(s, m, sides.landed, state, landing, read_before))
+    for comp in comps:
+        fact = landing.get(f"installed.{comp}")
+        if fact is None:
+            parts.append(None)
+            continue
+        cs = s.idx.sides(comp, str(fact.value), parse_version(str(fact.value)))
+        landed = _landed(s, m, cs.landed, state, landing, read_before)
+        parts.append((cs.skip_post, cs.trans_post, landed))
+    req = s._requires(m - 1, m)
+    if req is None:
+        parts.append(None)
+    elif req.status != "may-apply":
+        parts.append((req.status, req.severity))
+    else:  # weighed unless the release before the hop has the same requirements (_inherited)
+        products = tuple(e.key.removeprefix("installed.") for e in req.missing)
+        read_before.update(f"requires.{p}" for p in products)
+        mine = tuple(rel.requires.get(p) for p in products)
+        parts.append((req.status, req.severity, products, mine))
+    return tuple(parts)
+
+
+def _landed(
+    s: Search,
+    m: int,
+    hazards: Sequence[Hazard],
+    state: Any,
+    landing: dict[str, Fact],
+    read_before: set[str],
+) -> tuple[Any, ...]:
+    """Per landing/state hazard: its truth whatever the hop's start, or what it depends on."""
+    out: list[Any] = []
+    for h in hazards:
+        if h.when is None:
+            out.append((h.id, Truth.TRUE))
+            continue
+        keys = s.idx.keys[h.id] or ()
+        before = [k for k in keys if k not in landing]
+        if not before:
+            out.append((h.id, s._truth(h, state, "", "")))  # no $from/$to: hop unused
+            continue
+        t = _partial(s, h.when, state, landing)
+        if t is not Truth.UNKNOWN:
+            out.append((h.id, t))
+            continue
+        read_before.update(before)
+        # decided by the state before the hop alone (compared there), or apart
+        out.append((h.id, "before") if len(before) == len(keys) else ("apart", m))
+    return tuple(out)
+
+
+_READS: dict[int, tuple[Condition, tuple[str, ...]]] = {}
+
+
+def _reads(cond: Condition) -> tuple[str, ...]:
+    hit = _READS.get(id(cond))
+    if hit is None or hit[0] is not cond:
+        if len(_READS) > 100_000:
+            _READS.clear()
+        hit = _READS[id(cond)] = (cond, tuple(conditions.facts_read(cond)))
+    return hit[1]
+
+
+def _partial(s: Search, cond: Condition, state: Any, landing: dict[str, Fact]) -> Truth:
+    """Kleene truth of ``cond`` with every predicate reading a fact the landing does not set
+    taken as UNKNOWN (so a definite answer holds for every state before the hop)."""
+    if cond.op == "pred":
+        if all(k in landing for k in _reads(cond)):
+            return conditions.truth(cond, state, s.kb)
+        return Truth.UNKNOWN
+    if cond.op == "not":
+        return ~_partial(s, cond.children[0], state, landing)
+    stop = Truth.FALSE if cond.op == "all" else Truth.TRUE
+    unknown = False
+    for child in cond.children:
+        t = _partial(s, child, state, landing)
+        if t is stop:
+            return stop
+        unknown = unknown or t is Truth.UNKNOWN
+    if unknown:
+        return Truth.UNKNOWN
+    return Truth.TRUE if cond.op == "all" else Truth.FALSE
+
+
+def _as_start(
+    s: Search, m: int, comps: Sequence[str], keys: Sequence[str], constraints: Sequence[Any]
+) -> tuple[Any, ...]:
+    """What a hop starting at release ``m`` weighs, as far as it does not depend on its end."""
+    from upgradeplan.versions import parse_version
+
+    node = s.nodes[m]
+    rel = node.release
+    assert rel is not None
+    state = s.state_at(m)
+    parts: list[Any] = [tuple(bool(c.check(node.parsed)) for c in constraints)]
+    sides = s.idx.sides(s.product, node.version, node.parsed)
+    parts.append(_before(s, [*sides.skip_pre, *sides.trans_pre], state))
+    for comp in comps:
+        a = state.installed(comp)
+        if a is None:
+            parts.append(None)
+            continue
+        cs = s.idx.sides(comp, a, parse_version(a))
+        parts.append(_before(s, [*cs.skip_pre, *cs.trans_pre], state))
+    facts = [k for k in keys if not k.startswith("requires.")]
+    parts.append(tuple(id(state.facts.get(k)) for k in facts))
+    needs = [k.removeprefix("requires.") for k in keys if k.startswith("requires.")]
+    parts.append(tuple(rel.requires.get(p) for p in needs))
+    return tuple(parts)
+
+
+def _before(s: Search, hazards: Sequence[Hazard], state: Any) -> tuple[Any, ...]:
+    return tuple((h.id, s._truth(h, state, "", "")) for h in hazards)  # no $from/$to
+
+
+__all__ = ["candidates"]

@@ -24,11 +24,11 @@ nothing is pruned: every release is a candidate.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from upgradeplan import conditions
-from upgradeplan.model import Condition, Fact, Hazard, Truth
+from upgradeplan.model import Condition, Fact, Hazard, KnowledgeBase, State, Truth
 
 if TYPE_CHECKING:
     from upgradeplan.planner.search import Search
@@ -107,17 +107,17 @@ def _as_end(s: Search, m: int, comps: Sequence[str], read_before: set[str]) -> t
     rel = node.release
     assert rel is not None
     landing = _landing(s, m)
-    state = s.state_at(m)
     sides = s.idx.sides(s.product, node.version, node.parsed)
     parts: list[Any] = [rel.upgrade_from, sides.skip_post, sides.trans_post]
-    parts.append(_landed(s, m, sides.landed, state, landing, read_before))
+    parts.append(_landed(s, m, s.product, node.version, sides.landed, landing, read_before))
     for comp in comps:
         fact = landing.get(f"installed.{comp}")
         if fact is None:
             parts.append(None)
             continue
-        cs = s.idx.sides(comp, str(fact.value), parse_version(str(fact.value)))
-        landed = _landed(s, m, cs.landed, state, landing, read_before)
+        b = str(fact.value)
+        cs = s.idx.sides(comp, b, parse_version(b))
+        landed = _landed(s, m, comp, b, cs.landed, landing, read_before)
         parts.append((cs.skip_post, cs.trans_post, landed))
     req = s._requires(m - 1, m)
     if req is None:
@@ -135,26 +135,20 @@ def _as_end(s: Search, m: int, comps: Sequence[str], read_before: set[str]) -> t
 def _landed(
     s: Search,
     m: int,
+    product: str,
+    version: str,
     hazards: Sequence[Hazard],
-    state: Any,
     landing: dict[str, Fact],
     read_before: set[str],
 ) -> tuple[Any, ...]:
     """Per landing/state hazard: its truth whatever the hop's start, or what it depends on."""
     out: list[Any] = []
-    for h in hazards:
-        if h.when is None:
-            out.append((h.id, Truth.TRUE))
+    for h, known in s.landed_known(product, version, m, hazards):
+        if known is not None:
+            out.append((h.id, known))
             continue
         keys = s.idx.keys[h.id] or ()
         before = [k for k in keys if k not in landing]
-        if not before:
-            out.append((h.id, s._truth(h, state, "", "")))  # no $from/$to: hop unused
-            continue
-        t = _partial(s, h.when, state, landing)
-        if t is not Truth.UNKNOWN:
-            out.append((h.id, t))
-            continue
         read_before.update(before)
         # decided by the state before the hop alone (compared there), or apart
         out.append((h.id, "before") if len(before) == len(keys) else ("apart", m))
@@ -173,19 +167,22 @@ def _reads(cond: Condition) -> tuple[str, ...]:
     return hit[1]
 
 
-def _partial(s: Search, cond: Condition, state: Any, landing: dict[str, Fact]) -> Truth:
-    """Kleene truth of ``cond`` with every predicate reading a fact the landing does not set
-    taken as UNKNOWN (so a definite answer holds for every state before the hop)."""
+def landing_truth(
+    cond: Condition, state: State, kb: KnowledgeBase, landing: Mapping[str, Fact]
+) -> Truth:
+    """Kleene truth of ``cond`` on ``state`` with every predicate reading a fact the landing
+    does not set taken as UNKNOWN: a definite answer holds for every state before the hop
+    (Kleene logic is monotone: making an UNKNOWN definite never changes a definite result)."""
     if cond.op == "pred":
         if all(k in landing for k in _reads(cond)):
-            return conditions.truth(cond, state, s.kb)
+            return conditions.truth(cond, state, kb)
         return Truth.UNKNOWN
     if cond.op == "not":
-        return ~_partial(s, cond.children[0], state, landing)
+        return ~landing_truth(cond.children[0], state, kb, landing)
     stop = Truth.FALSE if cond.op == "all" else Truth.TRUE
     unknown = False
     for child in cond.children:
-        t = _partial(s, child, state, landing)
+        t = landing_truth(child, state, kb, landing)
         if t is stop:
             return stop
         unknown = unknown or t is Truth.UNKNOWN
@@ -206,14 +203,14 @@ def _as_start(
     state = s.state_at(m)
     parts: list[Any] = [tuple(bool(c.check(node.parsed)) for c in constraints)]
     sides = s.idx.sides(s.product, node.version, node.parsed)
-    parts.append(_before(s, [*sides.skip_pre, *sides.trans_pre], state))
+    parts.append(_before(s, s.product, node.version, sides, state))
     for comp in comps:
         a = state.installed(comp)
         if a is None:
             parts.append(None)
             continue
         cs = s.idx.sides(comp, a, parse_version(a))
-        parts.append(_before(s, [*cs.skip_pre, *cs.trans_pre], state))
+        parts.append(_before(s, comp, a, cs, state))
     facts = [k for k in keys if not k.startswith("requires.")]
     parts.append(tuple(id(state.facts.get(k)) for k in facts))
     needs = [k.removeprefix("requires.") for k in keys if k.startswith("requires.")]
@@ -221,8 +218,9 @@ def _as_start(
     return tuple(parts)
 
 
-def _before(s: Search, hazards: Sequence[Hazard], state: Any) -> tuple[Any, ...]:
-    return tuple((h.id, s._truth(h, state, "", "")) for h in hazards)  # no $from/$to
+def _before(s: Search, product: str, version: str, sides: Any, state: State) -> tuple[Any, ...]:
+    skips, transitions = s._starting(product, version, sides, state)
+    return tuple((h.id, known) for h, known in (*skips, *transitions))
 
 
-__all__ = ["candidates"]
+__all__ = ["candidates", "landing_truth"]

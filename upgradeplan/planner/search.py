@@ -9,7 +9,7 @@ when no path avoids it). Large windows are pruned to the releases the cheapest p
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -29,6 +29,7 @@ from upgradeplan.model import (
 from upgradeplan.planner.actions import migration_available
 from upgradeplan.planner.findings import judge, not_in_scope, requires_finding
 from upgradeplan.planner.index import Index
+from upgradeplan.planner.prune import landing_truth
 
 # hop weights
 HOP_COST = 1.0
@@ -55,6 +56,9 @@ class _Hop:
     statuses: Sequence[tuple[str, str, str, bool]]  # (hazard id, severity, status, fixable)
     forbidden: tuple[str, ...]
     cost: float
+
+
+_Known = list[tuple[Hazard, "Truth | None"]]  # a hazard and its truth (None: per hop)
 
 
 class Search:
@@ -97,9 +101,10 @@ class Search:
         }
         self._hop_cache: dict[tuple[int, int], _Hop] = {}
         self._truth_cache: dict[tuple[Any, ...], Truth] = {}
-        self._req_cache: dict[tuple[int, int], Finding | None] = {}
+        self._req_cache: dict[tuple[int, str | None], Finding | None] = {}
         self._fix_cache: dict[str, bool] = {}
-        self._landed_cache: dict[tuple[str, str, int], list[tuple[Hazard, Truth]]] = {}
+        self._landed_cache: dict[tuple[str, str, int], _Known] = {}
+        self._start_cache: dict[tuple[str, str, int], tuple[_Known, _Known]] = {}
         self._allowed: list[int] | None = None  # None: every release
         self._allowed_ready = False
         self._landed_states: dict[tuple[int, int], State] = {}
@@ -237,23 +242,80 @@ class Search:
         return hit
 
     def _scan(
-        self, product: str, f: str, t: str, fv: Any, tv: Any, pre: State, post: State
+        self,
+        product: str,
+        f: str,
+        t: str,
+        fv: Any,
+        tv: Any,
+        pre: State,
+        post: State,
+        j: int,
     ) -> list[tuple[Hazard, Truth]]:
         """In-scope hazards of ``product`` for the hop f -> t with their truth."""
         a = self.idx.sides(product, f, fv)
         b = self.idx.sides(product, t, tv)
         truth = self._truth
-        out = [(h, truth(h, pre, f, t)) for h in a.skip_pre if h.id in b.skip_post]
-        out += [(h, truth(h, pre, f, t)) for h in a.trans_pre if h.id in b.trans_post]
+        skips, transitions = self._starting(product, f, a, pre)
+        out = [
+            (h, truth(h, pre, f, t) if known is None else known)
+            for h, known in skips
+            if h.id in b.skip_post
+        ]
+        out += [
+            (h, truth(h, pre, f, t) if known is None else known)
+            for h, known in transitions
+            if h.id in b.trans_post
+        ]
         if b.landed:
-            key = (product, t, id(post))
-            landed = None if b.landed_uses_from else self._landed_cache.get(key)
-            if landed is None:
-                landed = [(h, truth(h, post, f, t)) for h in b.landed]
-                if not b.landed_uses_from:
-                    self._landed_cache[key] = landed
-            out += landed
+            out += [
+                (h, truth(h, post, f, t) if known is None else known)
+                for h, known in self.landed_known(product, t, j, b.landed)
+            ]
         return out
+
+    def landed_known(self, product: str, t: str, j: int, hazards: Sequence[Hazard]) -> _Known:
+        """Landing and state hazards of ``product`` (at ``t``) on a hop landing on release
+        ``j``, with their truth when it is the same wherever the hop starts (None: per hop)."""
+        key = (product, t, j)
+        hit = self._landed_cache.get(key)
+        if hit is None:
+            landing = {fact.key: fact for fact in self._landing_facts(j)}
+            state = self.state_at(j)
+            hit = self._landed_cache[key] = [
+                (h, self._independent(h, state, landing, t)) for h in hazards
+            ]
+        return hit
+
+    def _independent(
+        self, h: Hazard, state: State, landing: Mapping[str, Fact], t: str
+    ) -> Truth | None:
+        if h.when is None:
+            return Truth.TRUE
+        keys = self.idx.keys.get(h.id)
+        if keys is None or self.idx.refs.get(h.id):
+            return None
+        if all(k in landing for k in keys):
+            return self._truth(h, state, t, t)
+        found = landing_truth(h.when, state, self.kb, landing)
+        return None if found is Truth.UNKNOWN else found
+
+    def _starting(self, product: str, f: str, a: Any, pre: State) -> tuple[_Known, _Known]:
+        """Skip and transition hazards of ``product`` a hop from ``f`` (on ``pre``) can meet,
+        with their truth when it does not depend on where the hop lands (no ``$to``)."""
+        key = (product, f, id(pre))
+        hit = self._start_cache.get(key)
+        if hit is None:
+
+            def known(hazards: Sequence[Hazard]) -> _Known:
+                out: _Known = []
+                for h in hazards:
+                    lands = "$to" in self.idx.refs.get(h.id, ())
+                    out.append((h, None if lands else self._truth(h, pre, f, f)))
+                return out
+
+            hit = self._start_cache[key] = (known(a.skip_pre), known(a.trans_pre))
+        return hit
 
     def _moved(self, pre: State, post: State) -> list[tuple[str, str, str]]:
         out = []
@@ -269,7 +331,8 @@ class Search:
             return None
         before = self.nodes[i].release
         already = before.requires if before else {}
-        ck = (j, id(already))
+        # the status depends on where the hop starts only through a requirement's `when`
+        ck = (j, self.nodes[i].version if rel.requires_when else None)
         if ck not in self._req_cache:
             self._req_cache[ck] = requires_finding(
                 self.kb, rel, self.state_at(j), self.nodes[i].version, already
@@ -304,10 +367,10 @@ class Search:
         pre, post = self.state_at(i), self.landed_state(i, j)
         f, t = self.nodes[i].version, self.nodes[j].version
         found = self._scan(
-            self.product, f, t, self.nodes[i].parsed, self.nodes[j].parsed, pre, post
+            self.product, f, t, self.nodes[i].parsed, self.nodes[j].parsed, pre, post, j
         )
         for comp, a, b in self._moved(pre, post):
-            found += self._scan(comp, a, b, parse_version(a), parse_version(b), pre, post)
+            found += self._scan(comp, a, b, parse_version(a), parse_version(b), pre, post, j)
         statuses = [
             (h.id, h.severity, STATUS_OF_TRUTH[truth], self.fixable_id(h.id)) for h, truth in found
         ]

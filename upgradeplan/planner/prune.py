@@ -42,7 +42,8 @@ def candidates(s: Search) -> list[int] | None:
         return None
     n = len(s.nodes)
     read_before: set[str] = set()
-    ends = [_as_end(s, m, comps, read_before) for m in range(1, n - 1)]
+    live = _live(s, comps)
+    ends = [_as_end(s, m, comps, live, read_before) for m in range(1, n - 1)]
     keys = sorted(read_before)
     constraints = _constraints(s)
     keep = [0]
@@ -99,7 +100,29 @@ def _constraints(s: Search) -> list[Any]:
     return [parse_constraint(t) for t in sorted(texts)]
 
 
-def _as_end(s: Search, m: int, comps: Sequence[str], read_before: set[str]) -> tuple[Any, ...]:
+def _live(s: Search, comps: Sequence[str]) -> frozenset[str]:
+    """Skip and transition hazards not FALSE on the state before some hop's start (the others
+    never weigh: a hazard that does not apply adds nothing to a hop)."""
+    from upgradeplan.versions import parse_version
+
+    live: set[str] = set()
+    for i in range(len(s.nodes) - 1):
+        node, state = s.nodes[i], s.state_at(i)
+        starts = [(s.product, node.version, node.parsed)]
+        for comp in comps:
+            a = state.installed(comp)
+            if a is not None:
+                starts.append((comp, a, parse_version(a)))
+        for product, version, parsed in starts:
+            sides = s.idx.sides(product, version, parsed)
+            for part in s._starting(product, version, sides, state):
+                live.update(h.id for h, known in part if known is not Truth.FALSE)
+    return frozenset(live)
+
+
+def _as_end(
+    s: Search, m: int, comps: Sequence[str], live: frozenset[str], read_before: set[str]
+) -> tuple[Any, ...]:
     """What a hop landing on release ``m`` weighs, as far as it does not depend on its start."""
     from upgradeplan.versions import parse_version
 
@@ -108,7 +131,7 @@ def _as_end(s: Search, m: int, comps: Sequence[str], read_before: set[str]) -> t
     assert rel is not None
     landing = _landing(s, m)
     sides = s.idx.sides(s.product, node.version, node.parsed)
-    parts: list[Any] = [rel.upgrade_from, sides.skip_post, sides.trans_post]
+    parts: list[Any] = [rel.upgrade_from, sides.skip_post & live, sides.trans_post & live]
     parts.append(_landed(s, m, s.product, node.version, sides.landed, landing, read_before))
     for comp in comps:
         fact = landing.get(f"installed.{comp}")
@@ -118,9 +141,9 @@ def _as_end(s: Search, m: int, comps: Sequence[str], read_before: set[str]) -> t
         b = str(fact.value)
         cs = s.idx.sides(comp, b, parse_version(b))
         landed = _landed(s, m, comp, b, cs.landed, landing, read_before)
-        parts.append((cs.skip_post, cs.trans_post, landed))
+        parts.append((cs.skip_post & live, cs.trans_post & live, landed))
     req = s._requires(m - 1, m)
-    if req is None:
+    if req is None or req.status == "does-not-apply":
         parts.append(None)
     elif req.status != "may-apply":
         parts.append((req.status, req.severity))
@@ -145,7 +168,8 @@ def _landed(
     out: list[Any] = []
     for h, known in s.landed_known(product, version, m, hazards):
         if known is not None:
-            out.append((h.id, known))
+            if known is not Truth.FALSE:  # one that does not apply adds nothing
+                out.append((h.id, known))
             continue
         keys = s.idx.keys[h.id] or ()
         before = [k for k in keys if k not in landing]
@@ -220,7 +244,7 @@ def _as_start(
 
 def _before(s: Search, product: str, version: str, sides: Any, state: State) -> tuple[Any, ...]:
     skips, transitions = s._starting(product, version, sides, state)
-    return tuple((h.id, known) for h, known in (*skips, *transitions))
+    return tuple((h.id, known) for h, known in (*skips, *transitions) if known is not Truth.FALSE)
 
 
 __all__ = ["candidates", "landing_truth"]

@@ -189,6 +189,25 @@ def test_a_snapshot_keeps_what_a_forbidden_helmrelease_list_leaves_unknown(
     assert replay.exit_code == 4 and "agent-platform 4.8.0 is only derived" in replay.stdout
 
 
+def test_a_failed_helmchart_list_keeps_the_pins_other_sources_gave(
+    fake_api: FakeAPIFactory,
+) -> None:
+    args = ["check", "--to", "agent-platform=4.8.1", "-o", "json"]
+    kubeconfig = _kubeconfig(fake_api, "s1", Faults(forbidden={"helmcharts"}), "v1.35.0")
+    result = run([*args, "--kubeconfig", kubeconfig])
+    (res,) = results(result)
+    recs: list[dict[str, Any]] = res["unreadable"]  # type: ignore[assignment]
+    (rec,) = recs
+    assert rec["source"] == "helmcharts.source.toolkit.fluxcd.io" and rec["status"] == 403
+    assert "pin" not in rec["unknown"] and "pin.agent-platform-connectivity" not in rec["unknown"]
+    text = run(["check", "--to", "agent-platform=4.8.1", "--kubeconfig", kubeconfig]).stdout
+    read = "observed pin.agent-platform-connectivity = 4.8.1 (from cluster s1: OCIRepository"
+    assert read in text
+    # nothing the judgement uses rests on the HelmCharts: judged as the readable cluster is
+    readable = _kubeconfig(fake_api, "s1", Faults(), "v1.35.0")
+    assert result.exit_code == run([*args, "--kubeconfig", readable]).exit_code == 0
+
+
 def test_what_runs_stated_with_installed_is_judged_on_it(fake_api: FakeAPIFactory) -> None:
     kubeconfig = _kubeconfig(fake_api, "s4", Faults(forbidden={"helmreleases"}), "v1.35.0")
     args = ["check", "--to", "agent-platform=4.8.1", "--kubeconfig", kubeconfig]

@@ -17,7 +17,7 @@ from upgradeplan.model import KnowledgeBase, Product
 from upgradeplan.unreadable import NOT_SERVED, Unreadable
 
 # the key a resource type's record names -> what it also leaves unknown, per product
-_HELMRELEASE, _WORKLOAD = "helmrelease", "workload"
+_HELMRELEASE, _WORKLOAD, _PIN = "helmrelease", "workload", "pin"
 
 
 def _by_helmrelease(p: Product) -> bool:
@@ -41,15 +41,31 @@ def lost_keys(kb: KnowledgeBase, rec: Unreadable, read: Collection[str]) -> tupl
     return tuple(k for k in dict.fromkeys(extra) if k not in read and k not in rec.keys)
 
 
+def pins_left(kb: KnowledgeBase, read: Collection[str]) -> tuple[str, ...]:
+    """``pin.<product>`` of each product a Flux source could pin that no other object pinned:
+    a failed OCIRepository or HelmChart list leaves only those unknown, not the pins read."""
+    products = [kb.products[k] for k in sorted(kb.products)]
+    return tuple(
+        f"pin.{p.id}" for p in filter(_by_helmrelease, products) if f"pin.{p.id}" not in read
+    )
+
+
 def widen(
     kb: KnowledgeBase,
     unread: Iterable[Unreadable],
     index: MutableMapping[str, str],
     read: Collection[str],
 ) -> tuple[Unreadable, ...]:
-    """``unread`` with each record's lost keys added (and indexed, first reason kept)."""
+    """``unread`` with each record's lost keys added (and indexed, first reason kept), and a
+    source list's ``pin`` narrowed to the pins no other object gave."""
     out: list[Unreadable] = []
     for rec in unread:
+        if _PIN in rec.keys:
+            index.pop(_PIN, None)
+            narrowed = tuple(k for k in rec.keys if k != _PIN) + pins_left(kb, read)
+            rec = replace(rec, keys=narrowed)
+            for key in narrowed:
+                index.setdefault(key, str(rec))
         # an API the cluster does not serve holds no object: nothing more is unknown
         extra = lost_keys(kb, rec, read) if rec.cause != NOT_SERVED else ()
         if extra:
@@ -60,4 +76,4 @@ def widen(
     return tuple(out)
 
 
-__all__ = ["lost_keys", "widen"]
+__all__ = ["lost_keys", "pins_left", "widen"]

@@ -261,11 +261,15 @@ def snapshot(
     *,
     all_contexts: bool = False,
     timeout: float | None = None,
+    namespace: str | None = None,
 ) -> SnapshotResult:
-    """The redacted states of the contexts read, and the contexts that could not be."""
+    """The redacted states of the contexts read, and the contexts that could not be
+    (``namespace``: namespaced kinds are listed in it alone)."""
     from upgradeplan.readers.kube import cluster
 
-    results = cluster.read_contexts(kb, kubeconfig, list(contexts), all_contexts, timeout=timeout)
+    results = cluster.read_contexts(
+        kb, kubeconfig, list(contexts), all_contexts, timeout=timeout, namespace=namespace
+    )
     states = tuple(r.state for r in results if r.state is not None)
     failed = tuple((r.name, str(r.error)) for r in results if r.state is None)
     return SnapshotResult(states=states, failed=failed)

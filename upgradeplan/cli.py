@@ -57,11 +57,12 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "kb": ("upgradeplan.commands.kb", "kb", "Lint and list the knowledge base."),
     "version": ("upgradeplan.cli", "version_cmd", "Print the version."),
     "completion": ("upgradeplan.cli", "completion_cmd", "Print a shell completion script."),
+    "help": ("upgradeplan.cli", "help_cmd", "Help about any command."),
 }
 
 
 class LazyGroup(click.Group):
-    """A group whose subcommands are imported on first use."""
+    """A group whose subcommands are imported on first use and take the global options."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -73,12 +74,37 @@ class LazyGroup(click.Group):
         module = importlib.import_module(entry[0])
         cmd = getattr(module, entry[1])
         assert isinstance(cmd, click.Command)
+        from upgradeplan.commands import global_options
+
+        global_options.inject(cmd)
         return cmd
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and name not in COMMANDS:
+            from upgradeplan.suggest import nearest
+
+            close = nearest(name, self.list_commands(ctx))
+            hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            raise click.UsageError(f"No such command {name!r}.{hint}", ctx)
+        return super().resolve_command(ctx, args)
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            _nearest_options(exc)
+            raise
 
     def invoke(self, ctx: click.Context) -> Any:
         """The one error boundary: typed errors become one line and their exit code."""
         try:
             return super().invoke(ctx)
+        except click.NoSuchOption as exc:  # a subcommand's: only the nearest options
+            _nearest_options(exc)
+            raise
         except UpgradeplanError as exc:
             if (ctx.obj or {}).get("debug"):
                 raise
@@ -106,51 +132,73 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+def _nearest_options(exc: click.NoSuchOption) -> None:
+    from upgradeplan.commands.global_options import nearest_options
+
+    # click's attribute is Final for type checkers; the message is built from it at show()
+    setattr(exc, "possibilities", nearest_options(exc))  # noqa: B010
+
+
+def _group_options(f: Any) -> Any:
+    from upgradeplan.commands.global_options import group_options
+
+    return group_options(f)
+
+
+@click.group(
+    cls=LazyGroup,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="Global options go before or after the command: `upgradeplan --context prod scan` "
+    "and `upgradeplan scan --context prod` are the same.",
+)
 @click.version_option(
     __version__, "--version", prog_name="upgradeplan", message="%(prog)s %(version)s"
 )
-@click.option(
-    "--kb",
-    "kb_dirs",
-    multiple=True,
-    type=click.Path(file_okay=False),
-    help="Extra knowledge directory, merged with the bundled one "
-    "(repeatable; also UPGRADEPLAN_KB).",
-)
-@click.option(
-    "--color",
-    type=click.Choice(["auto", "always", "never"]),
-    default="auto",
-    show_default=True,
-    help="Colour in text output (NO_COLOR is honoured).",
-)
-@click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
+@_group_options
 @click.pass_context
-def cli(ctx: click.Context, kb_dirs: tuple[str, ...], color: str, debug: bool) -> None:
+def cli(ctx: click.Context, /, **options: Any) -> None:
     """Is it safe to move this Helm/Flux installation to that target? If not, what is the safe way?
 
     \b
     Before anyone bumps a version pin: the verdict, the evidence and the safe path.
 
     \b
+    Examples:
+      upgradeplan check --gitops . --to agent-platform=4.8.1
+      upgradeplan --context prod plan --to latest
+      kubectl upgradeplan scan -n flux-giantswarm
+      upgradeplan help check
+
+    \b
     Exit codes: 0 safe, 1 unexpected error, 2 bad input, 3 a hazard applies or no safe
     path, 4 undetermined (a needed fact is missing). See docs/exit-codes.md.
     """
-    env_dirs = [d for d in os.environ.get("UPGRADEPLAN_KB", "").split(os.pathsep) if d]
-    ctx.obj = {
-        "kb_dirs": tuple(env_dirs) + tuple(kb_dirs),
-        "color": color,
-        "debug": debug,
-    }
+    from upgradeplan.commands.global_options import start
+
+    start(ctx, options)
+    if ctx.invoked_subcommand is None:  # bare `upgradeplan`: the help, as kubectl and helm do
+        click.echo(ctx.get_help())
+        ctx.exit(int(ExitCode.SAFE))
 
 
 @click.command("version")
 @click.option(
-    "-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True
+    "-o",
+    "--output",
+    type=click.Choice(["text", "json", "yaml"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
 )
 def version_cmd(output: str) -> None:
-    """Print the version of upgradeplan and of the bundled knowledge format."""
+    """Print the version of upgradeplan and of the bundled knowledge format.
+
+    \b
+    Examples:
+      upgradeplan version
+      upgradeplan version -o yaml
+    """
     info = {
         "schema_version": 1,
         "version": __version__,
@@ -159,6 +207,10 @@ def version_cmd(output: str) -> None:
     }
     if output == "json":
         click.echo(json.dumps(info, indent=2, sort_keys=True))
+    elif output == "yaml":
+        import yaml
+
+        click.echo(yaml.safe_dump(info, sort_keys=True), nl=False)
     else:
         click.echo(f"upgradeplan {__version__}")
 
@@ -166,13 +218,54 @@ def version_cmd(output: str) -> None:
 @click.command("completion")
 @click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
 def completion_cmd(shell: str) -> None:
-    """Print a completion script: eval "$(upgradeplan completion bash)"."""
+    """Print a shell completion script (bash, zsh, fish).
+
+    Completes commands and options, and from the knowledge and the kubeconfig: hazard,
+    release and migration ids, products and their versions, kubeconfig contexts.
+    PowerShell is not offered: click, which does the completing, has no PowerShell support.
+
+    \b
+    Examples:
+      eval "$(upgradeplan completion bash)"
+      upgradeplan completion zsh > "${fpath[1]}/_upgradeplan"
+      upgradeplan completion fish > ~/.config/fish/completions/upgradeplan.fish
+    """
     from click.shell_completion import get_completion_class
 
     comp_cls = get_completion_class(shell)
     assert comp_cls is not None
     comp = comp_cls(cli, {}, "upgradeplan", "_UPGRADEPLAN_COMPLETE")
     click.echo(comp.source())
+
+
+@click.command("help")
+@click.argument("words", nargs=-1, metavar="[COMMAND]...")
+@click.pass_context
+def help_cmd(ctx: click.Context, words: tuple[str, ...]) -> None:
+    """Help about any command: `upgradeplan help kb lint` is `upgradeplan kb lint --help`.
+
+    \b
+    Examples:
+      upgradeplan help
+      upgradeplan help check
+      upgradeplan help docs upgrade-md
+    """
+    root = ctx.find_root()
+    cmd: click.Command = root.command
+    sub = root
+    for word in words:
+        if not isinstance(cmd, click.Group):
+            raise click.UsageError(f"{sub.command_path!r} has no subcommands", ctx)
+        sub_cmd = cmd.get_command(sub, word)
+        if sub_cmd is None:
+            from upgradeplan.suggest import nearest
+
+            close = nearest(word, cmd.list_commands(sub))
+            hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            raise click.UsageError(f"No such command {word!r}.{hint}", ctx)
+        cmd = sub_cmd
+        sub = click.Context(cmd, info_name=word, parent=sub)
+    click.echo(sub.get_help())
 
 
 def main(argv: list[str] | None = None) -> None:

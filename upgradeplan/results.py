@@ -49,6 +49,7 @@ class Inputs:
     contexts: tuple[str, ...] = ()
     all_contexts: bool = False
     request_timeout: float | None = None  # seconds per request (cluster reads)
+    namespace: str | None = None  # cluster reads list namespaced kinds in this namespace only
 
     @property
     def cluster(self) -> bool:

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import click
 
 from upgradeplan.api import FAIL_ON_CHOICES, Inputs
+from upgradeplan.commands import complete
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -31,6 +32,7 @@ def state_options(f: F) -> F:
             "installed",
             multiple=True,
             metavar="PRODUCT=VERSION",
+            shell_complete=complete.product_versions,
             help="The version a product runs (repeatable).",
         ),
         click.option(
@@ -38,6 +40,7 @@ def state_options(f: F) -> F:
             "pins",
             multiple=True,
             metavar="PRODUCT=CONSTRAINT",
+            shell_complete=complete.product_versions,
             help="The version constraint that selects a product; 'PRODUCT=' for none (repeatable).",
         ),
         click.option(
@@ -92,6 +95,7 @@ def state_options(f: F) -> F:
             "contexts",
             multiple=True,
             metavar="NAME",
+            shell_complete=complete.contexts,
             help="Kubeconfig context to read (repeatable; one result per context).",
         ),
         click.option(
@@ -125,6 +129,7 @@ def target_options(f: F) -> F:
             "to",
             multiple=True,
             metavar="PRODUCT=VERSION|VERSION|latest",
+            shell_complete=complete.product_versions,
             help="The target: PRODUCT=VERSION, a bare VERSION when one product has it, or "
             "'latest' (repeatable).",
         ),
@@ -133,6 +138,7 @@ def target_options(f: F) -> F:
             "holds",
             multiple=True,
             metavar="PRODUCT",
+            shell_complete=complete.products,
             help="Keep this product's pin where it is instead of moving it with its release "
             "(repeatable).",
         ),
@@ -170,7 +176,17 @@ def fail_on_option(f: F) -> F:
 
 
 def inputs_from(params: Mapping[str, Any]) -> Inputs:
-    """Build :class:`Inputs` from the keyword arguments :func:`state_options` added."""
+    """Build :class:`Inputs` from the keyword arguments :func:`state_options` added.
+
+    The global options given before the command (``upgradeplan --context prod check``) or
+    after it on a command that does not declare them fill in what the command's own leave
+    unset; contexts add up.
+    """
+    from upgradeplan.commands.global_options import setting
+
+    ctx = click.get_current_context(silent=True)
+    contexts = (*setting(ctx, "contexts", ()), *(params.get("contexts") or ()))
+    timeout = params.get("request_timeout")
     return Inputs(
         installed=tuple(params.get("installed") or ()),
         pins=tuple(params.get("pins") or ()),
@@ -179,10 +195,11 @@ def inputs_from(params: Mapping[str, Any]) -> Inputs:
         gitops=params.get("gitops"),
         base=params.get("base"),
         clusters=tuple(params.get("clusters") or ()),
-        kubeconfig=params.get("kubeconfig"),
-        contexts=tuple(params.get("contexts") or ()),
+        kubeconfig=params.get("kubeconfig") or setting(ctx, "kubeconfig"),
+        contexts=tuple(dict.fromkeys(contexts)),
         all_contexts=bool(params.get("all_contexts")),
-        request_timeout=params.get("request_timeout"),
+        request_timeout=timeout if timeout is not None else setting(ctx, "request_timeout"),
+        namespace=params.get("namespace") or setting(ctx, "namespace"),
     )
 
 
@@ -195,4 +212,4 @@ def kb_dirs(ctx: click.Context) -> tuple[str, ...]:
 def color_mode(ctx: click.Context) -> str:
     """The group's --color value (auto, always, never)."""
     obj = ctx.find_root().obj or {}
-    return str(obj.get("color", "auto"))
+    return str(obj.get("color") or "auto")

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from upgradeplan import api, errors
+from upgradeplan.commands import complete
 from upgradeplan.commands.gate import accept_options
 from upgradeplan.commands.options import (
     color_mode,
@@ -272,7 +273,7 @@ def plan(
 
 
 @click.command("explain")
-@click.argument("ident", metavar="ID")
+@click.argument("ident", metavar="ID", shell_complete=complete.identifiers)
 @state_options
 @click.option(
     "--to",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
 from collections.abc import Sequence
@@ -100,8 +101,9 @@ def scan(ctx: click.Context, /, output: str, **params: Any) -> None:
     """
     inputs = inputs_from(params)
     if not inputs.any:
-        inputs = api.Inputs(
-            kubeconfig=os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
+        inputs = dataclasses.replace(
+            inputs,
+            kubeconfig=os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config"),
         )
     kb = api.load_kb(kb_dirs(ctx))
     gathered = api.gather(kb, inputs)
@@ -209,8 +211,21 @@ def snapshot(
             "json" if url.endswith(".json") else output if output in ("yaml", "json") else "yaml"
         )
     kb = api.load_kb(kb_dirs(ctx))
+    inputs = inputs_from(
+        {
+            "kubeconfig": kubeconfig,
+            "contexts": contexts,
+            "all_contexts": all_contexts,
+            "request_timeout": request_timeout,
+        }
+    )
     taken = api.snapshot(
-        kb, kubeconfig, contexts, all_contexts=all_contexts, timeout=request_timeout
+        kb,
+        inputs.kubeconfig,
+        inputs.contexts,
+        all_contexts=inputs.all_contexts,
+        timeout=inputs.request_timeout,
+        namespace=inputs.namespace,
     )
     states, failed = list(taken.states), taken.failed
     for name, error in failed:

@@ -137,6 +137,7 @@ def _contexts(
     results = cluster.read_contexts(
         kb, inputs.kubeconfig, list(inputs.contexts), inputs.all_contexts,
         timeout=inputs.request_timeout,
+        namespace=inputs.namespace,
     )  # fmt: skip
     out: list[Gathered] = []
     for res in results:

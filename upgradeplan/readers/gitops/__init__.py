@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from upgradeplan import keypath, provenance, versions
+from upgradeplan import keypath, progress, provenance, versions
 from upgradeplan.errors import BadInput, UpgradeplanError
 from upgradeplan.model import NEXT, KnowledgeBase, State
 from upgradeplan.readers.gitops.facts import (
@@ -81,9 +81,13 @@ def read_installations(kb: KnowledgeBase, path: str, *, ref: str | None = None) 
             entries = find_entries(tree, start, renderer)
             if entries:
                 applier = Applier(tree, renderer, display)
-                return [
-                    _installation_state(kb, applier.apply(name, root)) for name, root in entries
-                ]
+                states: list[State] = []
+                what = f"reading {len(entries)} installation(s)"
+                with progress.begin(what, len(entries)) as task:
+                    for name, root in entries:
+                        states.append(_installation_state(kb, applier.apply(name, root)))
+                        task.advance(name)
+                return states
         return [_directory(kb, path, ref, renderer.sibling(loose=True), start)]
 
 

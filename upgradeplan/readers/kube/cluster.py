@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
+from upgradeplan import progress
 from upgradeplan.errors import BadInput, UnknownName, UpgradeplanError
 from upgradeplan.model import KnowledgeBase, State
 from upgradeplan.readers.kube.kubeconfig import Connection, Kubeconfig, connection
@@ -73,8 +74,12 @@ def read_context(
     timeout: float = DEFAULT_TIMEOUT,
     retries: int = DEFAULT_RETRIES,
     deadline: float | None = None,
+    namespace: str | None = None,
 ) -> ContextResult:
     """Read one cluster through a transport or an ``ApiClient`` (tests may pass their own).
+
+    ``namespace`` (``-n``) bounds the namespaced lists to it (cluster-scoped kinds, the CRDs
+    and ``/version`` are read as always).
 
     Every request of the read ends by ``deadline`` (monotonic seconds; default: ``timeout``
     × (``retries`` + 1) from now). A context of which nothing at all could be read (no
@@ -84,7 +89,7 @@ def read_context(
         deadline = time.monotonic() + run_budget(timeout, retries)
     session = Session(as_transport(client), timeout, retries, deadline)
     try:
-        out = read_all(kb, session, name)
+        out = read_all(kb, session, name, namespace)
     except Unreachable as exc:
         error = f"cannot reach the API server of context {name!r}: {exc}"
         return ContextResult(name, None, error, session.requests)
@@ -178,6 +183,7 @@ def read_contexts(
     timeout: float | None = None,
     retries: int = DEFAULT_RETRIES,
     client_factory: Callable[[str | None, str], Any] | None = None,
+    namespace: str | None = None,
 ) -> list[ContextResult]:
     """Read each context (the current one when none is named), in parallel, in the given order."""
     config = load_kubeconfig(kubeconfig_path(kubeconfig))
@@ -219,7 +225,13 @@ def read_contexts(
             return ContextResult(ctx, None, f"context {ctx!r}: {type(exc).__name__}")
         try:
             res = read_context(
-                kb, transport, ctx, timeout=per_request, retries=retries, deadline=deadline
+                kb,
+                transport,
+                ctx,
+                timeout=per_request,
+                retries=retries,
+                deadline=deadline,
+                namespace=namespace,
             )
             return replace(res, via=via)
         except Exception as exc:  # one broken context must not stop the others
@@ -227,12 +239,17 @@ def read_contexts(
         finally:
             transport.close()
 
-    def bounded(ctx: str) -> ContextResult:
-        return _redacted(one(ctx))
+    task = progress.begin(f"reading {len(wanted)} context(s)", len(wanted))
 
-    if len(wanted) == 1:
-        return [bounded(wanted[0])]
-    return in_parallel([partial(bounded, ctx) for ctx in wanted], 8)
+    def bounded(ctx: str) -> ContextResult:
+        res = _redacted(one(ctx))
+        task.advance(f"{ctx}: {res.requests} requests" if res.state else f"{ctx}: unreadable")
+        return res
+
+    with task:
+        if len(wanted) == 1:
+            return [bounded(wanted[0])]
+        return in_parallel([partial(bounded, ctx) for ctx in wanted], 8)
 
 
 def _redacted(res: ContextResult) -> ContextResult:

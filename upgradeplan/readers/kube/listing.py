@@ -40,9 +40,12 @@ class Resource:
     group: str
     versions: tuple[str, ...]  # newest first; older ones are tried only after a 404
     unreadable_key: str  # the fact prefix left unknown when it cannot be read
+    namespaced: bool = True
 
-    def path(self, version: str) -> str:
+    def path(self, version: str, namespace: str | None = None) -> str:
         base = f"/apis/{self.group}/{version}" if self.group else f"/api/{version}"
+        if namespace and self.namespaced:
+            return f"{base}/namespaces/{quote(namespace)}/{self.plural}"
         return f"{base}/{self.plural}"
 
     @property
@@ -74,9 +77,9 @@ RESOURCES: tuple[Resource, ...] = (
         "object.AgentTemplate",
     ),
     Resource("deployments", "Deployment", "apps", ("v1",), "workload"),
-    Resource("namespaces", "Namespace", "", ("v1",), "namespace"),
-    Resource("nodes", "Node", "", ("v1",), "nodes"),
-    Resource("storageclasses", "StorageClass", "storage.k8s.io", ("v1",), "storageclass"),
+    Resource("namespaces", "Namespace", "", ("v1",), "namespace", namespaced=False),
+    Resource("nodes", "Node", "", ("v1",), "nodes", namespaced=False),
+    Resource("storageclasses", "StorageClass", "storage.k8s.io", ("v1",), "storageclass", False),
 )
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
@@ -143,7 +146,7 @@ MAX_PAGES = 10_000  # pages of one list (5,000,000 objects at 500 a page)
 
 
 def _list_version(
-    session: Session, res: Resource, version: str
+    session: Session, res: Resource, version: str, namespace: str | None = None
 ) -> tuple[Answer, list[dict[str, Any]]]:
     """All pages of one version's list; the failing answer, or the last page's, with the items.
 
@@ -156,7 +159,7 @@ def _list_version(
     seen: set[str] = set()
     empty = 0
     for _ in range(MAX_PAGES):
-        answer = session.get(res.path(version), query)
+        answer = session.get(res.path(version, namespace), query)
         if answer.status == 410 and "continue" in query and relists < 2:
             relists += 1  # expired continue token: list again from the start
             items, query, seen, empty = [], {"limit": str(PAGE_SIZE)}, set(), 0
@@ -198,8 +201,11 @@ def _list_version(
     return Answer(0, None, f"more than {MAX_PAGES} pages", "continue loop"), items
 
 
-def _list(session: Session, res: Resource, out: Read) -> None:
+def _list(session: Session, res: Resource, out: Read, namespace: str | None = None) -> None:
     """List one resource type across namespaces, following pages, older versions after 404.
+
+    With ``namespace`` (``-n``) a namespaced type is listed in that namespace alone; its
+    absence is then known there only (``listed`` gets ``"Kind ns/*"``), elsewhere unknown.
 
     After a 404 on the newest version, one ``GET /apis/<group>`` says which versions the
     group serves (or that it is not served at all); nothing else is discovered.
@@ -208,7 +214,7 @@ def _list(session: Session, res: Resource, out: Read) -> None:
     tried_group = False
     while versions:
         version = versions.pop(0)
-        answer, items = _list_version(session, res, version)
+        answer, items = _list_version(session, res, version, namespace)
         if answer.status == 404 and not items:
             if res.group and not tried_group:
                 tried_group = True
@@ -232,7 +238,7 @@ def _list(session: Session, res: Resource, out: Read) -> None:
             out.failed(res.title, answer, res.unreadable_key, f"listing {res.title}")
             return
         out.objects.extend(items)
-        out.listed.add(res.kind)
+        out.listed.add(f"{res.kind} {namespace}/*" if namespace and res.namespaced else res.kind)
         return
     # the API is not served at all, so there is no such object
     out.listed.add(res.kind)
@@ -264,7 +270,7 @@ def _secret_refs(state: State) -> list[tuple[str, str]]:
     return refs
 
 
-def read_all(kb: KnowledgeBase, session: Session, name: str) -> Read:
+def read_all(kb: KnowledgeBase, session: Session, name: str, namespace: str | None = None) -> Read:
     """Every request of one context; raises Unreachable when the server cannot be reached."""
     out = Read(context=name)
     prefix = f"cluster {name}"
@@ -276,7 +282,9 @@ def read_all(kb: KnowledgeBase, session: Session, name: str) -> Read:
     else:
         out.failed("/version", version, "installed.kubernetes", "reading /version")
     # one list per resource type, and the CRDs the knowledge names, all at once
-    calls: list[Callable[[Read], None]] = [partial(_list, session, res) for res in resources(kb)]
+    calls: list[Callable[[Read], None]] = [
+        partial(_list, session, res, namespace=namespace) for res in resources(kb)
+    ]
     for crd in sorted(interests(kb).crds):
         path, key = f"{CRD_PATH}/{quote(crd)}", f"crd.{crd}"
         calls.append(partial(_get_one, session, path, "CustomResourceDefinition", crd, key))

@@ -212,7 +212,7 @@ def state_from_objects(
 
     def absent_known(kind: str, ns: str, nm: str) -> bool:
         ref = f"{kind} {ns}/{nm}" if ns else f"{kind} {nm}"
-        return kind in listed_set or ref in listed_set
+        return kind in listed_set or ref in listed_set or f"{kind} {ns}/*" in listed_set
 
     _server_version(b, by_kind.get(VERSION_KIND, []))
     ocirepos = {

@@ -1,0 +1,195 @@
+"""Global options, accepted before or after the command as kubectl, helm and flux accept them.
+
+``upgradeplan --context prod scan`` and ``upgradeplan scan --context prod`` are the same: the
+group takes every global option, and :func:`inject` gives each subcommand the ones it does not
+declare itself (hidden from its ``--help``; the group's help lists them). Both land in the
+root context's ``obj``; :func:`setting` reads them back, and
+:func:`upgradeplan.commands.options.inputs_from` merges the cluster ones into the inputs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import click
+
+from upgradeplan.commands import complete
+
+
+@dataclass(frozen=True)
+class Global:
+    key: str  # where the value lives in the root context's obj
+    decls: tuple[str, ...]
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+
+GLOBALS: tuple[Global, ...] = (
+    Global(
+        "kb_dirs",
+        ("--kb",),
+        {
+            "multiple": True,
+            "type": click.Path(file_okay=False),
+            "metavar": "DIRECTORY",
+            "help": "Extra knowledge directory, merged with the bundled one "
+            "(repeatable; also UPGRADEPLAN_KB).",
+        },
+    ),
+    Global(
+        "kubeconfig",
+        ("--kubeconfig",),
+        {"metavar": "PATH", "help": "Kubeconfig to read live clusters through (read-only)."},
+    ),
+    Global(
+        "contexts",
+        ("--context",),
+        {
+            "multiple": True,
+            "metavar": "NAME",
+            "shell_complete": complete.contexts,
+            "help": "Kubeconfig context to read (repeatable; one result per context).",
+        },
+    ),
+    Global(
+        "namespace",
+        ("-n", "--namespace"),
+        {
+            "metavar": "NAMESPACE",
+            "help": "Read only this namespace of a cluster (cluster-scoped objects such as "
+            "nodes are still read); what lives elsewhere is unknown, never absent.",
+        },
+    ),
+    Global(
+        "request_timeout",
+        ("--request-timeout",),
+        {
+            "type": click.FloatRange(min=0.05, max=3600),
+            "metavar": "SECONDS",
+            "help": "With a cluster: each request's whole answer within SECONDS (default 10, "
+            "or $UPGRADEPLAN_KUBE_TIMEOUT).",
+        },
+    ),
+    Global(
+        "color",
+        ("--color",),
+        {
+            "type": click.Choice(["auto", "always", "never"]),
+            "help": "Colour in text output: auto (a terminal, and NO_COLOR unset), always, never.",
+        },
+    ),
+    Global("no_color", ("--no-color",), {"is_flag": True, "help": "Same as --color never."}),
+    Global(
+        "verbose",
+        ("-v", "--verbose"),
+        {"count": True, "help": "Say on stderr what is read and how long it took."},
+    ),
+    Global("debug", ("--debug",), {"is_flag": True, "help": "Show tracebacks for errors."}),
+)
+
+
+def group_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The global options as the group's own (shown in ``upgradeplan --help``)."""
+    for opt in reversed(GLOBALS):
+        f = click.option(*opt.decls, opt.key, **dict(opt.kwargs))(f)
+    return f
+
+
+def start(ctx: click.Context, options: Mapping[str, Any]) -> None:
+    """The root obj from the group's options (and UPGRADEPLAN_KB)."""
+    env_dirs = [d for d in os.environ.get("UPGRADEPLAN_KB", "").split(os.pathsep) if d]
+    obj: dict[str, Any] = dict(ctx.obj or {})  # values a completion run stored already
+    obj.update(
+        {
+            "kb_dirs": (*env_dirs, *options.get("kb_dirs", ())),
+            "kubeconfig": options.get("kubeconfig"),
+            "contexts": tuple(options.get("contexts", ())),
+            "namespace": options.get("namespace"),
+            "request_timeout": options.get("request_timeout"),
+            "color": "never" if options.get("no_color") else options.get("color") or "auto",
+            "verbose": int(options.get("verbose") or 0),
+            "debug": bool(options.get("debug")),
+        }
+    )
+    ctx.obj = obj
+    from upgradeplan import progress
+
+    progress.install(progress.Reporter(sys.stderr, verbose=obj["verbose"]))
+    ctx.call_on_close(lambda: progress.install(None))
+
+
+def _root_obj(ctx: click.Context) -> dict[str, Any]:
+    root = ctx.find_root()
+    if root.obj is None:
+        root.obj = {}
+    obj: dict[str, Any] = root.obj
+    return obj
+
+
+def _remember(opt: Global) -> Callable[[click.Context, click.Parameter, Any], None]:
+    """Store a value given after the command where the group's own would be."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+        if value in (None, False, (), 0):
+            return
+        obj = _root_obj(ctx)
+        if opt.key == "no_color":
+            obj["color"] = "never"
+        elif opt.kwargs.get("multiple"):
+            obj[opt.key] = (*obj.get(opt.key, ()), *value)
+        elif opt.kwargs.get("count"):
+            from upgradeplan import progress
+
+            obj[opt.key] = int(obj.get(opt.key) or 0) + int(value)
+            progress.set_verbose(obj[opt.key])
+        else:
+            obj[opt.key] = value
+
+    return callback
+
+
+def inject(cmd: click.Command) -> None:
+    """Give ``cmd`` (and a group's subcommands) the global options it does not declare."""
+    if getattr(cmd, "_upgradeplan_globals", False):
+        return
+    taken = {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)}
+    for opt in GLOBALS:
+        if taken.intersection(opt.decls):
+            continue
+        kwargs = {k: v for k, v in opt.kwargs.items() if k != "help"}
+        cmd.params.append(
+            click.Option(
+                list(opt.decls),
+                expose_value=False,
+                hidden=True,
+                callback=_remember(opt),
+                **kwargs,
+            )
+        )
+    cmd._upgradeplan_globals = True  # type: ignore[attr-defined]
+    if isinstance(cmd, click.Group):
+        for sub in cmd.commands.values():
+            inject(sub)
+
+
+def setting(ctx: click.Context | None, key: str, default: Any = None) -> Any:
+    """A global option's value (given before or after the command), or ``default``."""
+    if ctx is None:
+        return default
+    value = (ctx.find_root().obj or {}).get(key)
+    return default if value is None else value
+
+
+def nearest_options(exc: click.NoSuchOption) -> list[str]:
+    """The options of the failing command nearest to the unknown one (``--too`` -> ``--to``)."""
+    from upgradeplan.suggest import nearest
+
+    known: list[str] = []
+    if exc.ctx is not None:
+        for param in exc.ctx.command.get_params(exc.ctx):
+            if isinstance(param, click.Option):
+                known.extend(o for o in (*param.opts, *param.secondary_opts) if o.startswith("--"))
+    return nearest(exc.option_name, known)

@@ -3,7 +3,7 @@
 Readers call :func:`begin` and advance the task it gives; what is shown depends on the
 reporter the command line installed with :func:`install` (by default nothing, so library
 callers and tests see no output). On a terminal one line is rewritten in place and erased
-at the end; piped, nothing is written, so ``-o json|yaml|sarif`` streams and captured
+at the end; piped, nothing is written but notes (:func:`note`), so ``-o json|yaml|sarif`` streams and captured
 stderr stay clean. With ``-v`` each finished part is also said on its own line (terminal
 or not). Standard library only; safe to call from the readers' threads.
 """
@@ -72,6 +72,12 @@ class Reporter:
             shown = f" ({part})" if part else ""
             self._line(f"upgradeplan: {task.what}: {task.done}/{task.total}{shown}")
 
+    def note(self, text: str) -> None:
+        with self.lock:
+            self._line("")
+            self.stream.write(f"upgradeplan: note: {text}\n")
+            self.stream.flush()
+
     def end(self, task: Task) -> None:
         with self.lock:
             if self.tty:
@@ -93,6 +99,13 @@ def install(reporter: Reporter | None) -> None:
     """Show progress through ``reporter`` from now on (None: show nothing)."""
     global _current
     _current = reporter
+
+
+def note(text: str) -> None:
+    """Say ``text`` on stderr (terminal or not) when the command line installed a reporter:
+    something a reader tolerated and the user should know (a skipped prompt line)."""
+    if _current is not None:
+        _current.note(text)
 
 
 def set_verbose(level: int) -> None:

@@ -2,12 +2,53 @@
 
 from __future__ import annotations
 
-from upgradeplan.state.keys import READERS_HINT, how_to_supply
+import re
+
+from upgradeplan.state.keys import READERS_HINT, how_to_supply, match
+
+_PLACE = re.compile(r"<([A-Za-z]+)>")
+
+
+def kubectl_for(key: str) -> str:
+    """The kubectl command that shows the fact ``key``, its placeholders filled from the key.
+
+    ``object.Harness.kagent.kagent.exists`` -> ``kubectl get harness kagent -n kagent -o yaml``;
+    "" when the key's row names no command.
+    """
+    found = match(key)
+    if found is None or not found.row.kubectl:
+        return ""
+    parts: dict[str, str] = {}
+    template = found.row.key
+    # the row's documented key as a pattern: each <placeholder> a named group
+    pieces = _PLACE.split(template)
+    rx = "".join(
+        re.escape(piece) if i % 2 == 0 else f"(?P<{piece}>.+?)" for i, piece in enumerate(pieces)
+    )
+    m = re.fullmatch(rx, key)
+    if m is not None:
+        parts = {k: v for k, v in m.groupdict().items() if v}
+    if "Kind" in parts:
+        parts["Kind"] = parts["Kind"].lower()  # kubectl takes the kind in lower case
+
+    def fill(place: re.Match[str]) -> str:
+        return parts.get(place.group(1), place.group(0))
+
+    return _PLACE.sub(fill, found.row.kubectl)
 
 
 def missing_fact_hint(key: str) -> str:
-    """How a user supplies the fact ``key`` (its row's ``supply`` in the fact-key table)."""
-    return how_to_supply(key)
+    """How a user supplies the fact ``key`` (its row's ``supply`` in the fact-key table), and
+    the kubectl command that shows it where there is one."""
+    how = how_to_supply(key)
+    shown = kubectl_for(key)
+    if not shown:
+        return how
+    said = []
+    for alt in shown.split("; "):
+        cmd, _, field = alt.partition(" (")
+        said.append(f"`{cmd}`" + (f" ({field}" if field else ""))
+    return f"{how}; shown by {' or '.join(said)}"
 
 
-__all__ = ["READERS_HINT", "missing_fact_hint"]
+__all__ = ["READERS_HINT", "kubectl_for", "missing_fact_hint"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Iterable
 from typing import Any, Literal
@@ -120,6 +121,34 @@ def _decoded(data: bytes, label: str) -> str:
         raise errors.BadInput(f"{label}: not UTF-8 text ({exc.reason})") from None
 
 
+# a shell prompt and the command pasted with the output: `$ kubectl get … -o yaml`,
+# `user@host:~$ kubectl …`, `> flux export …`, `PS C:\> kubectl …`
+_PROMPT = re.compile(r"^\s*(?:\S*[$#%>]\s*)?(?:kubectl|k|oc|flux|helm)(?:\s.*)?$|^\s*[$%>]\s*$")
+
+
+def _without_prompts(text: str, label: str) -> str:
+    """``text`` with pasted shell prompt lines before and after the output blanked (line
+    numbers stay), each one said as a note on stderr."""
+    lines = text.split("\n")
+    skipped: list[int] = []
+    for order in (range(len(lines)), range(len(lines) - 1, -1, -1)):
+        for i in order:
+            line = lines[i]
+            if not line.strip():
+                continue
+            if not _PROMPT.match(line) or line.lstrip().startswith(("{", "[", "-", "#")):
+                break
+            skipped.append(i)
+    if not skipped:
+        return text
+    from upgradeplan import progress
+
+    for i in sorted(set(skipped)):
+        progress.note(f"{label}:{i + 1}: skipped a shell prompt line: {lines[i].strip()}")
+        lines[i] = ""
+    return "\n".join(lines)
+
+
 def _parse(text: str, label: str) -> list[Any]:
     """The documents of a snapshot text; the cyclic garbage collector paused meanwhile (the
     parsers build only acyclic containers, and collecting over them made reading a 20,000
@@ -136,6 +165,7 @@ def _parse(text: str, label: str) -> list[Any]:
 
 
 def _parse_documents(text: str, label: str) -> list[Any]:
+    text = _without_prompts(text, label)
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
         try:

@@ -3,9 +3,9 @@
 Readers call :func:`begin` and advance the task it gives; what is shown depends on the
 reporter the command line installed with :func:`install` (by default nothing, so library
 callers and tests see no output). On a terminal one line is rewritten in place and erased
-at the end; piped, nothing is written but notes (:func:`note`), so ``-o json|yaml|sarif`` streams and captured
-stderr stay clean. With ``-v`` each finished part is also said on its own line (terminal
-or not). Standard library only; safe to call from the readers' threads.
+at the end; piped, nothing is written but notes (:func:`note`), so ``-o json|yaml|sarif``
+streams and captured stderr stay clean. With ``-v`` each finished part is also said on its
+own line (terminal or not). Standard library only; safe to call from the readers' threads.
 """
 
 from __future__ import annotations

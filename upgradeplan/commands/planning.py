@@ -317,35 +317,71 @@ def explain(
 
 @click.command("diagnose")
 @click.argument("file", required=False, default="-", metavar="[FILE|-]")
+@state_options
 @output_option(("text", "json"))
 @click.option(
     "--top", type=click.IntRange(min=1), default=None, help="Show only the N best matches."
 )
 @click.pass_context
-def diagnose(ctx: click.Context, file: str, output: str, top: int | None) -> None:
+def diagnose(ctx: click.Context, /, file: str, output: str, top: int | None, **params: Any) -> None:
     """Match pasted logs, events or status text against the known symptoms of hazards.
 
     Reads FILE, or stdin when FILE is '-' or absent. The best match comes first, with its
-    recovery. diagnose reports and does not gate: it exits 0 whether or not anything matched.
+    recovery. With a state (--installed, --snapshot, --kubeconfig…) the hazards the state
+    fits come first; placeholders such as <gitops-namespace> are filled from what the text
+    (or the state) names, and cloud commands are those of the provider it shows (all when
+    unknown). diagnose reports and does not gate: it exits 0 whether or not anything matched.
+
+    \b
+    Examples:
+      kubectl -n kagent describe pod kagent-0 | upgradeplan diagnose
+      upgradeplan diagnose helm-controller.log --installed agent-platform=4.8.0
+      upgradeplan diagnose events.txt --snapshot prod.yaml -o json
     """
+    from upgradeplan import triage
+
     text = _read_text(file)
     kb = api.load_kb(kb_dirs(ctx))
-    found = api.diagnose(kb, text)
-    if top is not None:
-        found = found[:top]
+    state = _diagnose_state(kb, params)
+    found = triage.triage(kb, text, api.diagnose(kb, text), state)
+    shown = found.diagnoses[:top] if top is not None else found.diagnoses
+    fits = found.fits[: len(shown)] if state is not None else ()
     if output == "json":
         from upgradeplan.render import structured
 
-        click.echo(structured.to_json(structured.diagnoses_to_dict(found)), nl=False)
+        doc = structured.diagnoses_to_dict(shown, fits, found.notes)
+        click.echo(structured.to_json(doc), nl=False)
         return
     from upgradeplan.render.text import render_diagnose
 
     color = _color(ctx)
-    click.echo(render_diagnose(found, color), nl=False, color=color)
+    click.echo(render_diagnose(shown, color, fits, found.notes), nl=False, color=color)
+
+
+def _diagnose_state(kb: KnowledgeBase, params: dict[str, Any]) -> State | None:
+    inputs = inputs_from(params)
+    if not inputs.any:
+        return None
+    gathered = api.gather(kb, inputs)
+    if len(gathered) != 1 or gathered[0].state is None:
+        names = ", ".join(g.name for g in gathered)
+        raise errors.BadInput(
+            f"diagnose takes one state; got {len(gathered)} ({names})"
+            if len(gathered) != 1
+            else f"{gathered[0].name}: could not be read: {gathered[0].error}",
+            hint="name one --context (or one --cluster)",
+        )
+    return gathered[0].state
 
 
 def _read_text(file: str) -> str:
     if file == "-":
+        if sys.stdin.isatty():
+            click.echo(
+                "upgradeplan: reading the text to diagnose from the terminal: paste it, then "
+                "press Ctrl-D (or pass a FILE)",
+                err=True,
+            )
         return sys.stdin.read()
     try:
         with open(file, encoding="utf-8", errors="replace") as fh:

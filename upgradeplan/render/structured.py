@@ -315,7 +315,21 @@ def explanation_to_dict(e: Explanation) -> dict[str, Any]:
     return out
 
 
-def diagnoses_to_dict(diagnoses: Sequence[Diagnosis]) -> dict[str, Any]:
+def diagnoses_to_dict(
+    diagnoses: Sequence[Diagnosis], fits: Sequence[int | None] = (), notes: Sequence[str] = ()
+) -> dict[str, Any]:
+    doc = _diagnoses(diagnoses)
+    if notes:
+        doc["notes"] = list(notes)
+    if fits:
+        from upgradeplan.triage import FIT_WORDS
+
+        for match, fit in zip(doc["matches"], fits, strict=False):
+            match["state"] = None if fit is None else FIT_WORDS[fit]
+    return doc
+
+
+def _diagnoses(diagnoses: Sequence[Diagnosis]) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
         "matches": [

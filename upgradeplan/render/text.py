@@ -412,16 +412,27 @@ def render_explain(e: Explanation, color: bool = False) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_diagnose(diagnoses: Sequence[Diagnosis], color: bool = False) -> str:
+def render_diagnose(
+    diagnoses: Sequence[Diagnosis],
+    color: bool = False,
+    fits: Sequence[int | None] = (),
+    notes: Sequence[str] = (),
+) -> str:
+    """Best match first; ``fits`` (per diagnosis, with a state) and ``notes`` (placeholders
+    filled, the cloud chosen) from :mod:`upgradeplan.triage`."""
+    from upgradeplan.triage import FIT_WORDS
+
     s = Style(color)
     if not diagnoses:
         return "No known symptom matches this text.\n"
-    out: list[str] = []
+    out: list[str] = [f"Note: {n}" for n in notes]
     for i, d in enumerate(diagnoses, start=1):
         h = d.hazard
         if out:
             out.append("")
-        out.append(f"{i}. {s(h.id, bold=True)} ({s.severity(h.severity).strip()}): {h.title}")
+        fit = fits[i - 1] if i - 1 < len(fits) else None
+        said = f" [{FIT_WORDS[fit]}]" if fit is not None else ""
+        out.append(f"{i}. {s(h.id, bold=True)} ({s.severity(h.severity).strip()}): {h.title}{said}")
         for m in d.matches:
             out.append(f"   line {m.line_number}: {m.line}")
             out.append(f"     matches /{m.pattern}/")

@@ -1,0 +1,215 @@
+"""After the symptoms matched: rank the candidates by a state, fill placeholders, pick fixes.
+
+``diagnose`` matches text against the knowledge's symptom patterns (:func:`upgradeplan.api.
+diagnose`). What the pasted text and an optional state tell beyond that lives here:
+
+- :func:`rank`: with a state (``--installed``, ``--snapshot``…) the hazards whose scope holds
+  the running version and whose conditions are not false come first: a landing or state scope
+  the state settles outranks a skip or transition scope (the version before the hop is not in
+  a state), which outranks a hazard the state rules out;
+- :func:`placeholders`: ``<gitops-namespace>`` from what the text names (a HelmRelease's
+  ``"namespace":"flux-giantswarm"`` in a helm-controller log line, ``-n NS`` of a pasted
+  command, ``NS/kagent`` references) or from the state's HelmRelease namespace;
+- :func:`provider`: the cloud (aks, eks, gke) from ``nodes.provider`` or from node labels and
+  provider IDs in the text; :func:`commands_for` keeps the recovery commands of that cloud's
+  CLI (``az``, ``aws``/``eksctl``, ``gcloud``) and every other command, all when unknown.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from upgradeplan.model import KnowledgeBase, State, Truth
+
+if TYPE_CHECKING:
+    from upgradeplan.api import Diagnosis
+
+PROVIDER_CLIS: dict[str, str] = {"az": "aks", "aws": "eks", "eksctl": "eks", "gcloud": "gke"}
+
+# the same clues the cluster reader reads nodes.provider from, as they show in pasted text
+_PROVIDER_CLUES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(rx), name)
+    for rx, name in (
+        (r"azure:///", "aks"),
+        (r"kubernetes\.azure\.com/", "aks"),
+        (r"\baks-[a-z0-9]+-\d+-vmss", "aks"),
+        (r"aws:///", "eks"),
+        (r"eks\.amazonaws\.com/", "eks"),
+        (r"\.eks\.amazonaws\.com\b", "eks"),
+        (r"gce://", "gke"),
+        (r"cloud\.google\.com/gke-", "gke"),
+    )
+)
+
+_HR_NAMESPACE = (
+    re.compile(r'"HelmRelease"\s*:\s*\{[^}]*"namespace"\s*:\s*"(?P<ns>[a-z0-9-]+)"'),
+    re.compile(r"\b(?:hr|helmreleases?)\b.*\s(?:-n|--namespace)[ =](?P<ns>[a-z0-9-]+)"),
+    re.compile(r"(?:-n|--namespace)[ =](?P<ns>[a-z0-9-]+)\s.*\bhelmreleases?\b"),
+    re.compile(r"\bHelmRelease[/ ](?P<ns>[a-z0-9-]+)/[a-z0-9-]+"),
+)
+
+
+@dataclass(frozen=True)
+class Found:
+    """A value the pasted text (or the state) gave, and where."""
+
+    value: str
+    where: str  # "line 3" or the fact's source
+
+
+def provider(text: str, state: State | None = None) -> Found | None:
+    """The cloud the nodes run on: the state's nodes.provider, else one clue in the text."""
+    if state is not None:
+        value = state.value("nodes.provider")
+        if isinstance(value, str) and value in PROVIDER_CLIS.values():
+            fact = state.get("nodes.provider")
+            return Found(value, str(fact.source) if fact is not None else "nodes.provider")
+    seen: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        for rx, name in _PROVIDER_CLUES:
+            if rx.search(line):
+                seen.setdefault(name, number)
+    if len(seen) != 1:
+        return None  # none, or clues of two clouds: unknown
+    name, number = next(iter(seen.items()))
+    return Found(name, f"line {number}")
+
+
+def commands_for(commands: Sequence[str], cloud: str | None) -> list[str]:
+    """The recovery commands for ``cloud`` (others' cloud CLIs dropped); all when unknown."""
+    if cloud is None:
+        return list(commands)
+    out = []
+    for cmd in commands:
+        tool = cmd.split(None, 1)[0] if cmd.strip() else ""
+        if PROVIDER_CLIS.get(tool, cloud) == cloud:
+            out.append(cmd)
+    return out
+
+
+def placeholders(text: str, state: State | None = None) -> dict[str, Found]:
+    """Placeholder -> value for what the text (first) or the state names."""
+    out: dict[str, Found] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        for rx in _HR_NAMESPACE:
+            m = rx.search(line)
+            if m is not None:
+                out.setdefault("<gitops-namespace>", Found(m.group("ns"), f"line {number}"))
+                break
+        if out:
+            break
+    if "<gitops-namespace>" not in out and state is not None:
+        for key in ("helmrelease.kagent.namespace", *(f.key for f in state)):
+            fact = state.get(key)
+            ok = fact is not None and key.startswith("helmrelease.") and key.endswith(".namespace")
+            if ok and fact is not None and isinstance(fact.value, str) and fact.value:
+                out["<gitops-namespace>"] = Found(fact.value, str(fact.source))
+                break
+    return out
+
+
+def fill(command: str, values: dict[str, Found]) -> str:
+    """``command`` with each known placeholder replaced (shell-quoted where needed)."""
+    import shlex
+
+    for place, found in values.items():
+        command = command.replace(place, shlex.quote(found.value))
+    return command
+
+
+def fit(kb: KnowledgeBase, hazard_id: str, state: State) -> int:
+    """2: the state settles the scope (landing, state) and the conditions are not false;
+    1: cannot tell (no version of the product, a skip or transition scope whose start a state
+    does not hold); 0: the state rules the hazard out (outside its scope, a condition false)."""
+    from upgradeplan import conditions
+    from upgradeplan.planner.scopes import judged_before, scope_of
+    from upgradeplan.versions import parse_version
+
+    hazard = kb.hazards[hazard_id]
+    running = state.installed(hazard.product)
+    scope = scope_of(hazard)
+    if running is None or scope is None:
+        return 1
+    try:
+        landed = scope.lands(parse_version(running))
+    except ValueError:
+        return 1
+    if not landed:
+        return 0
+    if judged_before(hazard):
+        return 1
+    if hazard.when is None:
+        return 2
+    truth = conditions.truth(hazard.when, state, kb, hop=(running, running))
+    return {Truth.FALSE: 0, Truth.TRUE: 2}.get(truth, 2)
+
+
+@dataclass(frozen=True)
+class Ranked:
+    diagnosis: Diagnosis
+    fit: int | None  # None without a state
+
+
+def rank(kb: KnowledgeBase, diagnoses: Sequence[Diagnosis], state: State | None) -> list[Ranked]:
+    """The diagnoses, best first: by fit to ``state`` (when given), then as matched."""
+    if state is None:
+        return [Ranked(d, None) for d in diagnoses]
+    ranked = [Ranked(d, fit(kb, d.hazard.id, state)) for d in diagnoses]
+    return [r for _, r in sorted(enumerate(ranked), key=lambda p: (-(p[1].fit or 0), p[0]))]
+
+
+FIT_WORDS = {2: "fits the state", 1: "the state cannot tell", 0: "the state rules it out"}
+
+
+@dataclass(frozen=True)
+class Triage:
+    """The diagnoses to show, best first, with their recovery adjusted; what was inferred."""
+
+    diagnoses: tuple[Diagnosis, ...]
+    fits: tuple[int | None, ...]  # per diagnosis; None without a state
+    notes: tuple[str, ...]  # what was filled in or chosen, and from where
+
+
+def triage(
+    kb: KnowledgeBase, text: str, diagnoses: Sequence[Diagnosis], state: State | None = None
+) -> Triage:
+    """Rank by ``state``; fill placeholders and choose the cloud's commands from text/state."""
+    from dataclasses import replace
+
+    ranked = rank(kb, diagnoses, state)
+    cloud = provider(text, state)
+    values = placeholders(text, state)
+    notes = [f"{place} = {f.value} (from {f.where})" for place, f in values.items()]
+    if cloud is not None:
+        notes.append(
+            f"provider {cloud.value} (from {cloud.where}): other clouds' commands left out"
+        )
+    out: list[Diagnosis] = []
+    for r in ranked:
+        h = r.diagnosis.hazard
+        commands = [
+            fill(c, values)
+            for c in commands_for(h.recover_commands, cloud.value if cloud else None)
+        ]
+        verify = [fill(c, values) for c in h.verify]
+        hazard = replace(h, recover_commands=tuple(commands), verify=tuple(verify))
+        out.append(replace(r.diagnosis, hazard=hazard))
+    return Triage(tuple(out), tuple(r.fit for r in ranked), tuple(notes))
+
+
+__all__ = [
+    "FIT_WORDS",
+    "Found",
+    "Ranked",
+    "Triage",
+    "commands_for",
+    "fill",
+    "fit",
+    "placeholders",
+    "provider",
+    "rank",
+    "triage",
+]

@@ -28,6 +28,8 @@ LAYERS: dict[str, int] = {
     "escape": 0,  # values made safe for shell, YAML and Markdown; control characters refused
     "keypath": 0,
     "usercache": 0,  # the user cache directory (the knowledge cache, the help text)
+    "progress": 0,  # what the CLI tells on stderr while a reader reads (installed by the CLI)
+    "suggest": 0,  # did-you-mean by edit distance
     "releases": 0,
     "results": 0,
     "kb.templating": 0,  # the sandboxed template environment
@@ -43,6 +45,8 @@ LAYERS: dict[str, int] = {
     "symptoms": 2,
     # accepted risks: read from their file, applied to a check's findings (uses the judge)
     "accept": 3,
+    # after diagnose matched: rank by a state (the planner's scopes), fill placeholders
+    "triage": 3,
     # renderings
     "render": 4,
     # composition

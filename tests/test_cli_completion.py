@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from click.testing import CliRunner
-from fakeapi import write_kubeconfig
+from support.fakeapi import write_kubeconfig
 
 from upgradeplan.cli import cli
 

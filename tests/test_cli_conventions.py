@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import yaml
-from cli_helpers import run, run_stdout
-from fakeapi import FakeAPIFactory, fake_api
-from scenario_expectations import CLUSTER_FIXTURES
+from support.cli import run, run_stdout
+from support.fakeapi import FakeAPIFactory, fake_api
+from support.scenarios import CLUSTER_FIXTURES
 
 __all__ = ["fake_api"]  # the pytest fixture, imported for its side effect
 
@@ -174,7 +174,7 @@ def test_no_color_and_NO_COLOR_on_a_terminal() -> None:
 
 
 def test_progress_of_four_contexts_on_a_terminal_only(fake_api: FakeAPIFactory) -> None:
-    from fakeapi import Faults
+    from support.fakeapi import Faults
 
     servers = {
         "lab": fake_api.start(CLUSTER_FIXTURES / "s1"),

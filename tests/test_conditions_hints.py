@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cli_helpers import run
+from support.cli import run
 
 from upgradeplan.conditions.hints import kubectl_for, missing_fact_hint
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import yaml
-from cli_helpers import invoke
+from support.cli import invoke
 
 FIXTURE = Path(__file__).parent / "fixtures" / "cluster" / "s2" / "objects.yaml"
 

@@ -254,6 +254,13 @@ def state_document(state: State) -> dict[str, object]:
     return to_document(state)
 
 
+def contexts(kubeconfig: str | None = None) -> list[str]:
+    """The context names of ``kubeconfig`` (else $KUBECONFIG, ~/.kube/config), in merge order."""
+    from upgradeplan.readers.kube.cluster import list_contexts
+
+    return list_contexts(kubeconfig)[0]
+
+
 def snapshot(
     kb: KnowledgeBase,
     kubeconfig: str | None,

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from upgradeplan.model import KnowledgeBase, State, Truth
 
 if TYPE_CHECKING:
-    from upgradeplan.api import Diagnosis
+    from upgradeplan.results import Diagnosis
 
 PROVIDER_CLIS: dict[str, str] = {"az": "aks", "aws": "eks", "eksctl": "eks", "gcloud": "gke"}
 

@@ -39,14 +39,14 @@ def _items(names: Any, incomplete: str, help: str = "") -> list[CompletionItem]:
 
 def contexts(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """Kubeconfig context names (of --kubeconfig when given on the line, else $KUBECONFIG)."""
-    from upgradeplan.readers.kube.cluster import list_contexts
+    from upgradeplan import api
 
     kubeconfig = None
     for c in (ctx, ctx.find_root()):
         kubeconfig = kubeconfig or c.params.get("kubeconfig")
     kubeconfig = kubeconfig or (ctx.find_root().obj or {}).get("kubeconfig")
     try:
-        names, _ = list_contexts(kubeconfig)
+        names = api.contexts(kubeconfig)
     except Exception:
         return []
     return _items(names, incomplete, "kubeconfig context")

@@ -21,8 +21,9 @@ def test_whole_document_by_default() -> None:
 
 def test_next_only_and_a_range() -> None:
     nxt = run("--next")
-    assert nxt.stdout.startswith(r"## \<current\> → \<next\>")
-    assert nxt.stdout.count("\n## ") == 0
+    assert nxt.stdout.startswith("<!-- upgradeplan:begin next -->\n")
+    assert nxt.stdout.splitlines()[1].startswith(r"## \<current\> → \<next\>")
+    assert nxt.stdout.count("\n## ") == 1
     part = run("--from", "4.7.19", "--to", "4.8.1")
     headings = [ln for ln in part.stdout.splitlines() if ln.startswith("## ")]
     assert [h.split(" (")[0] for h in headings] == ["## 4.8.0 → 4.8.1", "## 4.7.x → 4.8.0"]
@@ -32,10 +33,14 @@ def test_write_and_check(tmp_path: Path) -> None:
     target = tmp_path / "UPGRADE.md"
     assert run("--write", str(target)).exit_code == 0
     assert run("--check", str(target)).exit_code == 0
-    target.write_text(target.read_text() + "hand edit\n")
+    target.write_text(target.read_text() + "hand edit\n")  # outside the markers: kept
+    assert run("--check", str(target)).exit_code == 0
+    text = target.read_text()
+    target.write_text(text.replace("### Operator action", "### Operator action (edited)", 1))
     stale = run("--check", str(target))
     assert stale.exit_code == 3
-    assert "differs from the knowledge base" in stale.stderr
+    assert "differ from the knowledge base" in stale.stderr
+    assert "-### Operator action (edited)" in stale.stdout
 
 
 def test_bad_input() -> None:

@@ -94,7 +94,7 @@ def test_sections_can_be_chosen(kb: KnowledgeBase) -> None:
     ]
     assert len([ln for ln in part.splitlines() if ln.startswith("## ")]) == 3
     nxt = markdown.upgrade_md(kb, "agent-platform", next_only=True)
-    assert nxt.startswith(r"## \<current\> → \<next\>")
+    assert nxt.startswith("<!-- upgradeplan:begin next -->\n" + r"## \<current\> → \<next\>")
 
 
 def test_path_bullets_come_from_the_skip_hazards(kb: KnowledgeBase) -> None:

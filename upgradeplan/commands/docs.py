@@ -45,14 +45,19 @@ def docs() -> None:
     help="Only the unreleased section (\\<current\\> → \\<next\\>).",
 )
 @click.option(
-    "--write", "write", metavar="FILE", default=None, help="Write to FILE instead of stdout."
+    "--write",
+    "write",
+    metavar="FILE",
+    default=None,
+    help="Put the sections into FILE: only the generated sections (between upgradeplan "
+    "markers) change, a new one goes before the older ones; every other byte is kept.",
 )
 @click.option(
     "--check",
     "check",
     metavar="FILE",
     default=None,
-    help="Exit 3 if FILE differs from what would be rendered (for CI).",
+    help="Exit 3, printing a unified diff, if --write would change FILE (for CI).",
 )
 @click.pass_context
 def upgrade_md(
@@ -71,6 +76,12 @@ def upgrade_md(
     the release's notes, the path bullets its skip hazards imply ("In order, via S" /
     "Skipping S" with the recovery commands), value clean-ups, the BOM, and "Recognising it
     worked". Unreleased knowledge renders as \\<current\\> → \\<next\\>.
+
+    \b
+    Examples:
+      upgradeplan docs upgrade-md > UPGRADE.md
+      upgradeplan docs upgrade-md --next --write UPGRADE.md
+      upgradeplan docs upgrade-md --check UPGRADE.md
     """
     from upgradeplan.render import markdown, upgrade_doc
 
@@ -85,22 +96,60 @@ def upgrade_md(
         kb, chosen, from_version=from_version, to_version=to_version, next_only=next_only
     )
     if check is not None:
-        try:
-            current = Path(check).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise BadInput(f"cannot read: {exc.strerror}", location=check) from None
-        if current != text:
-            click.echo(
-                f"{check}: differs from the knowledge base; regenerate it with "
-                f"'upgradeplan docs upgrade-md --write {check}'",
-                err=True,
-            )
-            ctx.exit(int(ExitCode.HAZARD))
+        _check(ctx, check, text, whole=not (from_version or to_version or next_only))
         return
     if write is not None:
-        try:
-            Path(write).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise BadInput(f"cannot write: {exc.strerror}", location=write) from None
+        _write(write, text, whole=not (from_version or to_version or next_only))
         return
     click.echo(text, nl=False)
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"not UTF-8 text ({exc.reason})", location=path) from None
+    except OSError as exc:
+        raise BadInput(f"cannot read: {exc.strerror}", location=path) from None
+
+
+def _check(ctx: click.Context, path: str, rendered: str, *, whole: bool) -> None:
+    import difflib
+
+    from upgradeplan.render.doc_sections import splice
+
+    current = _read(path)
+    if current is None:
+        raise BadInput("no such file", location=path, hint="write it first with --write")
+    wanted = splice(current, rendered, whole=whole)
+    if wanted == current:
+        return
+    diff = difflib.unified_diff(
+        current.splitlines(keepends=True),
+        wanted.splitlines(keepends=True),
+        fromfile=f"{path} (as it is)",
+        tofile=f"{path} (from the knowledge)",
+    )
+    click.echo("".join(diff), nl=False)
+    click.echo(
+        f"{path}: its generated sections differ from the knowledge base; update them with "
+        f"'upgradeplan docs upgrade-md --write {path}'",
+        err=True,
+    )
+    ctx.exit(int(ExitCode.HAZARD))
+
+
+def _write(path: str, rendered: str, *, whole: bool) -> None:
+    from upgradeplan.commands.scan import write_atomically
+    from upgradeplan.patches.files import content_hash, write_atomic
+    from upgradeplan.render.doc_sections import splice
+
+    current = _read(path)
+    if current is None:
+        write_atomically(path, rendered)
+        return
+    updated = splice(current, rendered, whole=whole)
+    if updated != current:
+        write_atomic(path, updated, expected_hash=content_hash(current))

@@ -378,3 +378,48 @@ def test_s4_gitops_bom_inside_a_configmap_text_block_is_refused(
     result = run(["patch", "--gitops", ".", *HARNESS_GONE, "--to", "agent-platform=4.8.1"])
     assert result.exit_code == 2
     assert "bom-configmap.yaml:13" in result.stderr and "by hand" in result.stderr
+
+
+# ----------------------------------------------------------------- patch | git apply
+
+
+def _git_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    from support.cli import git
+
+    repo = _unusual_repo(tmp_path)
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "base")
+    monkeypatch.chdir(repo)
+    return repo
+
+
+def _git_apply(repo: Path, diff: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", "apply", "-"], cwd=repo, input=diff, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_patch_piped_to_git_apply_takes_step_one_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _git_copy(tmp_path, monkeypatch)
+    args = ["patch", "--gitops", ".", *HARNESS_FACTS, "--to", "agent-platform=4.8.1"]
+    result = run(args)
+    assert result.exit_code == 0, result.output
+    assert "# Step 1:" in result.stdout and "# Step 2:" not in result.stdout
+    assert "showing step 1 of 2" in result.stderr
+    applied = _git_apply(repo, result.stdout)
+    assert applied.returncode == 0, applied.stderr
+    assert (repo / "bom.yaml").read_text() == UNUSUAL_BOM.replace("'4.7.18'", "'4.7.19'")
+
+
+def test_all_steps_is_explicit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _git_copy(tmp_path, monkeypatch)
+    args = ["patch", "--gitops", ".", *HARNESS_FACTS, "--to", "agent-platform=4.8.1"]
+    every = run([*args, "--all-steps"])
+    assert every.exit_code == 0, every.output
+    assert "# Step 1:" in every.stdout and "# Step 2:" in every.stdout
+    assert "showing step 1" not in every.stderr
+    both = run([*args, "--all-steps", "--step", "2"])
+    assert both.exit_code == 2

@@ -41,6 +41,22 @@ def _write_dir(root: str, layout: dict[str, str]) -> None:
         raise errors.BadInput(f"cannot write: {exc.strerror}", location=root) from None
 
 
+def _first_step(patchset: Any) -> Any:
+    """Only step 1 and the fixes needed now (step 0); says on stderr what was left out."""
+    from dataclasses import replace
+
+    later = sorted({i.step for i in patchset.items if i.step > 1})
+    if not later:
+        return patchset
+    click.echo(
+        f"upgradeplan: showing step 1 of {len(patchset.steps)}: apply it, let it roll out, "
+        "then run patch again (or --step N; --all-steps prints every step, which applied at "
+        "once is the direct jump)",
+        err=True,
+    )
+    return replace(patchset, items=tuple(i for i in patchset.items if i.step <= 1))
+
+
 @click.command("patch")
 @state_options
 @target_options
@@ -70,6 +86,13 @@ def _write_dir(root: str, layout: dict[str, str]) -> None:
     help="With --write: write the changes of steps 1..N (default 1, the next safe change; "
     "writing the final pins at once would skip the required stops). Without: show step N only.",
 )
+@click.option(
+    "--all-steps",
+    "all_steps",
+    is_flag=True,
+    help="Text output: every step at once. Without it the text holds step 1 only (and the "
+    "fixes needed now), so `patch … | git apply` never makes the direct jump.",
+)
 @click.pass_context
 def patch(
     ctx: click.Context,
@@ -77,6 +100,7 @@ def patch(
     output: str,
     write: bool,
     through_step: int | None,
+    all_steps: bool,
     to: tuple[str, ...],
     holds: tuple[str, ...],
     **params: Any,
@@ -87,7 +111,15 @@ def patch(
     Pin and values moves become unified diffs of the files they were read from
     (--gitops); HelmRelease changes kustomize strategic-merge patches; workload changes
     JSON 6902 patches; new objects manifests; the rest shell commands, every substituted
-    value shell-quoted.
+    value shell-quoted. Text output holds one step (step 1 and what is needed now) unless
+    --all-steps or --step N; JSON and dir= hold every step, each marked with its number.
+
+    \b
+    Examples:
+      upgradeplan patch --gitops . --to agent-platform=4.8.1 | git apply
+      upgradeplan patch --gitops . --to agent-platform=4.8.1 --write
+      upgradeplan patch --gitops . --to 4.8.1 --step 2
+      upgradeplan patch --installed agent-platform=4.8.0 -o dir=./patches
     """
     from upgradeplan.render import patches as render_patches
 
@@ -136,11 +168,15 @@ def patch(
                 err=True,
             )
         return
+    if through_step is not None and all_steps:
+        raise errors.BadInput("--step and --all-steps cannot be combined", hint="use one")
     if through_step is not None:  # show that step only
         from dataclasses import replace
 
         chosen = tuple(i for i in patchset.items if i.step == through_step)
         patchset = replace(patchset, items=chosen)
+    elif fmt == "text" and not all_steps:
+        patchset = _first_step(patchset)
     if fmt == "dir":
         assert folder is not None
         _write_dir(folder, render_patches.dir_layout(patchset))

@@ -12,6 +12,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from upgradeplan.cli import cli
@@ -111,7 +112,10 @@ def test_upgrade_md_says_where_a_skip_with_from_starts() -> None:
 # --------------------------------------------------------------------------- 7: inferred
 
 
-def test_lint_warns_on_each_inferred_field_with_its_reason_and_line() -> None:
+def test_lint_warns_on_each_inferred_field_with_its_reason_and_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(FIXTURES)  # kb lint names files relative to the working directory
     _, out, _ = run("kb", "lint", str(FORMAT))
     lines = out.splitlines()
     assert (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -60,8 +61,14 @@ EXPECTED = {
 }
 
 
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args))
+def run(*args: str, cwd: Path = FIXTURES) -> tuple[int, str, str]:
+    """``upgradeplan *args`` in ``cwd`` (kb lint names files relative to it)."""
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(cli, list(args))
+    finally:
+        os.chdir(old)
     return result.exit_code, result.stdout, result.stderr
 
 
@@ -133,7 +140,7 @@ def test_warnings_alone_exit_0_unless_strict(tmp_path: Path) -> None:
     hazard.write_text(
         "\n".join(line for line in text.splitlines() if not line.startswith("verify"))
     )
-    code, out, _ = run("kb", "lint", "--no-bundled", str(root))
+    code, out, _ = run("kb", "lint", "--no-bundled", str(root), cwd=tmp_path)
     assert code == 0
     expected = "kb/hazards/landing-120.yaml:1 KB020 warning: hazard 'landing-120' has no verify"
     assert out.strip() == expected + " commands"
@@ -193,3 +200,29 @@ def test_the_contributing_examples_are_lint_clean(tmp_path: Path) -> None:
     # the bundled knowledge's inferred marks (KB025) are the only lines
     assert code == 0
     assert [ln for ln in out.splitlines() if " KB025 warning: " not in ln] == []
+
+
+def test_paths_open_from_the_working_directory(tmp_path: Path) -> None:
+    code, out, _ = run("kb", "lint", "--no-bundled", str(BROKEN), cwd=FIXTURES.parent)
+    assert code == 2
+    first = out.splitlines()[0]
+    path = first.split(":", 1)[0]
+    assert path.startswith("fixtures/kb-broken/")
+    assert (FIXTURES.parent / path).is_file()
+    assert "here and at fixtures/kb-broken/releases/app/1.0.0.yaml:1" in out
+    code, out, _ = run("kb", "lint", "--no-bundled", str(BROKEN), cwd=tmp_path)
+    assert out.splitlines()[0].startswith(str(BROKEN) + "/")  # outside it: absolute
+
+
+def test_github_output_annotates_each_problem_on_its_line() -> None:
+    code, out, _ = run("kb", "lint", "--no-bundled", "-o", "github", str(BROKEN))
+    assert code == 2
+    lines = out.splitlines()
+    assert len(lines) == len(EXPECTED)
+    assert (
+        "::error file=kb-broken/hazards/bad-pattern.yaml,line=10,title=KB015::symptom pattern"
+        in out
+    )
+    assert any(
+        ln.startswith("::warning file=kb-broken/hazards/no-advice.yaml,line=1,") for ln in lines
+    )

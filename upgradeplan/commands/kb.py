@@ -31,7 +31,13 @@ def kb() -> None:
 )
 @click.option("--list-checks", is_flag=True, help="Print the catalogue of checks and exit.")
 @click.option(
-    "-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True
+    "-o",
+    "--output",
+    type=click.Choice(["text", "json", "github"]),
+    default="text",
+    show_default=True,
+    help="text: 'file:line CODE message'; github: one ::error/::warning workflow command per "
+    "problem, on its file and line in a pull request.",
 )
 @click.option("--strict", is_flag=True, help="Exit 2 on warnings too.")
 @click.pass_context
@@ -48,6 +54,14 @@ def lint_cmd(
     Without DIR: the bundled knowledge plus the --kb / UPGRADEPLAN_KB directories. With DIRs:
     those directories, each merged with the bundled knowledge unless --no-bundled. Exit 2 when
     any error-level problem is found (with --strict, also for warnings), 0 otherwise.
+    Paths are relative to the working directory (absolute outside it), so an editor or a CI
+    annotation opens them as printed.
+
+    \b
+    Examples:
+      upgradeplan kb lint
+      upgradeplan kb lint ./team-knowledge --strict
+      upgradeplan kb lint ./team-knowledge -o github
     """
     from upgradeplan.kb.lint import format_problems, lint
     from upgradeplan.kb.problems import CATALOGUE
@@ -69,7 +83,7 @@ def lint_cmd(
                 click.echo(f"{c.code}  {c.severity:<7}  {c.name:<22}  {c.description}")
         ctx.exit(int(ExitCode.SAFE))
     use: Sequence[str] = dirs if dirs else _kb_dirs(ctx)
-    problems = lint(use, bundled=not no_bundled)
+    problems = _openable(lint(use, bundled=not no_bundled), use, bundled=not no_bundled)
     errors = sum(1 for p in problems if p.severity == "error")
     warnings = len(problems) - errors
     if output == "json":
@@ -80,11 +94,72 @@ def lint_cmd(
             "problems": [p.to_dict() for p in problems],
         }
         click.echo(json.dumps(doc, indent=2))
+    elif output == "github":
+        click.echo(_github(problems), nl=False)
     elif problems:
         click.echo(format_problems(problems))
         click.echo(f"{errors} error(s), {warnings} warning(s)", err=True)
     failed = errors > 0 or (strict and warnings > 0)
     ctx.exit(int(ExitCode.USAGE if failed else ExitCode.SAFE))
+
+
+def _openable(problems: Sequence[Any], dirs: Sequence[str], *, bundled: bool) -> list[Any]:
+    """The problems with their paths relative to the working directory (absolute outside it).
+
+    The loader names a file relative to the parent of its knowledge directory
+    (``team-kb/hazards/x.yaml``); from another directory that path opens nothing.
+    """
+    import os
+    import re
+    from dataclasses import replace
+    from pathlib import Path
+
+    from upgradeplan.kb.loader import bundled_dir
+
+    roots = [Path(d).resolve() for d in dirs]
+    if bundled:
+        roots.append(bundled_dir().resolve())
+    cwd = Path.cwd().resolve()
+
+    def shown(root: Path) -> str:
+        try:
+            return (
+                Path(os.path.relpath(root, cwd)).as_posix()
+                if root.is_relative_to(cwd)
+                else str(root)
+            )
+        except ValueError:
+            return str(root)
+
+    mapping = {f"{root.name}/": f"{shown(root)}/" for root in reversed(roots)}
+    mapping = {k: v for k, v in mapping.items() if k != v}
+    if not mapping:
+        return list(problems)
+    rx = re.compile(r"(?<![\w./-])(" + "|".join(re.escape(k) for k in mapping) + ")")
+
+    def fix(text: str) -> str:
+        return rx.sub(lambda m: mapping[m.group(1)], text)
+
+    out = []
+    for p in problems:
+        loc = replace(p.location, file=fix(p.location.file))
+        out.append(replace(p, location=loc, message=fix(p.message)))
+    return out
+
+
+def _github(problems: Sequence[Any]) -> str:
+    """One workflow command per problem: ``::error file=F,line=N,title=KB004::message``."""
+    from upgradeplan.render.github import escape_data, escape_property
+
+    lines = []
+    for p in problems:
+        command = "error" if p.severity == "error" else "warning"
+        props = [f"file={escape_property(p.location.file)}"]
+        if p.location.line:
+            props.append(f"line={p.location.line}")
+        props.append(f"title={escape_property(p.code)}")
+        lines.append(f"::{command} {','.join(props)}::{escape_data(p.message)}")
+    return "".join(line + "\n" for line in lines)
 
 
 @kb.command("list")

@@ -84,7 +84,10 @@ def _first_position(current: str, old: dict[str, Block]) -> int:
 def _spaced(current: str, at: int, body: str) -> str:
     """``body`` to insert at ``at``, with a blank line to what is before and after it."""
     before = current[:at]
-    lead = "" if not before or before.endswith("\n\n") else ("\n" if before.endswith("\n") else "\n\n")
+    if not before or before.endswith("\n\n"):
+        lead = ""
+    else:
+        lead = "\n" if before.endswith("\n") else "\n\n"
     after = current[at:]
     trail = "\n" if after and not after.startswith("\n") else ""
     return lead + body + trail

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from upgradeplan.commands import kb_new
 from upgradeplan.errors import ExitCode, UnknownName
 
 
@@ -19,7 +20,7 @@ def _kb_dirs(ctx: click.Context) -> tuple[str, ...]:
 
 @click.group("kb")
 def kb() -> None:
-    """Lint and list the knowledge base."""
+    """Lint, list and scaffold the knowledge base."""
 
 
 @kb.command("lint")
@@ -269,3 +270,123 @@ def _text(rows: list[dict[str, Any]]) -> str:
             if marks:
                 out.append(" ".join([f"  hazard {hz['id']}", *marks]))
     return "\n".join(out)
+
+
+@kb.group("new")
+def new() -> None:
+    """Scaffold a knowledge file: a skeleton that lints without errors, TODOs to fill in."""
+
+
+def _known_products(ctx: click.Context, directory: str) -> list[str]:
+    from pathlib import Path
+
+    from upgradeplan.kb.loader import load_all
+
+    dirs = [*_kb_dirs(ctx), *([directory] if Path(directory).is_dir() else [])]
+    loaded = load_all(dirs, semantic=False)
+    return sorted(set(loaded.kb.products) | set(loaded.kb.releases))
+
+
+def _require_product(ctx: click.Context, product: str, directory: str) -> None:
+    known = _known_products(ctx, directory)
+    if product not in known:
+        raise UnknownName("product", product, known)
+
+
+@new.command("release")
+@click.argument("product")
+@click.argument("version")
+@click.option("--title", default="TODO: the release in one line", help="Its one-line title.")
+@click.option("--date", default=None, metavar="YYYY-MM-DD", help="Its release date, if known.")
+@kb_new._dir_option
+@click.pass_context
+def new_release(
+    ctx: click.Context, product: str, version: str, title: str, date: str | None, directory: str
+) -> None:
+    """A release of PRODUCT: DIR/releases/PRODUCT/VERSION.yaml.
+
+    \b
+    Examples:
+      upgradeplan kb new release agent-platform 4.16.0 --dir ./team-kb
+      upgradeplan kb new release agent-platform 4.16.0 --date 2026-12-01 --title "…"
+    """
+    from pathlib import Path
+
+    from upgradeplan import api
+
+    api.check_version(version, "VERSION")
+    _require_product(ctx, product, directory)
+    path = Path(directory) / "releases" / product / f"{version}.yaml"
+    kb_new.write_new(path, kb_new.release_text(product, version, title, date))
+    click.echo(f"wrote {path}; fill in the TODOs, then run 'upgradeplan kb lint {directory}'")
+
+
+@new.command("hazard")
+@click.argument("hazard_id", metavar="ID")
+@click.option("--product", required=True, help="The product whose upgrade it concerns.")
+@click.option(
+    "--reference",
+    required=True,
+    metavar="REF",
+    help="Where it is documented: owner/repo#N, an http(s) URL or doc:<name>.",
+)
+@click.option(
+    "--severity",
+    type=click.Choice(["blocking", "warning", "notice"]),
+    default="warning",
+    show_default=True,
+)
+@click.option(
+    "--landing",
+    default=">=0.0.0-0",
+    show_default=True,
+    metavar="RANGE",
+    help="The versions it applies on (a landing scope; change the scope in the file).",
+)
+@kb_new._dir_option
+@click.pass_context
+def new_hazard(
+    ctx: click.Context,
+    hazard_id: str,
+    product: str,
+    reference: str,
+    severity: str,
+    landing: str,
+    directory: str,
+) -> None:
+    """A hazard: DIR/hazards/ID.yaml.
+
+    \b
+    Examples:
+      upgradeplan kb new hazard egress-denied-hook --product agent-platform \\
+        --reference giantswarm/agent-platform#413 --landing ">=4.7.14" --dir ./team-kb
+    """
+    from pathlib import Path
+
+    kb_new.check_id("hazard", hazard_id)
+    _require_product(ctx, product, directory)
+    path = Path(directory) / "hazards" / f"{hazard_id}.yaml"
+    text = kb_new.hazard_text(hazard_id, product, reference, severity, landing)
+    kb_new.write_new(path, text)
+    click.echo(f"wrote {path}; fill in the TODOs, then run 'upgradeplan kb lint {directory}'")
+
+
+@new.command("migration")
+@click.argument("migration_id", metavar="ID")
+@click.option("--product", required=True, help="The product whose plans it belongs to.")
+@kb_new._dir_option
+@click.pass_context
+def new_migration(ctx: click.Context, migration_id: str, product: str, directory: str) -> None:
+    """A migration: DIR/migrations/ID.yaml.
+
+    \b
+    Examples:
+      upgradeplan kb new migration reconcile-kagent --product agent-platform --dir ./team-kb
+    """
+    from pathlib import Path
+
+    kb_new.check_id("migration", migration_id)
+    _require_product(ctx, product, directory)
+    path = Path(directory) / "migrations" / f"{migration_id}.yaml"
+    kb_new.write_new(path, kb_new.migration_text(migration_id, product))
+    click.echo(f"wrote {path}; fill in the TODOs, then run 'upgradeplan kb lint {directory}'")

@@ -46,7 +46,7 @@ def test_global_options_after_a_verb_that_does_not_declare_them(
     )
     assert code == 0, out
     assert "lab" in out
-    code, out = run("diagnose", "--no-color", "-v", "--kb", str(REPO / "knowledge"), "-")
+    code, out = run("diagnose", "--no-color", "-v", "--debug", "-")
     assert code == 0, out
 
 

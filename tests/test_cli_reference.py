@@ -41,3 +41,48 @@ def test_main_writes_and_prints(tmp_path: object) -> None:
     assert clidoc.main(["--write", str(out)]) == 0
     assert out.read_text(encoding="utf-8") == clidoc.render()
     assert clidoc.main(["--bogus"]) == 2
+
+
+def _examples() -> list[tuple[str, list[str]]]:
+    """(command, argv) for every line of every command's Examples block."""
+    import shlex
+
+    out: list[tuple[str, list[str]]] = []
+    for name, help_text in clidoc.commands():
+        lines = help_text.splitlines()
+        starts = [i for i, line in enumerate(lines) if line.strip() == "Examples:"]
+        if not starts:
+            continue
+        joined: list[str] = []
+        for line in lines[starts[0] + 1 :]:
+            if not line.startswith("    ") or not line.strip():
+                break
+            if joined and joined[-1].endswith("\\"):
+                joined[-1] = joined[-1][:-1] + " " + line.strip()
+            else:
+                joined.append(line.strip())
+        for text in joined:
+            if "upgradeplan " not in text:
+                continue
+            text = text.split("upgradeplan ", 1)[1]
+            text = text.split(')"', 1)[0]  # eval "$(upgradeplan completion bash)"
+            words = shlex.split(text)
+            cut = next((i for i, w in enumerate(words) if w in ("|", ">", "&&")), len(words))
+            out.append((name, words[:cut]))
+    return out
+
+
+def test_every_command_has_examples_and_each_example_parses() -> None:
+    from click.testing import CliRunner
+
+    from upgradeplan.cli import cli
+
+    examples = _examples()
+    with_examples = {name for name, _ in examples}
+    assert with_examples >= {name for name, _ in clidoc.commands()}, sorted(
+        {name for name, _ in clidoc.commands()} - with_examples
+    )
+    for name, argv in examples:
+        # --help is eager: it exits 0 once every option of the line was recognised
+        result = CliRunner().invoke(cli, [*argv, "--help"])
+        assert result.exit_code == 0, f"{name}: {' '.join(argv)}: {result.output}"

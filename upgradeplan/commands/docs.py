@@ -13,7 +13,13 @@ from upgradeplan.errors import BadInput, ExitCode
 
 @click.group("docs")
 def docs() -> None:
-    """Documents rendered from the knowledge base."""
+    """Documents rendered from the knowledge base.
+
+    \b
+    Examples:
+      upgradeplan docs upgrade-md > UPGRADE.md
+      upgradeplan docs upgrade-md --next --write UPGRADE.md
+    """
 
 
 @docs.command("upgrade-md")

@@ -127,6 +127,12 @@ def fleet(
     be read is listed with its reason and counts as undetermined; the run goes on.
     Exit codes: the worst of the fleet (3 over 4 over 0), 2 bad input; with --hazard,
     3 it applies somewhere, 4 it may apply somewhere, 0 nowhere (docs/exit-codes.md).
+
+    \b
+    Examples:
+      upgradeplan fleet snapshots/ --to agent-platform=4.8.1
+      upgradeplan fleet --kubeconfig ~/.kube/config --hazard harness-missing-on-480
+      upgradeplan fleet 's3://bucket/snapshots/' -o json
     """
     if not (sources or kubeconfig or contexts or gitops):
         raise errors.BadInput(

@@ -54,6 +54,11 @@ def graph(
     release it lands on. With --path-from/--path-to the planner's path for a bare
     installation (no other facts) is highlighted: state-dependent hazards then count as
     "may apply" — use 'upgradeplan plan -o markdown' for your installation's path.
+
+    \b
+    Examples:
+      upgradeplan graph --product agent-platform
+      upgradeplan graph --product agent-platform --path-from 4.7.18 --path-to 4.8.1 -o dot
     """
     from upgradeplan.render import graphviz
 

@@ -20,7 +20,14 @@ def _kb_dirs(ctx: click.Context) -> tuple[str, ...]:
 
 @click.group("kb")
 def kb() -> None:
-    """Lint, list and scaffold the knowledge base."""
+    """Lint, list and scaffold the knowledge base.
+
+    \b
+    Examples:
+      upgradeplan kb lint ./team-kb
+      upgradeplan kb list --product agent-platform
+      upgradeplan kb new hazard my-hazard --product agent-platform --reference owner/repo#1
+    """
 
 
 @kb.command("lint")
@@ -170,7 +177,13 @@ def _github(problems: Sequence[Any]) -> str:
 )
 @click.pass_context
 def list_cmd(ctx: click.Context, product: str | None, output: str) -> None:
-    """Products, their releases (date, title, marks) and hazard/migration counts."""
+    """Products, their releases (date, title, marks) and hazard/migration counts.
+
+    \b
+    Examples:
+      upgradeplan kb list
+      upgradeplan --kb ./team-kb kb list --product agent-platform -o json
+    """
     from upgradeplan.kb.loader import load
 
     knowledge = load(_kb_dirs(ctx))
@@ -274,7 +287,13 @@ def _text(rows: list[dict[str, Any]]) -> str:
 
 @kb.group("new")
 def new() -> None:
-    """Scaffold a knowledge file: a skeleton that lints without errors, TODOs to fill in."""
+    """Scaffold a knowledge file: a skeleton that lints without errors, TODOs to fill in.
+
+    \b
+    Examples:
+      upgradeplan kb new release agent-platform 4.16.0 --dir ./team-kb
+      upgradeplan kb new hazard my-hazard --product agent-platform --reference owner/repo#1
+    """
 
 
 def _known_products(ctx: click.Context, directory: str) -> list[str]:

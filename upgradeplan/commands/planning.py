@@ -93,6 +93,12 @@ def check(
     Exit codes: 0 safe, 2 bad input, 3 a hazard at or above --fail-on applies (or an
     accepted risk expired), 4 one may apply and a fact that would settle it is missing
     (docs/exit-codes.md). Accepted risks: .upgradeplan.yaml or --accept-file (docs/ci.md).
+
+    \b
+    Examples:
+      upgradeplan check --installed agent-platform=4.7.18 --to agent-platform=4.8.1
+      upgradeplan check --gitops . --base origin/main -o sarif > upgradeplan.sarif
+      kubectl upgradeplan --context prod check --to latest
     """
     try:
         text, code = _check(ctx, output, fail_on, to, holds, accept_file, accept_ids, params)
@@ -229,6 +235,12 @@ def plan(
 
     \b
     Exit codes: 0 a safe path exists, 2 bad input, 3 no safe path, 4 undetermined.
+
+    \b
+    Examples:
+      upgradeplan plan --installed agent-platform=4.7.18 --to 4.8.1
+      upgradeplan plan --gitops clusters/prod --to latest -o markdown > RUNBOOK.md
+      upgradeplan plan --snapshot prod.yaml --to agent-platform=4.8.1 --hold kagent
     """
     kb, gathered = _gather(ctx, params)
     results: list[api.PlanResult] = []
@@ -291,6 +303,12 @@ def explain(
 
     With state inputs, each condition of a hazard is shown with its observed value and
     where it was read, and each missing fact with how to supply it.
+
+    \b
+    Examples:
+      upgradeplan explain harness-missing-on-480
+      upgradeplan explain agent-platform@4.8.1
+      upgradeplan explain harness-handover-skipped --snapshot prod.yaml --to 4.8.1
     """
     kb = api.load_kb(kb_dirs(ctx))
     inputs = inputs_from(params)

@@ -26,6 +26,10 @@ def renovate(ctx: click.Context, gitops: str) -> None:
     \b
     Prints JSON for renovate.json (or a shared preset); rerun it after each merge so the
     limit moves to the next stop (docs/ci.md). Exit codes: 0, or 2 for bad input.
+
+    \b
+    Examples:
+      upgradeplan renovate --gitops . > renovate-upgradeplan.json
     """
     from upgradeplan import renovate as rules
 

@@ -98,6 +98,12 @@ def scan(ctx: click.Context, /, output: str, **params: Any) -> None:
     current context of $KUBECONFIG (or ~/.kube/config).
     Exit codes: 0 read, 1 nothing could be read, 2 bad input, 4 a context or a source of
     one could not be read (named on stderr; the rest is printed).
+
+    \b
+    Examples:
+      upgradeplan scan
+      kubectl upgradeplan scan --context prod -n flux-giantswarm
+      upgradeplan scan --gitops . -o yaml
     """
     inputs = inputs_from(params)
     if not inputs.any:
@@ -199,6 +205,12 @@ def snapshot(
     no timestamps are written: two snapshots of the same cluster are byte-identical.
     Exit codes: 0 written, 1 nothing could be read, 2 bad input, 4 some context or some
     source of one could not be read (named on stderr and in the snapshot's unread list).
+
+    \b
+    Examples:
+      upgradeplan snapshot --context prod -f prod.yaml
+      upgradeplan snapshot --all-contexts -o json > fleet.json
+      upgradeplan snapshot -o s3://bucket/snapshots/
     """
     url = (
         output if output.startswith("s3://") else file if (file or "").startswith("s3://") else None

@@ -268,3 +268,17 @@ def test_structured_changes_without_a_note_become_bullets(kb: KnowledgeBase) -> 
     assert "`gitops.legacy` set in your values" in conditions
     assert "`--old` in your container args" in conditions
     assert "`kubernetes` does not satisfy `>=1.36.0-0`" in conditions
+
+
+def test_raw_angle_brackets_are_escaped_outside_code() -> None:
+    """GitHub's sanitiser drops what looks like an HTML tag: prose escapes it."""
+    from upgradeplan.render.markdown import escape_md, wrap_md
+
+    assert escape_md("a value in <gitops-namespace> was not known") == (
+        "a value in \\<gitops-namespace> was not known"
+    )
+    assert escape_md("run `kubectl -n <ns> get hr` and a < b") == (
+        "run `kubectl -n <ns> get hr` and a < b"
+    )
+    assert escape_md(r"\<current\> stays") == r"\<current\> stays"
+    assert "\\<angle brackets>" in wrap_md("a value in <angle brackets> was not known")

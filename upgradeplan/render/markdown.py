@@ -9,6 +9,7 @@ loudly instead of rendering blank.
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -48,10 +49,24 @@ def _keep_code_spans(text: str) -> str:
     return "`".join(parts)
 
 
+_RAW_TAG = re.compile(r"(?<!\\)<(?=[A-Za-z/!?])")
+
+
+def escape_md(text: str) -> str:
+    """``<name>`` outside code spans as ``\\<name>``: GitHub's sanitiser drops what looks
+    like an HTML tag (``a value in <gitops-namespace>`` would read ``a value in ``)."""
+    parts = text.split("`")
+    for i in range(0, len(parts), 2):  # outside the code spans
+        parts[i] = _RAW_TAG.sub(r"\\<", parts[i])
+    if len(parts) % 2 == 0:  # an unclosed backtick: the rest is prose too
+        parts[-1] = _RAW_TAG.sub(r"\\<", parts[-1])
+    return "`".join(parts)
+
+
 def wrap_md(text: str, indent: str = "", first: str = "") -> str:
-    """Wrap a paragraph at :data:`WIDTH` (code spans kept whole); continuation lines get
-    ``indent``, the first line starts with ``first``."""
-    flat = " ".join(str(text).split())
+    """Wrap a paragraph at :data:`WIDTH` (code spans kept whole, raw ``<tags>`` escaped);
+    continuation lines get ``indent``, the first line starts with ``first``."""
+    flat = escape_md(" ".join(str(text).split()))
     if not flat:
         return first.rstrip()
     wrapped = textwrap.fill(

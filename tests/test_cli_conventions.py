@@ -199,3 +199,16 @@ def test_progress_of_four_contexts_on_a_terminal_only(fake_api: FakeAPIFactory) 
     assert piped.stderr.decode() == ""
     assert piped.stdout.decode() == tty_out  # -o json is byte-identical either way
     assert len(json.loads(tty_out)["results"]) == 4
+
+
+def test_yaml_is_offered_wherever_json_is() -> None:
+    for args in (
+        ["explain", "harness-missing-on-480"],
+        ["kb", "list", "--product", "agent-platform"],
+        ["version"],
+    ):
+        code, as_json = run_stdout(*args, "-o", "json")
+        assert code == 0, as_json
+        code, as_yaml = run_stdout(*args, "-o", "yaml")
+        assert code == 0, as_yaml
+        assert yaml.safe_load(as_yaml) == json.loads(as_json), args

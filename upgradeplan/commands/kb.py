@@ -173,7 +173,7 @@ def _github(problems: Sequence[Any]) -> str:
 @kb.command("list")
 @click.option("--product", "product", metavar="PRODUCT", help="Only this product.")
 @click.option(
-    "-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True
+    "-o", "--output", type=click.Choice(["text", "json", "yaml"]), default="text", show_default=True
 )
 @click.pass_context
 def list_cmd(ctx: click.Context, product: str | None, output: str) -> None:
@@ -193,8 +193,10 @@ def list_cmd(ctx: click.Context, product: str | None, output: str) -> None:
             raise UnknownName("product", product, ids)
         ids = [product]
     rows = [_product_row(knowledge, pid) for pid in ids]
-    if output == "json":
-        click.echo(json.dumps({"schema_version": 1, "products": rows}, indent=2))
+    if output in ("json", "yaml"):
+        from upgradeplan.render.structured import serialise
+
+        click.echo(serialise({"schema_version": 1, "products": rows}, output), nl=False)
     else:
         click.echo(_text(rows))
     ctx.exit(int(ExitCode.SAFE))

@@ -294,7 +294,7 @@ def plan(
     metavar="PRODUCT=VERSION",
     help="The hop to evaluate a skip or transition hazard on (repeatable).",
 )
-@output_option(("text", "json"))
+@output_option(("text", "json", "yaml"))
 @click.pass_context
 def explain(
     ctx: click.Context, /, ident: str, output: str, to: tuple[str, ...], **params: Any
@@ -320,12 +320,12 @@ def explain(
             explanations.append(api.explain(kb, ident, g.state, to=to))
     else:
         explanations.append(api.explain(kb, ident, None, to=to))
-    if output == "json":
+    if output in ("json", "yaml"):
         from upgradeplan.render import structured
 
         docs = [structured.explanation_to_dict(e) for e in explanations]
         doc = docs[0] if len(docs) == 1 else {"schema_version": 1, "results": docs}
-        click.echo(structured.to_json(doc), nl=False)
+        click.echo(structured.serialise(doc, output), nl=False)
         return
     from upgradeplan.render.text import render_explain
 
@@ -336,7 +336,7 @@ def explain(
 @click.command("diagnose")
 @click.argument("file", required=False, default="-", metavar="[FILE|-]")
 @state_options
-@output_option(("text", "json"))
+@output_option(("text", "json", "yaml"))
 @click.option(
     "--top", type=click.IntRange(min=1), default=None, help="Show only the N best matches."
 )
@@ -364,11 +364,11 @@ def diagnose(ctx: click.Context, /, file: str, output: str, top: int | None, **p
     found = triage.triage(kb, text, api.diagnose(kb, text), state)
     shown = found.diagnoses[:top] if top is not None else found.diagnoses
     fits = found.fits[: len(shown)] if state is not None else ()
-    if output == "json":
+    if output in ("json", "yaml"):
         from upgradeplan.render import structured
 
         doc = structured.diagnoses_to_dict(shown, fits, found.notes)
-        click.echo(structured.to_json(doc), nl=False)
+        click.echo(structured.serialise(doc, output), nl=False)
         return
     from upgradeplan.render.text import render_diagnose
 

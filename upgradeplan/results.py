@@ -97,6 +97,9 @@ class CheckResult:
     unreadable: tuple[Unreadable, ...] = ()  # what could not be read (its facts are unknown)
     accepted: tuple[Accepted, ...] = ()  # findings accepted risks set aside (upgradeplan.accept)
     changed: Mapping[str, Source] = field(default_factory=dict)  # --base: product -> new pin
+    # blocked only because held pins stay: the products whose pin moved in the same change
+    # would make it safe (each failing finding has a pin-move fix naming a held product)
+    fix_in_change: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,7 @@ def check(
         notes=(*read_notes(kb, state), *guesses),
         unreadable=tuple(unread),
         changed=dict(changed or {}),
+        fix_in_change=held_fixes(kb, findings, holds, fail_on) if verdict == "blocked" else (),
     )
 
 
@@ -72,6 +73,33 @@ def _undetermined_plan(plan: Plan | None) -> Plan | None:
     if plan is None or plan.verdict not in ("safe", "safe-with-actions"):
         return plan
     return replace(plan, verdict="undetermined")
+
+
+def held_fixes(
+    kb: KnowledgeBase, findings: Sequence[Finding], holds: Sequence[str], fail_on: str
+) -> tuple[str, ...]:
+    """The held products whose pin move (a ``bom-pin`` migration of the hazard) fixes every
+    finding that blocks; () when some blocking finding has no such fix."""
+    from upgradeplan.model import SEVERITY_RANK
+    from upgradeplan.planner.verdicts import threshold
+
+    limit = threshold(fail_on)
+    held = set(holds)
+    out: list[str] = []
+    for f in findings:
+        if f.status != "applies" or SEVERITY_RANK[f.severity] < limit:
+            continue
+        hazard = kb.hazards.get(f.hazard)
+        named: set[str] = set()
+        for mid in hazard.migrations if hazard is not None else ():
+            m = kb.migrations.get(mid)
+            if m is not None and m.kind == "bom-pin":
+                named |= {str(m.target[k]) for k in ("component", "product") if m.target.get(k)}
+        fix = sorted(named & held)
+        if not fix:
+            return ()
+        out.extend(fix)
+    return tuple(dict.fromkeys(out))
 
 
 def _judge_move(

@@ -135,12 +135,22 @@ def _changes(
     return out
 
 
+def _fix_words(products: Sequence[str]) -> str:
+    """The blocked headline's fix: move the pin of X in this same change."""
+    names = ", ".join(f"`{_cell(p)}`" for p in products)
+    pins = "pin" if len(products) == 1 else "pins"
+    return f"the fix is to move the {pins} of {names} in this same change"
+
+
 def _result(result: CheckResult, fail_on: str, root: Path | None) -> list[str]:
     name = _cell(result.name) if result.name else "installation"
     if result.error is not None or result.plan is None:
         why = _cell(result.error or "")
         return [f"#### {name}: **undetermined**", "", f"Could not be read: {why}", ""]
-    out = [f"#### {name}: **{result.verdict}**", "", f"Move: {_cell(_title(result.plan))}", ""]
+    head = f"#### {name}: **{result.verdict}**"
+    if result.fix_in_change:
+        head += f": {_fix_words(result.fix_in_change)}"
+    out = [head, "", f"Move: {_cell(_title(result.plan))}", ""]
     told = unreadable.told(result.notes, result.unreadable)  # the notes and every unread source
     if told:
         out += [*(f"> {_cell(n)}" for n in told), ""]
@@ -193,7 +203,12 @@ def render(
     )
     if overall is None:
         overall = "safe-with-actions" if "safe-with-actions" in verdicts else "safe"
-    out = [MARKER, f"### upgradeplan check: **{overall}** (exit {code})", ""]
+    headline = f"### upgradeplan check: **{overall}** (exit {code})"
+    fixes = [r.fix_in_change for r in results if r.verdict == "blocked"]
+    if overall == "blocked" and fixes and all(fixes):
+        products = tuple(dict.fromkeys(p for fix in fixes for p in fix))
+        headline += f": {_fix_words(products)}"
+    out = [MARKER, headline, ""]
     for r in results:
         out.extend(_result(r, fail_on, root))
     if stale:

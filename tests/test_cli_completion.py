@@ -58,3 +58,9 @@ def test_contexts_from_the_kubeconfig_on_the_line(tmp_path: Path) -> None:
 
 def test_an_unreadable_kubeconfig_completes_nothing(tmp_path: Path) -> None:
     assert complete(f"upgradeplan scan --kubeconfig {tmp_path}/missing --context ") == []
+
+
+def test_products_and_hazard_ids_for_the_other_options() -> None:
+    assert "agent-platform" in complete("upgradeplan graph --product agent")
+    assert "agent-platform" in complete("upgradeplan kb list --product agent")
+    assert complete("upgradeplan fleet --hazard harness-missing") == ["harness-missing-on-480"]

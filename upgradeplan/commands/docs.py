@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from upgradeplan import api
+from upgradeplan.commands import complete
 from upgradeplan.commands.options import kb_dirs
 from upgradeplan.errors import BadInput, ExitCode
 
@@ -28,6 +29,7 @@ def docs() -> None:
     "product",
     metavar="PRODUCT",
     default=None,
+    shell_complete=complete.products,
     help="The product (default: the one product whose knowledge has an upgrade_doc).",
 )
 @click.option(

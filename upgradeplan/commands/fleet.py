@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from upgradeplan import api, errors
+from upgradeplan.commands import complete
 from upgradeplan.commands.options import (
     fail_on_option,
     kb_dirs,
@@ -81,6 +82,7 @@ def _cores() -> int:
     "hazard",
     metavar="ID",
     default=None,
+    shell_complete=complete.hazards,
     help="List the installations where this hazard applies or may apply (one added with "
     "--kb too); a skip or transition hazard without --to is judged against the newest "
     "release it lands on.",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from upgradeplan import api
+from upgradeplan.commands import complete
 from upgradeplan.commands.options import kb_dirs, output_option
 from upgradeplan.errors import BadInput
 
@@ -15,6 +16,7 @@ from upgradeplan.errors import BadInput
     "product",
     metavar="PRODUCT",
     required=True,
+    shell_complete=complete.products,
     help="The product whose releases to draw.",
 )
 @output_option(("mermaid", "dot"), default="mermaid")

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from upgradeplan.commands import kb_new
+from upgradeplan.commands import complete, kb_new
 from upgradeplan.errors import ExitCode, UnknownName
 
 
@@ -171,7 +171,13 @@ def _github(problems: Sequence[Any]) -> str:
 
 
 @kb.command("list")
-@click.option("--product", "product", metavar="PRODUCT", help="Only this product.")
+@click.option(
+    "--product",
+    "product",
+    metavar="PRODUCT",
+    shell_complete=complete.products,
+    help="Only this product.",
+)
 @click.option(
     "-o", "--output", type=click.Choice(["text", "json", "yaml"]), default="text", show_default=True
 )

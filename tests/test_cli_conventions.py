@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import yaml
-from support.cli import run, run_stdout
+from support.cli import invoke, run, run_stdout
 from support.fakeapi import FakeAPIFactory, fake_api
 from support.scenarios import CLUSTER_FIXTURES
 
@@ -212,3 +212,15 @@ def test_yaml_is_offered_wherever_json_is() -> None:
         code, as_yaml = run_stdout(*args, "-o", "yaml")
         assert code == 0, as_yaml
         assert yaml.safe_load(as_yaml) == json.loads(as_json), args
+
+
+def test_verbose_says_what_was_read_even_when_piped(fake_api: FakeAPIFactory) -> None:
+    server = fake_api.start(CLUSTER_FIXTURES / "s2")
+    kubeconfig = fake_api.kubeconfig({"prod": server})
+    result = invoke("-v", "scan", "--kubeconfig", kubeconfig, "-o", "json")
+    assert result.exit_code == 0, result.output
+    assert "upgradeplan: reading 1 context(s): prod: " in result.stderr
+    assert " requests (" in result.stderr
+    json.loads(result.stdout)  # stdout stays the document alone
+    quiet = invoke("scan", "--kubeconfig", kubeconfig, "-o", "json")
+    assert quiet.stderr == ""

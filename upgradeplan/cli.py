@@ -148,6 +148,7 @@ def _group_options(f: Any) -> Any:
 @click.group(
     cls=LazyGroup,
     invoke_without_command=True,
+    subcommand_metavar="COMMAND [ARGS]...",
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog="Global options go before or after the command: `upgradeplan --context prod scan` "
     "and `upgradeplan scan --context prod` are the same.",

@@ -151,7 +151,7 @@ def _check(ctx: click.Context, path: str, rendered: str, *, whole: bool) -> None
 
 def _write(path: str, rendered: str, *, whole: bool) -> None:
     from upgradeplan.commands.scan import write_atomically
-    from upgradeplan.patches.files import content_hash, write_atomic
+    from upgradeplan.patches.files import content_hash, write_all
     from upgradeplan.render.doc_sections import splice
 
     current = _read(path)
@@ -160,4 +160,4 @@ def _write(path: str, rendered: str, *, whole: bool) -> None:
         return
     updated = splice(current, rendered, whole=whole)
     if updated != current:
-        write_atomic(path, updated, expected_hash=content_hash(current))
+        write_all([(path, updated, content_hash(current))])

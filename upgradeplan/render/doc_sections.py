@@ -33,10 +33,6 @@ def blocks(text: str) -> list[Block]:
     return [Block(m.group("id"), m.start(), m.end(), m.group(0)) for m in _BLOCK.finditer(text)]
 
 
-def has_markers(text: str) -> bool:
-    return bool(blocks(text))
-
-
 def _with_nl(text: str) -> str:
     return text if text.endswith("\n") else text + "\n"
 
@@ -93,9 +89,4 @@ def _spaced(current: str, at: int, body: str) -> str:
     return lead + body + trail
 
 
-def sections_of(text: str) -> str:
-    """Only the generated sections of ``text``, in order (what --check compares)."""
-    return "".join(_with_nl(b.text) for b in blocks(text))
-
-
-__all__ = ["Block", "blocks", "has_markers", "sections_of", "splice"]
+__all__ = ["Block", "blocks", "splice"]

@@ -229,7 +229,6 @@ def test_commands_import_neither_the_planner_nor_the_readers() -> None:
 UNUSED: dict[str, str] = {
     "readers/gitops/flux.py:SOURCE_GROUP": "gitops: unused constant",
     "readers/gitops/render.py:_is_kustomization": "gitops: no caller (render.py is being split)",
-    "readers/kube/cluster.py:list_contexts": "reliability: only tests call it",
     "readers/kube/kubeconfig.py:EXEC_FIELDS": "reliability: unused constant",
     "readers/kube/objects.py:flatten_documents": "reliability: only tests call it",
     "readers/kube/objects.py:is_kubernetes_document": "reliability: no caller",

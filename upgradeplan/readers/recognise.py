@@ -217,7 +217,10 @@ def storage_classes(
         (str(_get(c, "metadata", "namespace") or ""), str(_get(c, "metadata", "name") or "")): c
         for c in claims
     }
-    for vol in _get(obj, "spec", "template", "spec", "volumes") or []:
+    volumes = _get(obj, "spec", "template", "spec", "volumes")
+    if volumes is not None and not isinstance(volumes, list):
+        return None  # not a list: which classes it asks for is unknown (was a TypeError)
+    for vol in volumes or []:
         if not isinstance(vol, Mapping):
             continue
         eph = _get(vol, "ephemeral", "volumeClaimTemplate", "spec", "storageClassName")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 
@@ -166,3 +167,22 @@ def test_unreadable_context_is_named() -> None:
     assert text.render_check([res]).startswith(
         "check [down]: undetermined: could not read: refused"
     )
+
+
+def test_a_tree_with_no_product_of_the_knowledge_is_not_called_safe(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from upgradeplan.cli import cli
+
+    (tmp_path / "podinfo.yaml").write_text(
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\n"
+        "metadata: {name: podinfo, namespace: default}\n"
+        "spec:\n  chart:\n    spec: {chart: podinfo, version: 6.7.0,"
+        " sourceRef: {kind: HelmRepository, name: podinfo}}\n",
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(cli, ["check", "--gitops", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    header = result.stdout.splitlines()[0]
+    assert header.endswith(": nothing to judge") and "safe" not in result.stdout
+    assert "none of a product in the knowledge base" in result.stdout

@@ -200,6 +200,14 @@ def render_check(results: Sequence[CheckResult], color: bool = False) -> str:
         if r.error is not None:
             out.append(_could_not_read("check", name, r.error, s))
             continue
+        if _nothing_to_judge(r):
+            # exit 0 as for "safe", but the word would claim a judgement nobody made
+            out.append(f"check {_jump_title(r.plan)}{name}: nothing to judge")
+            out.extend(f"  {note}" for note in r.notes)
+            if not r.notes:
+                out.append("  no product of the knowledge base was found installed here")
+            out.extend(unreadable_lines(r.unreadable))
+            continue
         out.append(f"check {_jump_title(r.plan)}{name}: {s.verdict(r.verdict)}")
         out.extend(f"  {note}" for note in r.notes)
         shown = [f for f in r.findings if not out_of_scope(f)]
@@ -225,6 +233,18 @@ def render_check(results: Sequence[CheckResult], color: bool = False) -> str:
         noted = " ".join(r.notes)
         out.extend(unreadable_lines([u for u in r.unreadable if u.source not in noted]))
     return "\n".join(out) + "\n"
+
+
+def _nothing_to_judge(r: CheckResult) -> bool:
+    """The installation as it is, with no product of the knowledge base in it and no finding."""
+    plan = r.plan
+    return (
+        plan is not None
+        and not plan.targets
+        and not any(plan.current.values())
+        and not r.findings
+        and r.verdict == "safe"
+    )
 
 
 def unreadable_lines(unread: Sequence[Unreadable]) -> list[str]:

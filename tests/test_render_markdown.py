@@ -282,3 +282,17 @@ def test_raw_angle_brackets_are_escaped_outside_code() -> None:
     )
     assert escape_md(r"\<current\> stays") == r"\<current\> stays"
     assert "\\<angle brackets>" in wrap_md("a value in <angle brackets> was not known")
+
+
+def test_a_missing_facts_kubectl_command_is_a_code_span_and_a_name_cannot_close_it() -> None:
+    from upgradeplan.conditions import missing_fact_hint
+    from upgradeplan.model import MissingFact
+    from upgradeplan.render.markdown import _how
+
+    key = "object.Harness.kagent.kagent.exists"
+    shown = _how(MissingFact(key, missing_fact_hint(key)))
+    assert "shown by `kubectl get harness kagent -n kagent -o yaml`" in shown
+    assert "\\`" not in shown
+    hostile = "object.Harness.kagent.a`b.exists"
+    said = _how(MissingFact(hostile, missing_fact_hint(hostile)))
+    assert "``kubectl get harness a`b -n kagent -o yaml``" in said

@@ -37,18 +37,26 @@ def kubectl_for(key: str) -> str:
     return _PLACE.sub(fill, found.row.kubectl)
 
 
+def hint_parts(key: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """How a user supplies the fact ``key``, and each kubectl command that shows it with the
+    field to look at ("" when the row names none): the parts of :func:`missing_fact_hint`,
+    for renderings that quote a command their own way."""
+    shown = kubectl_for(key)
+    said: list[tuple[str, str]] = []
+    for alt in shown.split("; ") if shown else ():
+        cmd, _, field = alt.partition(" (")
+        said.append((cmd, field.removesuffix(")")))
+    return how_to_supply(key), tuple(said)
+
+
 def missing_fact_hint(key: str) -> str:
     """How a user supplies the fact ``key`` (its row's ``supply`` in the fact-key table), and
     the kubectl command that shows it where there is one."""
-    how = how_to_supply(key)
-    shown = kubectl_for(key)
+    how, shown = hint_parts(key)
     if not shown:
         return how
-    said = []
-    for alt in shown.split("; "):
-        cmd, _, field = alt.partition(" (")
-        said.append(f"`{cmd}`" + (f" ({field}" if field else ""))
+    said = [f"`{cmd}`" + (f" ({field})" if field else "") for cmd, field in shown]
     return f"{how}; shown by {' or '.join(said)}"
 
 
-__all__ = ["READERS_HINT", "kubectl_for", "missing_fact_hint"]
+__all__ = ["READERS_HINT", "hint_parts", "kubectl_for", "missing_fact_hint"]

@@ -21,6 +21,7 @@ from upgradeplan.model import (
     Action,
     Finding,
     KnowledgeBase,
+    MissingFact,
     Move,
     Plan,
     State,
@@ -244,6 +245,17 @@ _VERDICT_WORDS = {
 }
 
 
+def _how(m: MissingFact) -> str:
+    """A missing fact's hint as Markdown: the text escaped, each kubectl command a code span."""
+    from upgradeplan.conditions.hints import hint_parts, missing_fact_hint
+
+    if m.how != missing_fact_hint(m.key):
+        return md_text(m.how)  # a hint worded elsewhere: all text
+    how, shown = hint_parts(m.key)
+    said = [code(cmd) + (f" ({md_text(field)})" if field else "") for cmd, field in shown]
+    return md_text(how) + (f"; shown by {' or '.join(said)}" if said else "")
+
+
 def _finding_view(f: Finding) -> FindingView:
     observed: list[str] = []
     for ev in f.evidence:
@@ -251,7 +263,7 @@ def _finding_view(f: Finding) -> FindingView:
             line = f"{code(fact.key)} = {code(_value(fact.value))} ({md_text(fact.source)})"
             if line not in observed:
                 observed.append(line)
-    missing = tuple(f"{code(m.key)} ({md_text(m.how)})" for m in f.missing)
+    missing = tuple(f"{code(m.key)} ({_how(m)})" for m in f.missing)
     return FindingView(
         hazard=f.hazard,
         title=f.title,

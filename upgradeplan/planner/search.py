@@ -17,7 +17,6 @@ from upgradeplan import conditions, provenance
 from upgradeplan.conditions import resolve_pin
 from upgradeplan.model import (
     SEVERITY_RANK,
-    STATUS_OF_TRUTH,
     Fact,
     Finding,
     Hazard,
@@ -53,10 +52,12 @@ class _Node:
 
 @dataclass
 class _Hop:
-    statuses: Sequence[tuple[str, str, str, bool]]  # (hazard id, severity, status, fixable)
     forbidden: tuple[str, ...]
     cost: float
 
+
+_TruthInfo = tuple[tuple[str, ...] | None, bool, bool]
+_ALWAYS: _TruthInfo = ((), False, False)  # no condition: the hazard applies wherever in scope
 
 _Known = list[tuple[Hazard, "Truth | None"]]  # a hazard and its truth (None: per hop)
 
@@ -103,6 +104,8 @@ class Search:
         self._truth_cache: dict[tuple[Any, ...], Truth] = {}
         self._req_cache: dict[tuple[int, str | None], Finding | None] = {}
         self._fix_cache: dict[str, bool] = {}
+        self._weights: dict[str, tuple[float, float, bool]] = {}
+        self._truth_info: dict[str, _TruthInfo] = {}
         self._landed_cache: dict[tuple[str, str, int], _Known] = {}
         self._start_cache: dict[tuple[str, str, int], tuple[_Known, _Known]] = {}
         self._allowed: list[int] | None = None  # None: every release
@@ -226,20 +229,32 @@ class Search:
     # ---- hop evaluation (search: statuses only)
 
     def _truth(self, h: Hazard, state: State, f: str, t: str) -> Truth:
-        if h.when is None:
+        info = self._truth_info.get(h.id)
+        if info is None:
+            info = self._info_of(h)
+        if info is _ALWAYS:
             return Truth.TRUE
-        refs = self.idx.refs.get(h.id, frozenset())
-        bound = (f if "$from" in refs else None, t if "$to" in refs else None)
-        keys = self.idx.keys.get(h.id)
+        keys, uses_from, uses_to = info
+        bf, bt = f if uses_from else None, t if uses_to else None
         if keys is None:
-            ck: tuple[Any, ...] = (h.id, bound, id(state))
+            ck: tuple[Any, ...] = (h.id, bf, bt, id(state))
         else:
-            ck = (h.id, bound, *map(id, map(state.facts.get, keys)))
+            ck = (h.id, bf, bt, *map(id, map(state.facts.get, keys)))
         hit = self._truth_cache.get(ck)
         if hit is None:
-            hit = conditions.truth(h.when, state, self.kb, hop=(f, t))
+            hit = conditions.truth(h.when, state, self.kb, hop=(f, t))  # type: ignore[arg-type]
             self._truth_cache[ck] = hit
         return hit
+
+    def _info_of(self, h: Hazard) -> _TruthInfo:
+        """What the truth of ``h`` depends on: the facts it reads (None: the whole state) and
+        whether it refers to ``$from`` / ``$to`` (cached per hazard)."""
+        info: _TruthInfo = _ALWAYS
+        if h.when is not None:
+            refs = self.idx.refs.get(h.id, frozenset())
+            info = (self.idx.keys.get(h.id), "$from" in refs, "$to" in refs)
+        self._truth_info[h.id] = info
+        return info
 
     def _scan(
         self,
@@ -326,6 +341,13 @@ class Search:
         return out
 
     def _requires(self, i: int, j: int) -> Finding | None:
+        found = self._requires_found(i, j)
+        if found is not None and found.from_version != self.nodes[i].version:
+            found = replace(found, from_version=self.nodes[i].version)
+        return found
+
+    def _requires_found(self, i: int, j: int) -> Finding | None:
+        """The requirement finding of hop i -> j, its from_version possibly another start's."""
         rel = self.nodes[j].release
         if rel is None or not rel.requires:
             return None
@@ -337,10 +359,7 @@ class Search:
             self._req_cache[ck] = requires_finding(
                 self.kb, rel, self.state_at(j), self.nodes[i].version, already
             )
-        found = self._req_cache[ck]
-        if found is not None and found.from_version != self.nodes[i].version:
-            found = replace(found, from_version=self.nodes[i].version)
-        return found
+        return self._req_cache[ck]
 
     def fixable_id(self, hazard_id: str) -> bool:
         hit = self._fix_cache.get(hazard_id)
@@ -371,21 +390,46 @@ class Search:
         )
         for comp, a, b in self._moved(pre, post):
             found += self._scan(comp, a, b, parse_version(a), parse_version(b), pre, post, j)
-        statuses = [
-            (h.id, h.severity, STATUS_OF_TRUTH[truth], self.fixable_id(h.id)) for h, truth in found
-        ]
-        req = self._requires(i, j)
-        weighed = list(statuses)
-        if req is not None:
-            statuses.append((req.hazard, req.severity, req.status, False))
+        # the same sums in the same order as weighing every status (identical costs)
+        cost = HOP_COST
+        forbidden: list[str] = []
+        weights = self._weights
+        for h, truth in found:
+            if truth is Truth.FALSE:
+                continue
+            w = weights.get(h.id)
+            if w is None:
+                w = self._weight_of(h.id, h.severity, self.fixable_id(h.id))
+            if truth is Truth.UNKNOWN:
+                cost += w[0]
+                continue
+            cost += w[1]
+            if w[2]:
+                forbidden.append(h.id)
+                cost += FORBIDDEN_COST
+        req = self._requires_found(i, j)
+        if req is not None and req.status != "does-not-apply":
             missing = [m.key for m in req.missing]
             if not (req.status == "may-apply" and self._inherited(i, j, missing)):
-                weighed.append(statuses[-1])
-        result = self._weigh(weighed)
-        if len(weighed) != len(statuses):  # reported on the hop, weighing nothing in the choice
-            result = _Hop(statuses, result.forbidden, result.cost)
-        self._hop_cache[(i, j)] = result
+                w = self._weight_of(f"\0{req.severity}", req.severity, False)
+                if req.status == "may-apply":
+                    cost += w[0]
+                else:
+                    cost += w[1]
+                    if w[2]:
+                        forbidden.append(req.hazard)
+                        cost += FORBIDDEN_COST
+        result = self._hop_cache[(i, j)] = _Hop(tuple(forbidden), cost)
         return result
+
+    def _weight_of(self, key: str, severity: str, can_fix: bool) -> tuple[float, float, bool]:
+        """What a hazard adds to a hop: (may apply, applies, applying forbids the hop)."""
+        hit = self._weights.get(key)
+        if hit is None:
+            applies = FIXED_COST[severity] if can_fix else APPLIES_COST[severity]
+            forbids = not can_fix and SEVERITY_RANK[severity] >= self.limit
+            hit = self._weights[key] = (MAY_APPLY_COST[severity], applies, forbids)
+        return hit
 
     def _inherited(self, i: int, j: int, missing: Sequence[str]) -> bool:
         """Whether every unknown requirement of hop i -> j is one the release at i already has
@@ -397,23 +441,6 @@ class Search:
         return bool(products) and all(
             before.requires.get(p) == rel.requires.get(p) for p in products
         )
-
-    def _weigh(self, statuses: Sequence[tuple[str, str, str, bool]]) -> _Hop:
-        cost = HOP_COST
-        forbidden: list[str] = []
-        for hazard, severity, status, can_fix in statuses:
-            if status == "does-not-apply":
-                continue
-            if status == "may-apply":
-                cost += MAY_APPLY_COST[severity]
-            elif can_fix:
-                cost += FIXED_COST[severity]
-            else:
-                cost += APPLIES_COST[severity]
-                if SEVERITY_RANK[severity] >= self.limit:
-                    forbidden.append(hazard)
-                    cost += FORBIDDEN_COST
-        return _Hop(statuses, tuple(forbidden), cost)
 
     # ---- hop findings (the chosen path and the direct jump: full evidence)
 

@@ -376,12 +376,6 @@ class Evidence:
 
 Status = Literal["applies", "may-apply", "does-not-apply"]
 
-STATUS_OF_TRUTH: dict[Truth, Status] = {
-    Truth.TRUE: "applies",
-    Truth.UNKNOWN: "may-apply",
-    Truth.FALSE: "does-not-apply",
-}
-
 
 @dataclass(frozen=True)
 class MissingFact:

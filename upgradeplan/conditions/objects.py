@@ -10,6 +10,7 @@ from upgradeplan.conditions.outcome import (
     Outcome,
     _as_list,
     _as_map,
+    _pattern,
     _same,
     _simple,
     _text,
@@ -271,16 +272,8 @@ def p_fact_contains(args: Mapping[str, Any], state: State, kb: KnowledgeBase) ->
 
 
 def p_fact_matches(args: Mapping[str, Any], state: State, kb: KnowledgeBase) -> Outcome:
-    import re
-
     key, pattern = str(args["fact"]), str(args["pattern"])
-    try:
-        regex = re.compile(pattern)
-    except re.error as exc:
-        raise errors.BadInput(
-            f"fact_matches: pattern {pattern!r} does not compile: {exc}",
-            hint="run upgradeplan kb lint on the knowledge",
-        ) from None
+    regex = _pattern(pattern, "fact_matches: ")
 
     def test(value: object) -> bool | None:
         if isinstance(value, list):

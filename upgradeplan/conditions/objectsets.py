@@ -8,12 +8,11 @@ not listed (a 403, a snapshot of a filtered ``kubectl get``) leaves them "may ap
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from upgradeplan import errors
-from upgradeplan.conditions.outcome import Outcome, _same, _text
+from upgradeplan.conditions.outcome import Outcome, _pattern, _same, _text
 from upgradeplan.model import Fact, KnowledgeBase, State, Truth
 
 _Test = Callable[[Any], bool | None]
@@ -60,13 +59,7 @@ def _test(args: Mapping[str, Any]) -> tuple[str, _Test]:
         tests.append((f"{field} = {_text(other)}", lambda v: _same(v, other)))
     if "matches" in args:
         pattern = str(args["matches"])
-        try:
-            regex = re.compile(pattern)
-        except re.error as exc:
-            raise errors.BadInput(
-                f"pattern {pattern!r} does not compile: {exc}",
-                hint="run upgradeplan kb lint on the knowledge",
-            ) from None
+        regex = _pattern(pattern)
 
         def search(value: object) -> bool | None:
             if value is None:

@@ -110,6 +110,19 @@ def _text(value: object) -> str:
     return str(value)
 
 
+def _pattern(pattern: str, who: str = "") -> Any:
+    """``pattern`` compiled; bad input naming it (``who`` before it) when it does not compile."""
+    import re
+
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise errors.BadInput(
+            f"{who}pattern {pattern!r} does not compile: {exc}",
+            hint="run upgradeplan kb lint on the knowledge",
+        ) from None
+
+
 def _truth(flag: bool) -> Truth:
     return Truth.TRUE if flag else Truth.FALSE
 

@@ -57,13 +57,18 @@ def product_of(ctx: Fields) -> Product:
         upgrade_doc_intro=ctx.text_in(upgrade_doc, "intro", ("upgrade_doc",)),
         inferred=ctx.inferred(),
     )
-    if pid != ctx.doc.path.stem:
+    _named_by_file(ctx, "product", pid)
+    return product
+
+
+def _named_by_file(ctx: Fields, what: str, ident: str) -> None:
+    """KB003 when an entry's id is not its file's name (``<id>.yaml``)."""
+    if ident != ctx.doc.path.stem:
         ctx.report(
             "KB003",
             ("id",),
-            f"product {pid!r} is in {ctx.doc.path.name}; name the file {pid}.yaml",
+            f"{what} {ident!r} is in {ctx.doc.path.name}; name the file {ident}.yaml",
         )
-    return product
 
 
 def _objects(ctx: Fields) -> dict[str, ObjectKind]:
@@ -198,12 +203,7 @@ def _requires(ctx: Fields) -> tuple[dict[str, str], dict[str, Condition]]:
 def hazard_of(ctx: Fields) -> Hazard:
     """A hazard entry from its document."""
     hid = ctx.ident("id")
-    if hid != ctx.doc.path.stem:
-        ctx.report(
-            "KB003",
-            ("id",),
-            f"hazard {hid!r} is in {ctx.doc.path.name}; name the file {hid}.yaml",
-        )
+    _named_by_file(ctx, "hazard", hid)
     scope = ctx.choice("scope", SCOPES, required=True, default="state")
     stop = to_range = from_range = None
     for other in SCOPES:
@@ -281,12 +281,7 @@ def hazard_of(ctx: Fields) -> Hazard:
 def migration_of(ctx: Fields) -> Migration:
     """A migration entry from its document."""
     mid = ctx.ident("id")
-    if mid != ctx.doc.path.stem:
-        ctx.report(
-            "KB003",
-            ("id",),
-            f"migration {mid!r} is in {ctx.doc.path.name}; name the file {mid}.yaml",
-        )
+    _named_by_file(ctx, "migration", mid)
     target = ctx.strmap(ctx.data, "target")
     params: dict[str, Any] = {}
     raw_params = ctx.mapping("params") or {}

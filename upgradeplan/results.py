@@ -101,6 +101,22 @@ class CheckResult:
     # would make it safe (each failing finding has a pin-move fix naming a held product)
     fix_in_change: tuple[str, ...] = ()
 
+    @property
+    def shown_verdict(self) -> str:
+        """The verdict every output prints: ``nothing-to-judge`` for the installation as it is
+        when it holds no product of the knowledge base and nothing was found (exit 0 as for
+        ``safe``, but "safe" would claim a judgement nobody made), else :attr:`verdict`."""
+        plan = self.plan
+        if (
+            plan is not None
+            and not plan.targets
+            and not any(plan.current.values())
+            and not self.findings
+            and self.verdict == "safe"
+        ):
+            return NOTHING_TO_JUDGE
+        return self.verdict
+
 
 @dataclass(frozen=True)
 class PlanResult:
@@ -182,6 +198,8 @@ class Diagnosis:
     patterns: int  # number of distinct patterns that matched
 
 
+NOTHING_TO_JUDGE = "nothing-to-judge"  # CheckResult.shown_verdict; exit 0
+
 EXIT_OF_VERDICT: dict[str, errors.ExitCode] = {
     "blocked": errors.ExitCode.HAZARD,
     "undetermined": errors.ExitCode.UNDETERMINED,
@@ -203,6 +221,7 @@ def worst_exit(codes: Sequence[int]) -> int:
 __all__ = [
     "EXIT_OF_VERDICT",
     "FAIL_ON_CHOICES",
+    "NOTHING_TO_JUDGE",
     "CheckResult",
     "ConditionResult",
     "Diagnosis",

@@ -49,7 +49,7 @@ class Installation:
 
     name: str
     source: str
-    verdict: str  # safe | safe-with-actions | blocked | undetermined | unreadable
+    verdict: str  # safe, safe-with-actions, blocked, undetermined, nothing-to-judge, unreadable
     exit_code: int
     current: tuple[tuple[str, str], ...] = ()  # product -> installed version
     targets: tuple[Target, ...] = ()
@@ -296,7 +296,7 @@ class Judge:
             )
             path_verdict, blocked_by = None, ()
         return _Judgement(
-            verdict=result.verdict,
+            verdict=result.shown_verdict,
             exit_code=result.exit_code,
             current=current,
             targets=targets,

@@ -10,7 +10,14 @@ from typing import Any
 from upgradeplan.fleet.judge import FindingRow, Fleet, HazardHits, Installation
 
 SCHEMA_VERSION = 1
-VERDICTS = ("blocked", "undetermined", "safe-with-actions", "safe", "unreadable")
+VERDICTS = (
+    "blocked",
+    "undetermined",
+    "safe-with-actions",
+    "safe",
+    "nothing-to-judge",
+    "unreadable",
+)
 TEXT_NAMES = 8  # installation names shown per hazard in text output before "+N more"
 
 

@@ -99,7 +99,7 @@ def _path_text(plan: Plan) -> str:
 def summary(result: CheckResult) -> str:
     """The closing line of one result: the verdict its exit code reports, then the path."""
     name = f" [{result.name}]" if result.name else ""
-    text = f"upgradeplan{name}: verdict {result.verdict} (exit {result.exit_code})"
+    text = f"upgradeplan{name}: verdict {result.shown_verdict} (exit {result.exit_code})"
     if result.error is not None:
         return f"{text}; could not be read: {result.error}"
     if result.accepted:
@@ -154,10 +154,12 @@ def render_check(
         level = "error" if " (exit 3)" in text or " (exit 4)" in text else "notice"
         out.append(f"::{level} title=upgradeplan::{escape_data(text)}")
     if len(results) > 1 and code is not None:
-        from upgradeplan.results import EXIT_OF_VERDICT
+        from upgradeplan.results import EXIT_OF_VERDICT, NOTHING_TO_JUDGE
 
         verdicts = {int(v): k for k, v in EXIT_OF_VERDICT.items() if k != "safe-with-actions"}
         overall = verdicts.get(code, "error")
+        if all(r.shown_verdict == NOTHING_TO_JUDGE for r in results):
+            overall = NOTHING_TO_JUDGE
         out.append(f"::notice title=upgradeplan::upgradeplan: run verdict {overall} (exit {code})")
     return "\n".join(out) + "\n"
 

@@ -22,6 +22,7 @@ from upgradeplan import unreadable
 from upgradeplan.model import Finding, Plan
 from upgradeplan.provenance import Source
 from upgradeplan.render.sarif import counts, fallback_locations, file_line, location_of
+from upgradeplan.results import NOTHING_TO_JUDGE
 
 if TYPE_CHECKING:
     from upgradeplan.accept import Acceptance
@@ -147,7 +148,7 @@ def _result(result: CheckResult, fail_on: str, root: Path | None) -> list[str]:
     if result.error is not None or result.plan is None:
         why = _cell(result.error or "")
         return [f"#### {name}: **undetermined**", "", f"Could not be read: {why}", ""]
-    head = f"#### {name}: **{result.verdict}**"
+    head = f"#### {name}: **{result.shown_verdict}**"
     if result.fix_in_change:
         head += f": {_fix_words(result.fix_in_change)}"
     out = [head, "", f"Move: {_cell(_title(result.plan))}", ""]
@@ -175,6 +176,8 @@ def _result(result: CheckResult, fail_on: str, root: Path | None) -> list[str]:
                 f"{_where(f, fallback, result.changed, root)} |"
             )
         out.append("")
+    elif result.shown_verdict == NOTHING_TO_JUDGE:
+        out.extend(["No product of the knowledge base is installed here.", ""])
     else:
         out.extend(["No known hazard concerns this move.", ""])
     rec = result.recommended
@@ -197,10 +200,12 @@ def render(
 ) -> str:
     from upgradeplan.results import EXIT_OF_VERDICT
 
-    verdicts = [r.verdict for r in results]
+    verdicts = [r.shown_verdict for r in results]
     overall = next(
         (v for v in ("blocked", "undetermined") if int(EXIT_OF_VERDICT[v]) == code), None
     )
+    if overall is None and verdicts and all(v == NOTHING_TO_JUDGE for v in verdicts):
+        overall = NOTHING_TO_JUDGE
     if overall is None:
         overall = "safe-with-actions" if "safe-with-actions" in verdicts else "safe"
     headline = f"### upgradeplan check: **{overall}** (exit {code})"

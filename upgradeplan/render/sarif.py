@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from upgradeplan import __version__
 from upgradeplan.model import SEVERITY_RANK, Finding, Hazard, KnowledgeBase, Plan
 from upgradeplan.provenance import Source
+from upgradeplan.results import NOTHING_TO_JUDGE
 
 if TYPE_CHECKING:
     from upgradeplan.accept import Acceptance
@@ -434,10 +435,10 @@ def run_of(
         invocation["toolExecutionNotifications"] = notes
     properties: dict[str, Any] = {
         "installation": name,
-        "verdict": result.verdict,
+        "verdict": result.shown_verdict,
         "exitCode": result.exit_code,
     }
-    if result.plan is not None:
+    if result.plan is not None and properties["verdict"] != NOTHING_TO_JUDGE:
         properties["recommended_verdict"] = (result.recommended or result.plan).verdict
     return {
         "tool": {"driver": _driver(rules)},

@@ -170,7 +170,11 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
 def check_to_dict(results: Sequence[CheckResult], exit_code: int) -> dict[str, Any]:
     out: list[dict[str, Any]] = []
     for r in results:
-        item: dict[str, Any] = {"name": r.name, "verdict": r.verdict, "exit_code": r.exit_code}
+        item: dict[str, Any] = {
+            "name": r.name,
+            "verdict": r.shown_verdict,
+            "exit_code": r.exit_code,
+        }
         item["unreadable"] = [u.to_dict() for u in r.unreadable]
         if r.error is not None:
             item["error"] = r.error

@@ -192,6 +192,8 @@ def _findings_section(label: str, findings: Sequence[Finding], s: Style) -> list
 
 def render_check(results: Sequence[CheckResult], color: bool = False) -> str:
     s = Style(color)
+    from upgradeplan.results import NOTHING_TO_JUDGE
+
     out: list[str] = []
     for r in results:
         if out:
@@ -200,8 +202,7 @@ def render_check(results: Sequence[CheckResult], color: bool = False) -> str:
         if r.error is not None:
             out.append(_could_not_read("check", name, r.error, s))
             continue
-        if _nothing_to_judge(r):
-            # exit 0 as for "safe", but the word would claim a judgement nobody made
+        if r.shown_verdict == NOTHING_TO_JUDGE:
             out.append(f"check {_jump_title(r.plan)}{name}: nothing to judge")
             out.extend(f"  {note}" for note in r.notes)
             if not r.notes:
@@ -233,18 +234,6 @@ def render_check(results: Sequence[CheckResult], color: bool = False) -> str:
         noted = " ".join(r.notes)
         out.extend(unreadable_lines([u for u in r.unreadable if u.source not in noted]))
     return "\n".join(out) + "\n"
-
-
-def _nothing_to_judge(r: CheckResult) -> bool:
-    """The installation as it is, with no product of the knowledge base in it and no finding."""
-    plan = r.plan
-    return (
-        plan is not None
-        and not plan.targets
-        and not any(plan.current.values())
-        and not r.findings
-        and r.verdict == "safe"
-    )
 
 
 def unreadable_lines(unread: Sequence[Unreadable]) -> list[str]:

@@ -4,7 +4,12 @@ The live-cluster and snapshot reader (``readers/kube/objects``) and the GitOps r
 (``readers/gitops``) hand plain object mappings here. :class:`Recogniser` says which product
 an object belongs to, through the knowledge base's ``recognise`` entries (HelmRelease names,
 chart names, BOM component names, Deployment labels, image repositories), never through names
-written in code. :func:`workload_facts` derives a workload's facts from its object.
+written in code. One function per kind of fact derives it from one object: a workload's
+(:func:`workload_facts`, :func:`storage_classes`), a HelmRelease's (:func:`helmrelease_facts`,
+:func:`release_pin`, :func:`release_installed`, :func:`release_values`, :func:`values_keys`),
+a chart source's pin (:func:`source_pin`), a Secret's type (:func:`secret_facts`, never its
+data), a Namespace's labels (:func:`namespace_facts`). What needs other objects (the source
+a ``chartRef`` names, ``valuesFrom``) the readers resolve, each among what it read.
 
 Each derived fact carries the path in the object it was read at and a short label of it:
 the GitOps reader turns the path into the ``file:line`` of the value, the cluster reader
@@ -18,6 +23,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from upgradeplan import keypath
 from upgradeplan.model import FactValue, KnowledgeBase
 
 Path = tuple[Any, ...]
@@ -96,6 +102,28 @@ class Recogniser:
         for chart in charts:
             found = found or (self.by_chart.get(chart) if chart else None)
         return found
+
+    def helmrelease(self, obj: Mapping[str, Any]) -> str | None:
+        """The product of a HelmRelease object: its name, else the chart it installs
+        (``spec.chart.spec.chart``, the running ``status.history[0].chartName``), else the
+        name of the OCIRepository its ``spec.chartRef`` names (a product's release or chart)."""
+        charts = [text_of(_get(obj, "spec", "chart", "spec", "chart"))]
+        history = _get(obj, "status", "history")
+        if isinstance(history, list) and history and isinstance(history[0], Mapping):
+            charts.append(text_of(history[0].get("chartName")))
+        found = self.release(text_of(_get(obj, "metadata", "name")), charts)
+        ref = chart_ref(obj)
+        if found is None and ref is not None and ref.kind == "OCIRepository" and ref.name:
+            found = self.release(ref.name, [ref.name])
+        return found
+
+    def source(self, obj: Mapping[str, Any]) -> str | None:
+        """The product of a chart source: an OCIRepository by its name (a product's release
+        or chart name), a HelmChart by the chart it fetches (``spec.chart``)."""
+        if obj.get("kind") == "HelmChart":
+            return self.release(None, [text_of(_get(obj, "spec", "chart"))])
+        name = text_of(_get(obj, "metadata", "name"))
+        return self.release(name, [name])
 
     def workload(self, obj: Mapping[str, Any]) -> str | None:
         """The product of a workload (Deployment, StatefulSet, DaemonSet): labels, then images."""
@@ -203,6 +231,165 @@ def helmrelease_facts(name: str, obj: Mapping[str, Any]) -> Iterator[Derived]:
     else:
         at = ("metadata", "name")
         yield Derived(f"{h}.drift-detection", "disabled", at, "spec.driftDetection (unset)")
+
+
+@dataclass(frozen=True)
+class ChartRef:
+    """The chart source a HelmRelease's ``spec.chartRef`` names (namespace: the release's
+    when unset, "" when neither is written)."""
+
+    kind: str
+    namespace: str
+    name: str
+
+
+def chart_ref(obj: Mapping[str, Any]) -> ChartRef | None:
+    """``spec.chartRef`` (kind OCIRepository when unset), or None without one."""
+    ref = _get(obj, "spec", "chartRef")
+    if not isinstance(ref, Mapping):
+        return None
+    ns = text_of(ref.get("namespace")) or text_of(_get(obj, "metadata", "namespace"))
+    return ChartRef(text_of(ref.get("kind")) or "OCIRepository", ns, text_of(ref.get("name")))
+
+
+CHART_VERSION: Path = ("spec", "chart", "spec", "version")
+
+
+def chart_pin(obj: Mapping[str, Any], path: Path = CHART_VERSION) -> Pin:
+    """The pin a chart version field writes (a HelmRelease's ``spec.chart.spec.version``, a
+    HelmChart's ``spec.version``): as written, or none when unset or ``*`` (Flux reads both
+    as the newest chart). Unset, the path is the chart's name next to it."""
+    text = text_of(_get(obj, *path)).strip()
+    label = ".".join(path)
+    if text and text != "*":
+        return Pin(text, path, label)
+    at = path if _get(obj, *path) is not None else (*path[:-1], "chart")
+    return Pin(None, at, label + (" (any version)" if text else " (unset: latest)"))
+
+
+def release_pin(obj: Mapping[str, Any]) -> Pin | ChartRef | None:
+    """What pins a HelmRelease's chart: the source its ``spec.chartRef`` names (resolved by
+    the reader, which knows the other objects), else ``spec.chart.spec.version``, else
+    nothing (no chart at all)."""
+    ref = chart_ref(obj)
+    if ref is not None:
+        return ref
+    return chart_pin(obj) if isinstance(_get(obj, "spec", "chart"), Mapping) else None
+
+
+def source_pin(obj: Mapping[str, Any]) -> Pin:
+    """The pin a chart source object writes: an OCIRepository's ``spec.ref``, a
+    HelmChart's ``spec.version``."""
+    if obj.get("kind") == "HelmChart":
+        return chart_pin(obj, ("spec", "version"))
+    return oci_pin(obj)
+
+
+_OCI_DIGEST_SUFFIX = re.compile(r"\+[0-9a-f]{12}$")
+
+
+def release_installed(pid: str, obj: Mapping[str, Any]) -> Derived | None:
+    """``installed.<pid>``: the chart version a HelmRelease's status says runs (the newest
+    ``deployed`` history entry, else the newest; else ``status.lastAppliedRevision``), an
+    OCI digest suffix (``+0123456789ab``) dropped. None when the status says nothing."""
+    snapshot = _running_snapshot(_get(obj, "status", "history"))
+    if snapshot is not None:
+        index, entry, note = snapshot
+        version = _OCI_DIGEST_SUFFIX.sub("", str(entry["chartVersion"]))
+        at: Path = ("status", "history", index, "chartVersion")
+        return Derived(
+            f"installed.{pid}", version, at, f"status.history[{index}].chartVersion{note}"
+        )
+    applied = _get(obj, "status", "lastAppliedRevision")
+    if applied:
+        version = _OCI_DIGEST_SUFFIX.sub("", str(applied))
+        at = ("status", "lastAppliedRevision")
+        return Derived(f"installed.{pid}", version, at, "status.lastAppliedRevision")
+    return None
+
+
+def _running_snapshot(history: Any) -> tuple[int, Mapping[str, Any], str] | None:
+    """The history entry that runs: the newest ``deployed`` one, else the newest at all.
+
+    After a failed upgrade the newest entry is the failed one while the release before it
+    still runs.
+    """
+    if not isinstance(history, list):
+        return None
+    entries = [
+        (i, e) for i, e in enumerate(history) if isinstance(e, Mapping) and e.get("chartVersion")
+    ]
+    if not entries:
+        return None
+    newest = entries[0][1]
+    for i, entry in entries:
+        if entry.get("status") == "deployed":
+            if i == 0:
+                return i, entry, ""
+            state = newest.get("status", "not deployed")
+            return i, entry, f" (history[0] {newest.get('chartVersion')} is {state})"
+    return entries[0][0], newest, f" (status {newest.get('status', 'unknown')})"
+
+
+def release_values(pid: str, obj: Mapping[str, Any]) -> Derived | None:
+    """``values.<pid>``, the whole of what a HelmRelease sets: its ``spec.values`` (``{}``
+    when unset). None with ``spec.valuesFrom`` entries: merged from other objects, not known
+    here (an empty ``valuesFrom`` merges nothing)."""
+    if _get(obj, "spec", "valuesFrom"):
+        return None
+    return values_tree(pid, _get(obj, "spec", "values"), ("spec", "values"))
+
+
+def values_tree(pid: str, values: Any, at: Path) -> Derived:
+    """``values.<pid>``: a values tree as a structured fact (``{}`` when it is no mapping)."""
+    whole = plain_tree(values) if isinstance(values, Mapping) else {}
+    return Derived(f"values.{pid}", whole, at, ".".join(str(p) for p in at))
+
+
+def values_keys(
+    pid: str, keys: Sequence[str], values: Any, at: Path = ("spec", "values")
+) -> Iterator[Derived]:
+    """``values.<pid>.<key>`` for each of the product's ``recognise.values_keys`` the values
+    tree sets: a scalar as its text (``true``, not ``True``), a map or list as it is."""
+    prefix = ".".join(str(p) for p in at)
+    for key in keys:
+        parts = keypath.split(key)
+        value = _get(values, *parts)
+        if value is None:
+            continue
+        plain = plain_tree(value) if isinstance(value, (Mapping, list)) else text_of(value)
+        label = f"{prefix}.{key}" if prefix else key
+        yield Derived(f"values.{pid}.{key}", plain, (*at, *parts), label)
+
+
+def secret_facts(obj: Mapping[str, Any]) -> Iterator[Derived]:
+    """A Secret's type (``Opaque`` when unset). Only ``metadata`` and ``type`` are looked at:
+    ``data`` and ``stringData`` are never read."""
+    ns, name = _get(obj, "metadata", "namespace"), _get(obj, "metadata", "name")
+    if not ns or not name:
+        return
+    kind = text_of(obj.get("type"))
+    at: Path = ("type",) if kind else ("metadata", "name")
+    yield Derived(f"secret.{ns}.{name}.type", kind or "Opaque", at, "type")
+
+
+def namespace_facts(obj: Mapping[str, Any]) -> Iterator[Derived]:
+    """A Namespace's labels (``{}`` when it has none)."""
+    name = _get(obj, "metadata", "name")
+    if not name:
+        return
+    labels = _mapping(_get(obj, "metadata", "labels"))
+    at: Path = ("metadata", "labels") if labels else ("metadata", "name")
+    yield Derived(f"namespace.{name}.labels", _str_map(labels), at, "metadata.labels")
+
+
+def plain_tree(value: Any) -> Any:
+    """Plain dicts, lists and scalars (a values tree as a structured fact)."""
+    if isinstance(value, Mapping):
+        return {str(k): plain_tree(x) for k, x in value.items()}
+    if isinstance(value, list):
+        return [plain_tree(x) for x in value]
+    return value
 
 
 def storage_classes(
@@ -323,7 +510,7 @@ def _mapping(value: Any) -> Mapping[Any, Any]:
 
 
 def _str_map(value: Any) -> dict[str, str]:
-    return {str(k): text_of(v) for k, v in _mapping(value).items()}
+    return {str(k): text_of(v) for k, v in sorted(_mapping(value).items(), key=_by_key)}
 
 
 def _by_key(item: tuple[Any, Any]) -> str:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from upgradeplan import keypath, progress, provenance, versions
+from upgradeplan import progress, provenance, versions
 from upgradeplan.errors import BadInput, UpgradeplanError
 from upgradeplan.model import NEXT, KnowledgeBase, State
 from upgradeplan.readers.gitops.facts import (
@@ -46,7 +46,17 @@ from upgradeplan.readers.gitops.render import YAML_SUFFIXES, Renderer
 from upgradeplan.readers.gitops.trees import Tree, git_tree, norm, work_tree
 from upgradeplan.readers.gitops.values import merged_values
 from upgradeplan.readers.gitops.yamldocs import View, iter_objects
-from upgradeplan.readers.recognise import helmrelease_facts, image_matches, oci_pin
+from upgradeplan.readers.recognise import (
+    ChartRef,
+    chart_ref,
+    helmrelease_facts,
+    image_matches,
+    release_pin,
+    release_values,
+    source_pin,
+    values_keys,
+    values_tree,
+)
 from upgradeplan.unreadable import PARSE_ERROR, Unreadable
 
 __all__ = ["gitops_targets", "pin_changes", "read", "read_installations"]
@@ -171,11 +181,19 @@ def _clean(prefix: str) -> str:
 
 @dataclass
 class _Pending:
-    """A HelmRelease whose chart comes from an OCIRepository (``spec.chartRef``)."""
+    """A HelmRelease whose chart comes from an OCIRepository or a HelmChart (``spec.chartRef``)."""
 
     product: str
-    namespace: str | None
-    source_name: str
+    ref: ChartRef  # its namespace "" when neither the reference nor the release names one
+
+
+@dataclass(frozen=True)
+class _SourcePin:
+    """What a chart source object (OCIRepository, HelmChart) pins, as its file writes it."""
+
+    value: str | None
+    where: provenance.Source
+    problem: str = ""  # why it pins no version that can be read (a digest, a tag "latest")
 
 
 @dataclass
@@ -193,7 +211,7 @@ class _Reader(ObjectFacts):
     def __init__(self, kb: KnowledgeBase, *, whole: bool = True) -> None:
         super().__init__(kb)
         self.whole = whole  # reading all an installation applies (not a directory alone)
-        self._oci: dict[tuple[str | None, str], tuple[str | None, provenance.Source]] = {}
+        self._sources: dict[tuple[str, str | None, str], _SourcePin] = {}  # (kind, ns, name)
         self._oci_urls: dict[tuple[str | None, str], str] = {}
         self._helm_urls: dict[tuple[str | None, str], str] = {}
         self._pending: list[_Pending] = []
@@ -214,8 +232,8 @@ class _Reader(ObjectFacts):
         group = api.split("/", 1)[0] if "/" in api else ""
         if kind == "HelmRelease" and group == "helm.toolkit.fluxcd.io":
             self.helmrelease(v, namespace)
-        elif kind == "OCIRepository" and group == "source.toolkit.fluxcd.io":
-            self.ocirepository(v, namespace)
+        elif kind in ("OCIRepository", "HelmChart") and group == "source.toolkit.fluxcd.io":
+            self.chart_source(v, namespace)
         elif kind in WORKLOAD_KINDS and group == "apps":
             self.workload(v, namespace, kind)
         elif kind == "Secret" and api == "v1":
@@ -263,16 +281,12 @@ class _Reader(ObjectFacts):
         known = self.by_release.get(name)
         if known is not None and self._foreign(known, self._source_of(v, ns), v):
             name = f"{name}@{self._source_of(v, ns)}"  # not the product's release: kept apart
-        for fact in helmrelease_facts(name, v.get()):  # what every reader derives alike
+        obj = v.get()
+        for fact in helmrelease_facts(name, obj):  # what every reader derives alike
             self.add(fact.key, fact.value, v.where(*fact.path))
         if ns and not v.text("metadata", "namespace"):  # the kustomization's, or Flux's
             self.add(f"helmrelease.{name}.namespace", ns, v.where("metadata", "name"), LOW)
-        chart = v.text("spec", "chart", "spec", "chart")
-        product = self.by_release.get(name) or (self.by_chart.get(chart) if chart else None)
-        ref_kind = v.text("spec", "chartRef", "kind")
-        ref_name = v.text("spec", "chartRef", "name")
-        if product is None and ref_kind == "OCIRepository" and ref_name:
-            product = self.by_release.get(ref_name) or self.by_chart.get(ref_name)
+        product = self.recogniser.helmrelease(obj)  # as every reader recognises it
         if product is not None and self._foreign(product, self._source_of(v, ns), v):
             product = None
         if product is not None:
@@ -284,17 +298,14 @@ class _Reader(ObjectFacts):
                     else (v.where("metadata", "namespace"))
                 )
                 self._release_ns[product] = (release_ns, where)
-            version = v.text("spec", "chart", "spec", "version")
-            if version is not None and version.strip():
-                self.add(
-                    f"pin.{product}", version, v.where("spec", "chart", "spec", "version"), HIGH
-                )
-            elif ref_kind == "OCIRepository" and ref_name:
-                ref_ns = v.text("spec", "chartRef", "namespace") or ns
-                self._pending.append(_Pending(product, ref_ns, ref_name))
-            elif chart:
-                # Flux reads an empty chart version as "*": the newest chart, no pin.
-                self.add(f"pin.{product}", None, v.where("spec", "chart", "spec", "chart"))
+            pin = release_pin(obj)  # a chartRef is resolved once every file is read
+            if isinstance(pin, ChartRef):
+                if pin.name:
+                    self._pending.append(_Pending(product, pin))
+            elif pin is not None:
+                value = None if pin.value is None else (v.text(*pin.path) or "").strip()
+                prio = HIGH if value is not None else NORMAL  # the release's own version
+                self.add(f"pin.{product}", value, v.where(*pin.path), prio)
         self.release_values(v, ns, product)
 
     def release_values(self, v: View, ns: str | None, product: str | None) -> None:
@@ -327,13 +338,10 @@ class _Reader(ObjectFacts):
             self.unread.add(f"values.{product}", f"{m.where}: {m.source}: {detail}", rec)
         if not certain:
             return
-        whole = merged.view.get()
-        at = "valuesFrom" if v.get("spec", "valuesFrom") else "values"
-        self.add(
-            f"values.{product}",
-            _plain(whole) if isinstance(whole, dict) else {},
-            v.where("spec", at) if isinstance(whole, dict) else v.where("spec"),
-        )
+        whole = release_values(product, v.get())  # with valuesFrom: the tree merged here
+        if whole is None:
+            whole = values_tree(product, merged.view.get(), ("spec", "valuesFrom"))
+        self.add(whole.key, whole.value, v.where(*whole.path))
 
     # ---------------------------------------------------------------- chart sources
 
@@ -367,10 +375,10 @@ class _Reader(ObjectFacts):
 
     def _source_of(self, v: View, ns: str | None) -> str | None:
         """Where a HelmRelease's chart comes from (a URL), when the files say."""
-        if v.text("spec", "chartRef", "kind") == "OCIRepository":
-            ref = v.text("spec", "chartRef", "name") or ""
-            ref_ns = v.text("spec", "chartRef", "namespace") or ns
-            return self._oci_urls.get((ref_ns, ref)) or self._oci_urls.get((None, ref))
+        ref = chart_ref(v.get())
+        if ref is not None and ref.kind == "OCIRepository":
+            ref_ns = ref.namespace or ns
+            return self._oci_urls.get((ref_ns, ref.name)) or self._oci_urls.get((None, ref.name))
         src = v.sub("spec", "chart", "spec", "sourceRef")
         if src.text("kind") == "HelmRepository" and src.text("name"):
             repo_ns = src.text("namespace") or ns
@@ -403,25 +411,28 @@ class _Reader(ObjectFacts):
         )
         return True
 
-    def ocirepository(self, v: View, default_ns: str | None) -> None:
+    def chart_source(self, v: View, default_ns: str | None) -> None:
+        """An OCIRepository (``spec.ref``) or HelmChart (``spec.version``): the pin of the
+        product it names, and what a HelmRelease's ``spec.chartRef`` to it resolves to."""
         name = v.text("metadata", "name")
         if not name:
             return
+        kind = str(v.get("kind"))
         ns = v.text("metadata", "namespace") or default_ns
-        url = v.text("spec", "url")
-        named = self.by_release.get(name) or self.by_chart.get(name)
-        if named is not None and url and self._foreign(named, url.rstrip("/"), v):
+        url = v.text("spec", "url") if kind == "OCIRepository" else None
+        product = self.recogniser.source(v.get())  # as every reader recognises it
+        if product is not None and url and self._foreign(product, url.rstrip("/"), v):
             return
-        product = named
-        pin = oci_pin(v.get())  # spec.ref as every reader resolves it
+        pin = source_pin(v.get())  # as every reader resolves it
         where = v.where(*pin.path)
         if pin.problem:
+            self._sources[(kind, ns, name)] = _SourcePin(None, where, pin.problem)
             if product is not None:
                 how = f"; state the version with --installed {product}=VERSION"
                 self.not_a_version(product, where, pin.problem + how, first=False)
             return
         value = v.text(*pin.path) if pin.value is not None else None  # as written ("4.10")
-        self._oci[(ns, name)] = (value, where)
+        self._sources[(kind, ns, name)] = _SourcePin(value, where)
         if product is not None:
             self.add(f"pin.{product}", value, where)
 
@@ -452,13 +463,8 @@ class _Reader(ObjectFacts):
         return any(v.get(*key.split(".")) is not None for key in own)
 
     def product_values(self, pid: str, v: View) -> None:
-        for key in self.values_keys.get(pid, ()):
-            path = keypath.split(key)
-            text = v.text(*path)
-            if text is not None:
-                self.add(f"values.{pid}.{key}", text, v.where(*path))
-            elif isinstance(v.get(*path), (dict, list)):  # a subtree: kept structured
-                self.add(f"values.{pid}.{key}", _plain(v.get(*path)), v.where(*path))
+        for fact in values_keys(pid, self.values_keys.get(pid, ()), v.get(), ()):
+            self.add(fact.key, fact.value, v.where(*fact.path))
         tag = v.text("image", "tag")
         if tag is not None and tag.strip():
             self.pin_from_tag(pid, tag, v.where("image", "tag"), NORMAL)
@@ -499,11 +505,14 @@ class _Reader(ObjectFacts):
 
     def finish(self) -> None:
         for p in self._pending:
-            found = self._oci.get((p.namespace, p.source_name)) or self._oci.get(
-                (None, p.source_name)
-            )
-            if found is not None:
-                self.add(f"pin.{p.product}", found[0], found[1])
+            kind, name = p.ref.kind, p.ref.name
+            found = self._sources.get((kind, p.ref.namespace or None, name))
+            found = found or self._sources.get((kind, None, name))
+            if found is not None and found.problem:
+                how = f"; state the version with --installed {p.product}=VERSION"
+                self.not_a_version(p.product, found.where, found.problem + how, first=False)
+            elif found is not None:
+                self.add(f"pin.{p.product}", found.value, found.where)
         for comp in self._components:
             if not comp.has_namespace:
                 ns = self._meta_namespace(comp)
@@ -563,12 +572,3 @@ def _exact(pin: str) -> versions.Version | None:
     except UpgradeplanError:
         return None
     return constraint.exact_version if constraint.is_exact else None
-
-
-def _plain(value: Any) -> Any:
-    """Plain dicts, lists and scalars (a values tree as a structured fact)."""
-    if isinstance(value, dict):
-        return {str(k): _plain(x) for k, x in value.items()}
-    if isinstance(value, list):
-        return [_plain(x) for x in value]
-    return value

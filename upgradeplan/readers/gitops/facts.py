@@ -1,4 +1,4 @@
-"""Collecting GitOps facts: priorities between files, and how products are recognised.
+"""Collecting GitOps facts: priorities between files, what was not read, pins Flux refuses.
 
 Several files may state the same fact (a base and its overlay, a values file and the
 Deployment rendered from it). Each statement has a priority; the higher wins and, on a tie,

@@ -2,15 +2,23 @@
 
 A ``Deployment`` / ``StatefulSet`` / ``DaemonSet`` is recognised, and its workload facts
 derived, by the code the cluster reader uses (readers/recognise): the product's labels or
-image repository. A ``Secret`` gives its ``type``
-only: ``data`` and ``stringData`` are never read. A ``Namespace`` gives its labels.
+image repository. A ``Secret`` gives its ``type`` only (``data`` and ``stringData`` are
+never read), a ``Namespace`` its labels, both derived there too.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from upgradeplan.readers.gitops.facts import LOW, NORMAL, FactSink, image_repo, image_tag
 from upgradeplan.readers.gitops.yamldocs import View
-from upgradeplan.readers.recognise import image_matches, storage_classes, text_of, workload_facts
+from upgradeplan.readers.recognise import (
+    image_matches,
+    namespace_facts,
+    secret_facts,
+    storage_classes,
+    workload_facts,
+)
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 
@@ -44,19 +52,23 @@ class ObjectFacts(FactSink):
             self.add(f"{w}.storage-classes", classes, v.where(*at))
 
     def secret(self, v: View, default_ns: str | None) -> None:
-        # Only metadata and type are looked at: data / stringData are never read.
-        name = v.text("metadata", "name")
-        ns = v.text("metadata", "namespace") or default_ns
-        if not name or not ns:
-            return
-        kind = v.text("type")
-        where = v.where("type") if kind is not None else v.where("metadata", "name")
-        self.add(f"secret.{ns}.{name}.type", kind or "Opaque", where)
+        """A Secret's type, derived as every reader derives it (data is never read)."""
+        for fact in secret_facts(_in_namespace(v, default_ns)):
+            self.add(fact.key, fact.value, v.where(*fact.path))
 
     def namespace_object(self, v: View) -> None:
-        name = v.text("metadata", "name")
-        if not name:
-            return
-        labels = v.mapping("metadata", "labels")
-        where = v.where("metadata", "labels") if labels else v.where("metadata", "name")
-        self.add(f"namespace.{name}.labels", {str(k): text_of(x) for k, x in labels.items()}, where)
+        """A Namespace's labels, derived as every reader derives them."""
+        obj = v.get()
+        for fact in namespace_facts(obj if isinstance(obj, dict) else {}):
+            self.add(fact.key, fact.value, v.where(*fact.path))
+
+
+def _in_namespace(v: View, default_ns: str | None) -> dict[str, Any]:
+    """The object, in ``default_ns`` when it names no namespace of its own."""
+    obj = v.get()
+    if not isinstance(obj, dict):
+        return {}
+    meta = obj.get("metadata")
+    if default_ns and isinstance(meta, dict) and not meta.get("namespace"):
+        return {**obj, "metadata": {**meta, "namespace": default_ns}}
+    return obj

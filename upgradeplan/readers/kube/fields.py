@@ -102,15 +102,3 @@ def containers_of(dep: Mapping[str, Any], *, init: bool = False) -> list[Mapping
         if isinstance(items, list):
             out.extend(c for c in items if isinstance(c, Mapping))
     return out
-
-
-# --------------------------------------------------------------------------- the reader
-
-
-def plain_tree(value: Any) -> Any:
-    """Plain dicts, lists and scalars (a values tree as a structured fact)."""
-    if isinstance(value, Mapping):
-        return {str(k): plain_tree(x) for k, x in value.items()}
-    if isinstance(value, list):
-        return [plain_tree(x) for x in value]
-    return value

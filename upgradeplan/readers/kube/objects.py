@@ -1,9 +1,10 @@
 """Kubernetes object dicts -> facts (docs/state-format.md).
 
 The live-cluster reader and the snapshot reader (``kubectl get … -o yaml|json`` output) both
-hand plain object dicts to :func:`state_from_objects`. Products are found through the
-knowledge base's ``recognise`` entries (HelmRelease/OCIRepository names, chart names,
-Deployment labels, image repositories), never through names written in code.
+hand plain object dicts to :func:`state_from_objects`. Which product an object is and the facts
+of one object come from the recogniser every reader shares (``readers/recognise``); here the
+objects are put together: a HelmRelease's ``chartRef`` found among the listed sources, the
+Secrets the workloads read, what is known absent, the objects the knowledge asks about.
 
 Absence is a fact only where the input says what was looked at: ``listed`` names the kinds
 whose complete list was read (``"Harness"``) or single objects asked for by name
@@ -28,13 +29,24 @@ from upgradeplan.readers.kube.fields import (
     meta,
     name_of,
     ns_of,
-    plain_tree,
     ref_of,
     str_map,
 )
 from upgradeplan.readers.kube.unknowns import widen
 from upgradeplan.readers.kube.workloads import deployment_facts, node_facts
-from upgradeplan.readers.recognise import Recogniser, helmrelease_facts, oci_pin
+from upgradeplan.readers.recognise import (
+    ChartRef,
+    Recogniser,
+    helmrelease_facts,
+    namespace_facts,
+    plain_tree,
+    release_installed,
+    release_pin,
+    release_values,
+    secret_facts,
+    source_pin,
+    values_keys,
+)
 from upgradeplan.unreadable import Unreadable
 
 # The pseudo-object the cluster reader makes of GET /version.
@@ -44,7 +56,6 @@ VERSION_KIND = "ServerVersion"
 # Kinds whose objects always become object.<Kind>.<ns>.<name>.* facts.
 OBJECT_KINDS = frozenset({"Harness", "AgentTemplate"})
 
-_OCI_DIGEST_SUFFIX = re.compile(r"\+[0-9a-f]{12}$")
 _K8S_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
 
 
@@ -165,18 +176,11 @@ class _Recogniser:
     def _product(self, pid: str | None) -> Product | None:
         return self.kb.products[pid] if pid is not None else None
 
-    def by_release_name(self, name: str) -> Product | None:
-        return self._product(self.shared.release(name))
-
-    def by_chart(self, chart: str) -> Product | None:
-        return self._product(self.shared.release(None, [chart]))
-
     def helmrelease(self, hr: Mapping[str, Any]) -> Product | None:
-        history = get(hr, "status", "history")
-        chart_names = [str(get(hr, "spec", "chart", "spec", "chart") or "")]
-        if isinstance(history, list) and history and isinstance(history[0], Mapping):
-            chart_names.append(str(history[0].get("chartName", "") or ""))
-        return self._product(self.shared.release(name_of(hr), chart_names))
+        return self._product(self.shared.helmrelease(hr))
+
+    def source(self, obj: Mapping[str, Any]) -> Product | None:
+        return self._product(self.shared.source(obj))
 
     def deployment(self, dep: Mapping[str, Any]) -> Product | None:
         return self._product(self.shared.workload(dep))
@@ -215,34 +219,20 @@ def state_from_objects(
         return kind in listed_set or ref in listed_set or f"{kind} {ns}/*" in listed_set
 
     _server_version(b, by_kind.get(VERSION_KIND, []))
-    ocirepos = {
-        (ns_of(o), name_of(o)): o
-        for o in by_kind.get("OCIRepository", [])
-        if group_of(o).startswith("source.")
-    }
-    helmcharts = {
-        (ns_of(o), name_of(o)): o
-        for o in by_kind.get("HelmChart", [])
+    sources = {
+        (str(o.get("kind")), ns_of(o), name_of(o)): o
+        for kind in ("OCIRepository", "HelmChart")
+        for o in by_kind.get(kind, [])
         if group_of(o).startswith("source.")
     }
     pinned: set[str] = set()
     for hr in by_kind.get("HelmRelease", []):
         if group_of(hr).startswith("helm.toolkit.fluxcd.io"):
-            _helmrelease(b, rec, hr, ocirepos, helmcharts, pinned)
-    for oci in by_kind.get("OCIRepository", []):
-        product = rec.by_release_name(name_of(oci))
+            _helmrelease(b, rec, hr, sources, pinned)
+    for source in sources.values():  # the OCIRepositories first, then the HelmCharts
+        product = rec.source(source)
         if product is not None and product.id not in pinned:
-            _oci_pin(b, product.id, oci)
-            pinned.add(product.id)
-    for chart in by_kind.get("HelmChart", []):
-        product = rec.by_chart(str(get(chart, "spec", "chart") or ""))
-        if product is not None and product.id not in pinned:
-            _version_pin(
-                b,
-                product.id,
-                get(chart, "spec", "version"),
-                ref_of("HelmChart", chart) + " spec.version",
-            )
+            _source_pin(b, product.id, source)
             pinned.add(product.id)
     referenced_secrets: list[tuple[str, str]] = []
     for dep in by_kind.get("Deployment", []):
@@ -253,12 +243,12 @@ def state_from_objects(
             )
     secrets = {(ns_of(s), name_of(s)): s for s in by_kind.get("Secret", [])}
     for ns, nm in referenced_secrets:
-        key = f"secret.{ns}.{nm}.type"
         secret = secrets.get((ns, nm))
         if secret is not None:
-            b.add(key, str(secret.get("type") or "Opaque"), ref_of("Secret", secret) + " type")
+            for fact in secret_facts(secret):  # its type only: data is never read
+                b.add(fact.key, fact.value, f"{ref_of('Secret', secret)} {fact.label}")
         elif absent_known("Secret", ns, nm):
-            b.add(key, None, f"Secret {ns}/{nm} not found")
+            b.add(f"secret.{ns}.{nm}.type", None, f"Secret {ns}/{nm} not found")
     _objects(b, by_kind, wants, absent_known)
     _declared_objects(b, by_kind, kb, listed_set)
     for crd in by_kind.get("CustomResourceDefinition", []):
@@ -279,11 +269,8 @@ def state_from_objects(
                 f"CustomResourceDefinition {crd_name} not found",
             )
     for ns_obj in by_kind.get("Namespace", []):
-        b.add(
-            f"namespace.{name_of(ns_obj)}.labels",
-            str_map(meta(ns_obj).get("labels")),
-            ref_of("Namespace", ns_obj) + " metadata.labels",
-        )
+        for fact in namespace_facts(ns_obj):
+            b.add(fact.key, fact.value, f"{ref_of('Namespace', ns_obj)} {fact.label}")
     if "Node" in listed_set or by_kind.get("Node"):
         node_facts(b, by_kind.get("Node", []))
     for sc in by_kind.get("StorageClass", []):
@@ -325,10 +312,11 @@ def _helmrelease(
     b: Builder,
     rec: _Recogniser,
     hr: Mapping[str, Any],
-    ocirepos: Mapping[tuple[str, str], Mapping[str, Any]],
-    helmcharts: Mapping[tuple[str, str], Mapping[str, Any]],
+    sources: Mapping[tuple[str, str, str], Mapping[str, Any]],
     pinned: set[str],
 ) -> None:
+    """A HelmRelease's facts, derived by the recogniser every reader shares; here only the
+    ``spec.chartRef`` is resolved among the listed chart sources, and the first pin kept."""
     name, ns = name_of(hr), ns_of(hr)
     ref = ref_of("HelmRelease", hr)
     for fact in helmrelease_facts(name, hr):  # the facts every reader derives alike
@@ -336,101 +324,32 @@ def _helmrelease(
     product = rec.helmrelease(hr)
     if product is None:
         return
-    snapshot = _running_snapshot(get(hr, "status", "history"))
-    if snapshot is not None:
-        index, entry, note = snapshot
-        version = _OCI_DIGEST_SUFFIX.sub("", str(entry["chartVersion"]))
-        where = f"{ref} status.history[{index}].chartVersion{note}"
-        b.add(f"installed.{product.id}", version, where)
-    elif get(hr, "status", "lastAppliedRevision"):
-        version = _OCI_DIGEST_SUFFIX.sub("", str(get(hr, "status", "lastAppliedRevision")))
-        b.add(f"installed.{product.id}", version, ref + " status.lastAppliedRevision")
-    values = get(hr, "spec", "values")
-    if get(hr, "spec", "valuesFrom") is None:
-        # the whole of what the installation sets (with valuesFrom, merged elsewhere: unknown)
-        whole = plain_tree(values) if isinstance(values, Mapping) else {}
-        b.add(
-            f"values.{product.id}",
-            whole,
-            f"{ref} spec.values",
-            obj=ObjectRef("HelmRelease", ns, name),
-            path="spec.values",
-        )
-    for key in product.recognise.values_keys:
-        value = get(values, *keypath.split(key))
-        if value is not None:
-            b.add(
-                f"values.{product.id}.{key}",
-                plain_tree(value) if isinstance(value, (Mapping, list)) else str(value),
-                f"{ref} spec.values.{key}",
-                obj=ObjectRef("HelmRelease", ns, name),
-                path=f"spec.values.{key}",
-            )
+    installed = release_installed(product.id, hr)
+    if installed is not None:
+        b.add(installed.key, installed.value, f"{ref} {installed.label}")
+    whole = release_values(product.id, hr)  # with valuesFrom, merged elsewhere: unknown
+    at = ObjectRef("HelmRelease", ns, name)
+    for fact in [whole] if whole is not None else []:
+        b.add(fact.key, fact.value, f"{ref} {fact.label}", obj=at, path=fact.label)
+    for fact in values_keys(product.id, product.recognise.values_keys, get(hr, "spec", "values")):
+        b.add(fact.key, fact.value, f"{ref} {fact.label}", obj=at, path=fact.label)
     if product.id in pinned:
         return
-    chart_ref = get(hr, "spec", "chartRef")
-    if isinstance(chart_ref, Mapping):
-        target = (str(chart_ref.get("namespace") or ns), str(chart_ref.get("name", "")))
-        kind = str(chart_ref.get("kind", "OCIRepository"))
-        if kind == "OCIRepository" and target in ocirepos:
-            _oci_pin(b, product.id, ocirepos[target])
+    pin = release_pin(hr)
+    if isinstance(pin, ChartRef):
+        source = sources.get((pin.kind, pin.namespace, pin.name))
+        if source is not None:
+            _source_pin(b, product.id, source)
             pinned.add(product.id)
-        elif kind == "HelmChart" and target in helmcharts:
-            chart = helmcharts[target]
-            _version_pin(
-                b,
-                product.id,
-                get(chart, "spec", "version"),
-                ref_of("HelmChart", chart) + " spec.version",
-            )
-            pinned.add(product.id)
-        return
-    if isinstance(get(hr, "spec", "chart"), Mapping):
-        _version_pin(
-            b,
-            product.id,
-            get(hr, "spec", "chart", "spec", "version"),
-            ref + " spec.chart.spec.version",
-        )
+    elif pin is not None:
+        b.add(f"pin.{product.id}", pin.value, f"{ref} {pin.label}")
         pinned.add(product.id)
 
 
-def _running_snapshot(history: Any) -> tuple[int, Mapping[str, Any], str] | None:
-    """The history entry that runs: the newest ``deployed`` one, else the newest at all.
-
-    After a failed upgrade the newest entry is the failed one while the release before it
-    still runs.
-    """
-    if not isinstance(history, list):
-        return None
-    entries = [
-        (i, e) for i, e in enumerate(history) if isinstance(e, Mapping) and e.get("chartVersion")
-    ]
-    if not entries:
-        return None
-    newest = entries[0][1]
-    for i, entry in entries:
-        if entry.get("status") == "deployed":
-            if i == 0:
-                return i, entry, ""
-            state = newest.get("status", "not deployed")
-            return i, entry, f" (history[0] {newest.get('chartVersion')} is {state})"
-    return entries[0][0], newest, f" (status {newest.get('status', 'unknown')})"
-
-
-def _version_pin(b: Builder, product: str, version: Any, where: str) -> None:
-    text = "" if version is None else str(version).strip()
-    if text in ("", "*"):
-        b.add(
-            f"pin.{product}", None, where + (" (unset: latest)" if not text else " (any version)")
-        )
-    else:
-        b.add(f"pin.{product}", text, where)
-
-
-def _oci_pin(b: Builder, product: str, oci: Mapping[str, Any]) -> None:
-    ref = ref_of("OCIRepository", oci)
-    pin = oci_pin(oci)  # spec.ref as every reader resolves it
+def _source_pin(b: Builder, product: str, source: Mapping[str, Any]) -> None:
+    """The pin an OCIRepository's ``spec.ref`` or a HelmChart's ``spec.version`` writes."""
+    ref = ref_of(str(source.get("kind")), source)
+    pin = source_pin(source)  # as every reader resolves it
     if pin.problem:
         b.unreadable.setdefault(f"pin.{product}", f"{ref} {pin.problem}")
     else:

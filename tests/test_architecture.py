@@ -27,6 +27,7 @@ LAYERS: dict[str, int] = {
     "redact": 0,
     "escape": 0,  # values made safe for shell, YAML and Markdown; control characters refused
     "keypath": 0,
+    "frozen": 0,  # frozen record classes built cheaply at import (@dataclass(frozen=True))
     "usercache": 0,  # the user cache directory (the knowledge cache, the help text)
     "progress": 0,  # what the CLI tells on stderr while a reader reads (installed by the CLI)
     "suggest": 0,  # did-you-mean by edit distance

@@ -26,11 +26,12 @@ import datetime as dt
 import fnmatch
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from upgradeplan import errors
+from upgradeplan.frozen import frozen
 from upgradeplan.model import Finding, KnowledgeBase
 from upgradeplan.provenance import Source, in_file
 
@@ -44,7 +45,7 @@ REQUIRES_PREFIX = "requires:"  # requirement findings: requires:PRODUCT@VERSION
 _FIELDS = ("hazard", "installation", "product", "versions", "reason", "owner", "expires")
 
 
-@dataclass(frozen=True)
+@frozen
 class Acceptance:
     """One accepted risk."""
 
@@ -93,7 +94,7 @@ class Acceptance:
         return True
 
 
-@dataclass(frozen=True)
+@frozen
 class Accepted:
     """A finding an acceptance matched (it does not count toward the verdict)."""
 

@@ -9,17 +9,18 @@ Nothing in this module reads files, talks to a cluster or prints.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 from typing import Any, Literal
 
+from upgradeplan.frozen import frozen
 from upgradeplan.provenance import Source
 from upgradeplan.unreadable import Unreadable
 
 # --------------------------------------------------------------------------- locations
 
 
-@dataclass(frozen=True, order=True)
+@frozen(order=True)
 class Location:
     """Where something was defined: a file and a 1-based line (0 when unknown)."""
 
@@ -46,7 +47,7 @@ ProductKind = Literal["chart", "agent", "platform", "environment"]
 NEXT = "next"  # the version of an unreleased knowledge entry
 
 
-@dataclass(frozen=True)
+@frozen
 class Amendment:
     """A file of a later knowledge directory that adds to an entry (``amend:``)."""
 
@@ -55,7 +56,7 @@ class Amendment:
     overrides: Mapping[str, str] = field(default_factory=dict)  # field -> why it replaces it
 
 
-@dataclass(frozen=True)
+@frozen
 class Recognise:
     """How readers find a product in a cluster or in GitOps files."""
 
@@ -70,7 +71,7 @@ class Recognise:
     chart_source: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@frozen
 class ObjectKind:
     """A custom-resource kind a product's hazards read: where to list it and which fields.
 
@@ -92,7 +93,7 @@ class ObjectKind:
         return self.api_version.rpartition("/")[2]
 
 
-@dataclass(frozen=True)
+@frozen
 class Product:
     id: str
     name: str
@@ -107,7 +108,7 @@ class Product:
     amendments: tuple[Amendment, ...] = ()  # what later directories added to it
 
 
-@dataclass(frozen=True)
+@frozen
 class Note:
     """One operator-action bullet: a bold condition and what to do."""
 
@@ -116,7 +117,7 @@ class Note:
     commands: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@frozen
 class Change:
     """A structured change a release makes (kind from a fixed list, free details)."""
 
@@ -125,13 +126,13 @@ class Change:
     details: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@frozen
 class Withdrawn:
     date: str
     reason: str
 
 
-@dataclass(frozen=True)
+@frozen
 class Release:
     product: str
     version: str  # a chart version, or NEXT for unreleased knowledge
@@ -166,7 +167,7 @@ class Release:
         return f"{self.product}@{self.version}"
 
 
-@dataclass(frozen=True)
+@frozen
 class Condition:
     """A node of a declarative condition tree.
 
@@ -182,14 +183,14 @@ class Condition:
     location: Location = NOWHERE
 
 
-@dataclass(frozen=True)
+@frozen
 class Symptom:
     pattern: str  # a Python regular expression, matched case-insensitively
     where: Literal["logs", "events", "status", "any"] = "any"
     example: str = ""
 
 
-@dataclass(frozen=True)
+@frozen
 class Hazard:
     id: str
     title: str
@@ -227,7 +228,7 @@ MigrationKind = Literal[
 ]
 
 
-@dataclass(frozen=True)
+@frozen
 class Migration:
     id: str
     title: str
@@ -243,7 +244,7 @@ class Migration:
     amendments: tuple[Amendment, ...] = ()  # what later directories added to it
 
 
-@dataclass(frozen=True)
+@frozen
 class KnowledgeBase:
     products: Mapping[str, Product]
     releases: Mapping[str, tuple[Release, ...]]  # product -> releases, oldest first, next last
@@ -280,7 +281,7 @@ class KnowledgeBase:
 FactValue = str | bool | int | None | list[str] | dict[str, str] | list[Any] | dict[str, Any]
 
 
-@dataclass(frozen=True)
+@frozen
 class Fact:
     """One observed fact. ``source`` says where it came from (:class:`Source`), and prints as
     ``flag --installed``, ``clusters/prod/bom.yaml:12``,
@@ -294,7 +295,7 @@ class Fact:
     source: Source
 
 
-@dataclass(frozen=True)
+@frozen
 class State:
     """What an installation runs and pins: facts by key (see docs/state-format.md)."""
 
@@ -362,7 +363,7 @@ class Truth(Enum):
         return Truth.FALSE if self is Truth.TRUE else Truth.TRUE
 
 
-@dataclass(frozen=True)
+@frozen
 class Evidence:
     """One predicate's evaluation: what it asked, what was observed, from where."""
 
@@ -377,13 +378,13 @@ class Evidence:
 Status = Literal["applies", "may-apply", "does-not-apply"]
 
 
-@dataclass(frozen=True)
+@frozen
 class MissingFact:
     key: str
     how: str  # how to supply it: "--fact KEY=VALUE" or a reader that provides it
 
 
-@dataclass(frozen=True)
+@frozen
 class Finding:
     hazard: str
     title: str
@@ -403,7 +404,7 @@ class Finding:
     fixed_by: tuple[str, ...] = ()  # migration ids whose actions (in this step) fix it
 
 
-@dataclass(frozen=True)
+@frozen
 class Action:
     """A rendered migration or command an operator runs before/after a step."""
 
@@ -417,7 +418,7 @@ class Action:
     placeholders: tuple[str, ...] = ()  # params that had no fact and were left as placeholders
 
 
-@dataclass(frozen=True)
+@frozen
 class Move:
     """A version or pin change in one step."""
 
@@ -431,7 +432,7 @@ class Move:
 Verdict = Literal["safe", "safe-with-actions", "blocked", "undetermined"]
 
 
-@dataclass(frozen=True)
+@frozen
 class Step:
     product: str
     from_version: str
@@ -443,13 +444,13 @@ class Step:
     verdict: Verdict = "safe"
 
 
-@dataclass(frozen=True)
+@frozen
 class Target:
     product: str
     version: str
 
 
-@dataclass(frozen=True)
+@frozen
 class Jump:
     """The move as asked: every target in one step from the current state."""
 
@@ -457,7 +458,7 @@ class Jump:
     verdict: Verdict
 
 
-@dataclass(frozen=True)
+@frozen
 class Plan:
     schema_version: int
     targets: tuple[Target, ...]

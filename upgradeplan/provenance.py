@@ -28,15 +28,16 @@ Kinds and their text:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+from upgradeplan.frozen import frozen
 
 SourceKind = Literal[
     "file", "flag", "object", "plan", "derived", "moved", "default", "release-default", "text"
 ]
 
 
-@dataclass(frozen=True)
+@frozen
 class ObjectRef:
     """A Kubernetes object: kind, namespace ("" for cluster-scoped) and name."""
 
@@ -52,7 +53,7 @@ class ObjectRef:
         )
 
 
-@dataclass(frozen=True)
+@frozen
 class Source:
     """Where a fact was read (or what the planner supposed); ``str()`` is the printed text."""
 

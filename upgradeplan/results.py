@@ -6,10 +6,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Literal
 
 from upgradeplan import errors
+from upgradeplan.frozen import frozen
 from upgradeplan.model import (
     Action,
     Finding,
@@ -34,7 +35,7 @@ FailOn = Literal["blocking", "warning", "notice", "never"]
 FAIL_ON_CHOICES: tuple[FailOn, ...] = ("blocking", "warning", "notice", "never")
 
 
-@dataclass(frozen=True)
+@frozen
 class Inputs:
     """Where the current state comes from (the values of the shared state options)."""
 
@@ -67,7 +68,7 @@ class Inputs:
         )
 
 
-@dataclass(frozen=True)
+@frozen
 class Gathered:
     """One state to judge: the offline inputs merged, or one cluster context."""
 
@@ -80,7 +81,7 @@ class Gathered:
     changed: Mapping[str, Source] = field(default_factory=dict)  # --base: product -> new pin
 
 
-@dataclass(frozen=True)
+@frozen
 class CheckResult:
     """``check`` for one state: the direct jump (or the state as it is) and its verdict."""
 
@@ -118,7 +119,7 @@ class CheckResult:
         return self.verdict
 
 
-@dataclass(frozen=True)
+@frozen
 class PlanResult:
     name: str
     state: State | None
@@ -127,7 +128,7 @@ class PlanResult:
     error: str | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class PatchResult:
     """``patch`` for one state: the patch set and the plan it comes from (None: as it is)."""
 
@@ -136,7 +137,7 @@ class PatchResult:
     now_actions: tuple[Action, ...] = ()
 
 
-@dataclass(frozen=True)
+@frozen
 class GraphResult:
     """``graph``: the upgrade edges of a product, and the plan of a path when one was asked."""
 
@@ -145,7 +146,7 @@ class GraphResult:
     allowed: tuple[tuple[str, str], ...] = ()
 
 
-@dataclass(frozen=True)
+@frozen
 class SnapshotResult:
     """``snapshot``: the states of the contexts read, and the contexts that failed."""
 
@@ -153,7 +154,7 @@ class SnapshotResult:
     failed: tuple[tuple[str, str], ...] = ()  # (context, why)
 
 
-@dataclass(frozen=True)
+@frozen
 class ConditionResult:
     """One predicate of a hazard's condition, evaluated on a state."""
 
@@ -165,7 +166,7 @@ class ConditionResult:
     negated: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class Explanation:
     kind: Literal["hazard", "release", "migration", "product"]
     id: str
@@ -180,7 +181,7 @@ class Explanation:
     truth: str = ""  # with a state: the hazard's condition as a whole (true/false/unknown)
 
 
-@dataclass(frozen=True)
+@frozen
 class SymptomMatch:
     pattern: str
     line: str
@@ -188,7 +189,7 @@ class SymptomMatch:
     where: str
 
 
-@dataclass(frozen=True)
+@frozen
 class Diagnosis:
     """A hazard whose symptoms match the text, with the recovery to run."""
 

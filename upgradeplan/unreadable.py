@@ -23,8 +23,9 @@ Nothing here reads, prints or imports the rest of the package.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
+
+from upgradeplan.frozen import frozen
 
 if TYPE_CHECKING:  # types only: nothing of the package is imported at run time
     from upgradeplan.model import Finding, State
@@ -41,7 +42,7 @@ TOO_LARGE = "too large"
 UNREACHABLE = "unreachable"
 
 
-@dataclass(frozen=True)
+@frozen
 class Unreadable:
     """One source that could not be read, and why."""
 

@@ -12,15 +12,16 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import click
 
 from upgradeplan.commands import complete
+from upgradeplan.frozen import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class Global:
     key: str  # where the value lives in the root context's obj
     decls: tuple[str, ...]

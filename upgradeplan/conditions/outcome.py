@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from upgradeplan import errors
+from upgradeplan.frozen import frozen
 from upgradeplan.model import (
     Evidence,
     Fact,
@@ -34,7 +35,7 @@ PredicateFn = Callable[[Mapping[str, Any], State, KnowledgeBase], Outcome]
 KeysFn = Callable[[Mapping[str, Any]], list[str]]
 
 
-@dataclass(frozen=True)
+@frozen
 class PredicateSpec:
     """One entry of the vocabulary: its arguments, the facts it reads and its function."""
 
@@ -46,7 +47,7 @@ class PredicateSpec:
     version_args: tuple[str, ...] = ()  # arguments that may be $from / $to
 
 
-@dataclass(frozen=True)
+@frozen
 class Result:
     """The evaluation of a whole condition tree."""
 

@@ -13,15 +13,17 @@ Lookups read :data:`KEYS` when they are called, so the table is the only source.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal
+
+from upgradeplan.frozen import frozen
 
 ValueType = Literal["version", "constraint", "text", "bool", "list", "map", "values"]
 
 READERS_HINT = "or read it with --kubeconfig/--snapshot/--gitops"
 
 
-@dataclass(frozen=True)
+@frozen
 class KeyRow:
     """One fact key of the vocabulary."""
 
@@ -168,7 +170,7 @@ KEYS: tuple[KeyRow, ...] = (
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class Match:
     """The row a key belongs to, and the product it names (None when the row names none)."""
 

@@ -1,0 +1,224 @@
+"""upgradeplan.frozen: @frozen classes behave as @dataclass(frozen=True) ones of the same fields."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import importlib
+import inspect
+import pickle
+import pkgutil
+from collections.abc import Mapping
+from dataclasses import FrozenInstanceError, dataclass, field
+from typing import Any
+
+import pytest
+
+import upgradeplan
+from upgradeplan.frozen import frozen
+from upgradeplan.model import Evidence, Fact, Location, Truth
+from upgradeplan.provenance import flag
+
+
+@frozen
+class Rec:
+    """A record of every kind of field."""
+
+    name: str
+    count: int = 0
+    tags: tuple[str, ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    note: str = field(default="", compare=False)
+    secret: str = field(default="", repr=False)
+    salt: int = field(default=0, hash=False)
+
+
+@dataclass(frozen=True)
+class Twin:
+    """The same fields as Rec, made by dataclasses."""
+
+    name: str
+    count: int = 0
+    tags: tuple[str, ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    note: str = field(default="", compare=False)
+    secret: str = field(default="", repr=False)
+    salt: int = field(default=0, hash=False)
+
+
+@frozen(order=True)
+class Ordered:
+    """Sorts by its fields."""
+
+    file: str
+    line: int = 0
+
+
+@frozen
+class Derived:
+    """A field computed after __init__."""
+
+    text: str
+    length: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "length", len(self.text))
+
+
+def _hash(obj: object) -> int | str:
+    try:
+        return hash(obj)
+    except TypeError as exc:
+        return str(exc)
+
+
+ARGS: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
+    (("a",), {}),
+    (("a", 2, ("x", "y")), {}),
+    (("a",), {"extra": {"k": "v"}, "note": "n", "secret": "s", "salt": 7}),
+    ((), {"name": "b", "count": -1}),
+]
+
+
+@pytest.mark.parametrize(("args", "kwargs"), ARGS)
+def test_instances_behave_as_the_dataclass_ones(args: tuple[Any, ...], kwargs: Any) -> None:
+    ours, theirs = Rec(*args, **kwargs), Twin(*args, **kwargs)
+    assert repr(ours) == repr(theirs).replace("Twin(", "Rec(", 1)
+    assert _hash(ours) == _hash(theirs)  # the same value, or the same error (a dict field)
+    assert ours == Rec(*args, **kwargs)
+    assert not ours != Rec(*args, **kwargs)  # noqa: SIM202
+    assert dataclasses.asdict(ours) == dataclasses.asdict(theirs)
+    assert [f.name for f in dataclasses.fields(ours)] == [
+        f.name for f in dataclasses.fields(theirs)
+    ]
+    assert pickle.loads(pickle.dumps(ours)) == ours
+    assert copy.deepcopy(ours) == ours and copy.copy(ours) == ours
+
+
+def test_the_signature_is_the_dataclass_one() -> None:
+    def params(cls: type) -> list[tuple[str, str]]:
+        sig = inspect.signature(cls)
+        return [(p.name, repr(p.default)) for p in sig.parameters.values()]
+
+    assert params(Rec) == params(Twin)
+    assert Rec.__match_args__ == Twin.__match_args__
+
+
+def test_equality_hash_and_order_follow_the_fields() -> None:
+    assert Rec("a", note="x") == Rec("a", note="y")  # compare=False
+    assert hash(Rec("a", salt=1)) == hash(Rec("a", salt=2))  # hash=False
+    assert Rec("a", salt=1) != Rec("a", salt=2)
+    assert Rec("a") != Twin("a")  # type: ignore[comparison-overlap]  # another class: never
+    assert Rec("a").__eq__(Twin("a")) is NotImplemented
+    assert sorted([Ordered("b", 1), Ordered("a", 2), Ordered("a", 1)]) == [
+        Ordered("a", 1),
+        Ordered("a", 2),
+        Ordered("b", 1),
+    ]
+    assert Ordered("a") <= Ordered("a") and Ordered("b") > Ordered("a")
+    with pytest.raises(TypeError):
+        _ = Ordered("a") < Rec("a")  # type: ignore[operator]
+
+
+def test_default_factories_give_each_instance_its_own_value() -> None:
+    one, two = Rec("a"), Rec("b")
+    assert one.extra == {} and one.extra is not two.extra
+
+
+def test_instances_are_immutable() -> None:
+    rec = Rec("a")
+    with pytest.raises(FrozenInstanceError, match="cannot assign to field 'name'"):
+        rec.name = "b"  # type: ignore[misc]
+    with pytest.raises(FrozenInstanceError, match="cannot assign to field 'other'"):
+        rec.other = 1  # type: ignore[attr-defined]
+    with pytest.raises(FrozenInstanceError, match="cannot delete field 'count'"):
+        del rec.count
+    assert rec == Rec("a")
+
+
+def test_replace_and_post_init() -> None:
+    rec = dataclasses.replace(Rec("a", 1), count=2)
+    assert rec == Rec("a", 2) and type(rec) is Rec
+    d = Derived("abc")
+    assert d.length == 3 and repr(d) == "Derived(text='abc')"
+    assert dataclasses.replace(d, text="abcd").length == 4
+
+
+def test_what_is_not_supported_is_refused_when_the_class_is_built() -> None:
+    with pytest.raises(ValueError, match="mutable default"):
+
+        @frozen
+        class Bad:
+            items: list[str] = []  # noqa: RUF012
+
+    with pytest.raises(TypeError, match="inherit"):
+
+        @frozen
+        class Child(Twin):
+            more: int = 0
+
+    with pytest.raises(TypeError, match="__setattr__"):
+
+        @frozen
+        class Own:
+            a: int
+
+            def __setattr__(self, name: str, value: Any) -> None:
+                pass
+
+
+def _frozen_classes() -> list[type]:
+    found = []
+    for info in pkgutil.walk_packages(upgradeplan.__path__, "upgradeplan."):
+        module = importlib.import_module(info.name)
+        for value in vars(module).values():
+            if (
+                inspect.isclass(value)
+                and value.__module__ == module.__name__
+                and getattr(value.__setattr__, "__module__", "") == "upgradeplan.frozen"
+            ):
+                found.append(value)
+    return found
+
+
+def test_every_frozen_class_of_the_package_matches_its_dataclass_twin() -> None:
+    classes = _frozen_classes()
+    assert len(classes) >= 40
+    for cls in classes:
+        fields = dataclasses.fields(cls)
+        twin: type = dataclass(frozen=True)(
+            type(
+                cls.__name__,
+                (),
+                {
+                    "__annotations__": {f.name: f.type for f in fields},
+                    **{
+                        f.name: field(
+                            default=f.default,
+                            default_factory=f.default_factory,
+                            init=f.init,
+                            repr=f.repr,
+                            hash=f.hash,
+                            compare=f.compare,
+                        )
+                        for f in fields
+                    },
+                },
+            )
+        )
+        ours = [(p.name, repr(p.default)) for p in inspect.signature(cls).parameters.values()]
+        theirs = [(p.name, repr(p.default)) for p in inspect.signature(twin).parameters.values()]
+        assert ours == theirs, cls
+
+
+def test_model_objects_hash_and_compare_by_value() -> None:
+    source = flag("--fact")
+    fact = Fact("installed.x", "1.0.0", source)
+    ev = Evidence("p", "d", Truth.TRUE, (fact,))
+    assert ev == Evidence("p", "d", Truth.TRUE, (Fact("installed.x", "1.0.0", source),))
+    assert hash(ev) == hash(Evidence("p", "d", Truth.TRUE, (fact,)))
+    assert {Location("f", 1): 1}[Location("f", 1)] == 1
+    assert Location("a", 2) < Location("b", 1)
+    assert str(Location("f", 3)) == "f:3"
+    with pytest.raises(FrozenInstanceError):
+        fact.value = "2.0.0"  # type: ignore[misc]

@@ -1,0 +1,245 @@
+"""Frozen record classes, cheap to build at import: ``@frozen`` for ``@dataclass(frozen=True)``.
+
+``dataclasses.dataclass`` compiles six to ten functions from source for every frozen class
+(``__init__``, ``__repr__``, ``__eq__``, ``__hash__``, ``__setattr__``, ``__delattr__``, the
+order methods) and asks :mod:`inspect` for a signature when the class has no docstring; for
+the few dozen classes a command imports that was the largest part of its start-up. Here only
+``__init__`` is compiled (it must have the fields' signature, and it is the hot one: versions,
+facts and evidence are built by the thousand); the other methods are closures over the field
+names, with the same results as the dataclass ones:
+
+- ``__init__`` takes the fields in order, with their defaults and default factories, sets
+  them as a frozen dataclass does (``object.__setattr__``) and calls ``__post_init__`` when
+  the class has one;
+- ``__eq__`` compares the tuple of compared fields when both are of the same class (else
+  ``NotImplemented``), ``__hash__`` hashes that tuple (fields with ``hash=False`` left out),
+  the order methods (``order=True``) compare it;
+- ``__repr__`` is ``Name(field=value, ...)`` over the fields with ``repr=True``;
+- assigning or deleting any attribute raises :class:`dataclasses.FrozenInstanceError`;
+- ``__dataclass_fields__`` holds the :class:`dataclasses.Field` of every field, so
+  :func:`dataclasses.fields`, :func:`dataclasses.replace`, :func:`dataclasses.asdict` and
+  :func:`dataclasses.is_dataclass` work on them; ``__match_args__`` is set.
+
+What is not supported raises :class:`TypeError` when the class is built: inheriting from a
+dataclass, ``ClassVar``/``InitVar``/``KW_ONLY`` annotations, ``slots``, ``kw_only`` fields,
+methods the decorator would have to overwrite. Methods the class defines itself are kept,
+as the dataclass decorator keeps them. ``tests/test_frozen.py`` holds every class built with
+it to what ``@dataclass(frozen=True)`` gives for the same fields.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect  # loaded by dataclasses anyway
+import operator
+from collections.abc import Callable
+from dataclasses import MISSING, Field, FrozenInstanceError, field
+from operator import attrgetter
+from reprlib import recursive_repr
+from typing import Any, TypeVar, dataclass_transform, overload
+
+_T = TypeVar("_T")
+_FIELD_MARK = getattr(dataclasses, "_FIELD", None)  # what dataclasses.fields() selects on
+_NOT_SUPPORTED = ("ClassVar", "InitVar", "KW_ONLY")
+
+
+@overload
+def frozen(cls: type[_T], /) -> type[_T]: ...
+
+
+@overload
+def frozen(*, order: bool = False) -> Callable[[type[_T]], type[_T]]: ...
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(field, Field))
+def frozen(cls: type[_T] | None = None, /, *, order: bool = False) -> Any:
+    """Make ``cls`` a frozen record class (``order=True``: its instances sort by the fields)."""
+
+    def wrap(c: type[_T]) -> type[_T]:
+        return _build(c, order)
+
+    return wrap if cls is None else wrap(cls)
+
+
+def _build(cls: type[_T], order: bool) -> type[_T]:
+    if any(hasattr(base, "__dataclass_fields__") for base in cls.__mro__[1:]):
+        raise TypeError(f"{cls.__qualname__}: @frozen does not inherit dataclass fields")
+    fields = _fields(cls)
+    names = tuple(fields)
+    compared = tuple(n for n, f in fields.items() if f.compare)
+    hashed = tuple(n for n, f in fields.items() if (f.compare if f.hash is None else f.hash))
+    _set(cls, "__init__", _init(cls, fields))
+    _set(cls, "__repr__", _repr(tuple(n for n, f in fields.items() if f.repr)))
+    key = _key(compared)
+    _set(cls, "__eq__", _eq(key))
+    body = cls.__dict__
+    if "__hash__" not in body or (body["__hash__"] is None and "__eq__" in body):
+        _put(cls, "__hash__", _hash(_key(hashed)))
+    forced = {
+        "__setattr__": _frozen_setattr(cls, names),
+        "__delattr__": _frozen_delattr(cls, names),
+    }
+    if order:
+        forced.update((f"__{op}__", _compare(key, op)) for op in ("lt", "le", "gt", "ge"))
+    for name, method in forced.items():
+        if name in body:
+            raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
+        _put(cls, name, method)
+    _put(cls, "__dataclass_fields__", fields)
+    _set(cls, "__match_args__", names)
+    return cls
+
+
+def _fields(cls: type) -> dict[str, Field[Any]]:
+    """The fields in definition order, as dataclasses makes them (name and type set)."""
+    out: dict[str, Field[Any]] = {}
+    for name, annotation in inspect.get_annotations(cls).items():
+        text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+        if text.split("[", 1)[0].rpartition(".")[2] in _NOT_SUPPORTED:
+            raise TypeError(f"{cls.__qualname__}.{name}: @frozen does not support {text}")
+        default = cls.__dict__.get(name, MISSING)
+        f: Field[Any] = default if isinstance(default, Field) else field(default=default)
+        if f.kw_only is True:
+            raise TypeError(f"{cls.__qualname__}.{name}: @frozen does not support kw_only")
+        if f.default is not MISSING and f.default.__class__.__hash__ is None:
+            raise ValueError(
+                f"mutable default {type(f.default)} for field {name} is not allowed: "
+                "use default_factory"
+            )
+        f.name = name
+        f.type = annotation
+        if _FIELD_MARK is not None:
+            object.__setattr__(f, "_field_type", _FIELD_MARK)
+        if isinstance(default, Field):  # the class attribute is the default, as dataclass does
+            if f.default is MISSING:
+                delattr(cls, name)
+            else:
+                setattr(cls, name, f.default)
+        out[name] = f
+    return out
+
+
+def _set(cls: type, name: str, value: Any) -> None:
+    """Set ``name`` on the class unless the class body defines it."""
+    if name not in cls.__dict__:
+        _put(cls, name, value)
+
+
+def _put(cls: type, name: str, value: Any) -> None:
+    setattr(cls, name, value)
+
+
+def _init(cls: type, fields: dict[str, Field[Any]]) -> Callable[..., None]:
+    """``__init__`` compiled for the fields: the one method that must have their signature."""
+    scope: dict[str, Any] = {"_set": object.__setattr__, "_FACTORY": _FACTORY}
+    params, lines = ["self"], []
+    for i, (name, f) in enumerate(fields.items()):
+        if not f.init:
+            if f.default_factory is not MISSING:
+                scope[f"_f{i}"] = f.default_factory
+                lines.append(f"_set(self, {name!r}, _f{i}())")
+            elif f.default is not MISSING:
+                scope[f"_d{i}"] = f.default
+                lines.append(f"_set(self, {name!r}, _d{i})")
+            continue
+        if f.default_factory is not MISSING:
+            scope[f"_f{i}"] = f.default_factory
+            params.append(f"{name}=_FACTORY")
+            lines.append(f"_set(self, {name!r}, _f{i}() if {name} is _FACTORY else {name})")
+        else:
+            if f.default is not MISSING:
+                scope[f"_d{i}"] = f.default
+                params.append(f"{name}=_d{i}")
+            else:
+                params.append(name)
+            lines.append(f"_set(self, {name!r}, {name})")
+    if hasattr(cls, "__post_init__"):
+        lines.append("self.__post_init__()")
+    body = "\n    ".join(lines or ["pass"])
+    source = f"def __init__({', '.join(params)}) -> None:\n    {body}\n"
+    exec(compile(source, f"<frozen {cls.__module__}.{cls.__qualname__}>", "exec"), scope)
+    fn: Callable[..., None] = scope["__init__"]
+    fn.__qualname__ = f"{cls.__qualname__}.__init__"
+    return fn
+
+
+class _HasFactory:
+    """The default of a parameter whose field has a default factory."""
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FACTORY = _HasFactory()
+
+
+def _key(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """The tuple of those attributes (always a tuple, as the dataclass methods build)."""
+    if not names:
+        return lambda obj: ()
+    if len(names) == 1:
+        one = attrgetter(names[0])
+        return lambda obj: (one(obj),)
+    return attrgetter(*names)
+
+
+def _repr(names: tuple[str, ...]) -> Callable[[Any], str]:
+    @recursive_repr()
+    def __repr__(self: Any) -> str:
+        inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in names)
+        return f"{self.__class__.__qualname__}({inner})"
+
+    return __repr__
+
+
+def _eq(key: Callable[[Any], tuple[Any, ...]]) -> Callable[[Any, object], Any]:
+    def __eq__(self: Any, other: object) -> Any:
+        if other.__class__ is self.__class__:
+            return key(self) == key(other)
+        return NotImplemented
+
+    return __eq__
+
+
+def _hash(key: Callable[[Any], tuple[Any, ...]]) -> Callable[[Any], int]:
+    def __hash__(self: Any) -> int:
+        return hash(key(self))
+
+    return __hash__
+
+
+def _compare(key: Callable[[Any], tuple[Any, ...]], op: str) -> Callable[[Any, object], Any]:
+    cmp = getattr(operator, op)
+
+    def compare(self: Any, other: object) -> Any:
+        if other.__class__ is self.__class__:
+            return cmp(key(self), key(other))
+        return NotImplemented
+
+    compare.__name__ = f"__{op}__"
+    return compare
+
+
+def _frozen_setattr(cls: type[Any], names: tuple[str, ...]) -> Callable[[Any, str, Any], None]:
+    fields = frozenset(names)
+
+    def __setattr__(self: Any, name: str, value: Any) -> None:
+        if type(self) is cls or name in fields:
+            raise FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(cls, self).__setattr__(name, value)
+
+    return __setattr__
+
+
+def _frozen_delattr(cls: type[Any], names: tuple[str, ...]) -> Callable[[Any, str], None]:
+    fields = frozenset(names)
+
+    def __delattr__(self: Any, name: str) -> None:
+        if type(self) is cls or name in fields:
+            raise FrozenInstanceError(f"cannot delete field {name!r}")
+        super(cls, self).__delattr__(name)
+
+    return __delattr__
+
+
+__all__ = ["FrozenInstanceError", "field", "frozen"]

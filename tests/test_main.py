@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from support.scenarios import S1_STATED
 
 from upgradeplan import __version__
 from upgradeplan.cli import cli
@@ -87,3 +88,58 @@ def test_the_kubectl_plugin_name_is_in_its_usage(
     assert text.startswith("Usage: kubectl upgradeplan [OPTIONS] COMMAND [ARGS]...")
     assert entry.help_text("kubectl upgradeplan") == text  # the cached one
     assert entry.help_text("upgradeplan") != text
+
+
+# --------------------------------------------------------------------------- the exit
+
+
+def _script(args: list[str], cache: Path, out: Path, err: Path) -> int:
+    """The console script's exit code; its stdout and stderr go to the files ``out``, ``err``."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        argv = [sys.executable, "-m", "upgradeplan", *args]
+        return subprocess.run(argv, stdout=stdout, stderr=stderr, env=env).returncode
+
+
+def _through_click(args: list[str]) -> tuple[int, str, str]:
+    """The same command through cli.main (sys.exit, the interpreter's teardown)."""
+    code = "import sys; sys.argv[0] = 'upgradeplan'; from upgradeplan.cli import main; main()"
+    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check", "--to", "agent-platform=4.8.0", *S1_STATED],  # exit 3
+        ["check", "--to", "agent-platform=4.8.0", *S1_STATED, "-o", "json"],
+        ["plan", "--to", "agent-platform=4.8.1", *S1_STATED, "-o", "markdown"],
+        ["check", "--to", "agent-platform=9.9.9", *S1_STATED],  # bad input: exit 2, stderr
+        ["docs", "upgrade-md"],  # 40 KB, more than a pipe buffer
+    ],
+)
+def test_output_to_a_file_is_complete_and_the_exit_code_unchanged(
+    tmp_path: Path, args: list[str]
+) -> None:
+    code, out, err = _through_click(args)
+    assert _script(args, tmp_path / "cache", tmp_path / "out", tmp_path / "err") == code
+    assert (tmp_path / "out").read_text() == out
+    assert (tmp_path / "err").read_text() == err
+
+
+def test_the_exit_runs_atexit_functions_and_waits_for_threads() -> None:
+    thread = "threading.Thread(target=lambda: (time.sleep(0.2), print('thread done'))).start()\n"
+    code = (
+        "import atexit, threading, time\n"
+        "from upgradeplan.__main__ import end\n"
+        "atexit.register(print, 'atexit ran')\n"
+        "THREAD"
+        "print('partial line', end='')\n"
+        "end(4)\n"
+    )
+    for started, expected in ((thread, "partial linethread done\natexit ran\n"), ("", None)):
+        proc = subprocess.run(
+            [sys.executable, "-c", code.replace("THREAD", started)], capture_output=True, text=True
+        )
+        assert proc.returncode == 4
+        assert proc.stdout == (expected or "partial lineatexit ran\n")

@@ -4,7 +4,8 @@ Importing click alone costs about four interpreter starts, so the two answers a 
 most are given before it is imported: ``--version`` is one line, and the top-level ``--help``
 is the text click rendered the first time, kept in the user cache directory under a key of
 the installed code, the program name and the terminal width (:mod:`upgradeplan.usercache`).
-Everything else, and every miss, goes to :func:`upgradeplan.cli.main`.
+Everything else, and every miss, goes to :func:`upgradeplan.cli.run`; the process then ends
+without the interpreter's teardown (:func:`end`).
 """
 
 from __future__ import annotations
@@ -24,9 +25,36 @@ def main() -> None:
         _print(f"upgradeplan {__version__}\n")
     elif args in HELP_FLAGS:
         _print(help_text(prog_name()))
-    from upgradeplan.cli import main as cli_main
+    from upgradeplan.cli import run
 
-    cli_main()
+    end(run(args))
+
+
+def end(code: int) -> None:
+    """Exit with ``code`` without the interpreter's teardown, once nothing needs it.
+
+    Tearing down the modules and objects of a finished command costs more than some commands
+    take. Before leaving with :func:`os._exit`: stdout and stderr are flushed and the
+    ``atexit`` functions run (the knowledge cache's and the help text's files are written
+    before the command returns). When a flush fails (a closed pipe) or a thread other than
+    the main one still runs, the process ends as it always did (``sys.exit``), so what is
+    printed and the exit code stay those of a normal exit.
+    """
+    threading = sys.modules.get("threading")
+    if threading is not None and any(
+        not t.daemon for t in threading.enumerate() if t is not threading.main_thread()
+    ):
+        sys.exit(code)
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except (OSError, ValueError):
+        sys.exit(code)
+    import atexit
+
+    atexit._run_exitfuncs()
+    os._exit(code)
 
 
 def prog_name() -> str:

@@ -7,7 +7,6 @@ Subcommands live in :mod:`upgradeplan.commands` and are imported only when invok
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import sys
 from typing import Any
@@ -207,6 +206,8 @@ def version_cmd(output: str) -> None:
         "knowledge_schema_version": 1,
     }
     if output == "json":
+        import json
+
         click.echo(json.dumps(info, indent=2, sort_keys=True))
     elif output == "yaml":
         import yaml

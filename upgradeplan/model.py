@@ -8,10 +8,10 @@ Nothing in this module reads files, talks to a cluster or prints.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import field
 from enum import Enum
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from upgradeplan.frozen import frozen
 from upgradeplan.provenance import Source
@@ -406,7 +406,12 @@ class Finding:
 
 @frozen
 class Action:
-    """A rendered migration or command an operator runs before/after a step."""
+    """A rendered migration or command an operator runs before/after a step.
+
+    The planner makes its actions with :meth:`deferred`: ``content`` is then rendered when it
+    is first read (by an output that shows it, or by comparing, hashing or printing the
+    action), not for every step of every plan; the value and any error are the same.
+    """
 
     migration: str
     title: str
@@ -416,6 +421,35 @@ class Action:
     target: Mapping[str, Any] = field(default_factory=dict)
     fixes: tuple[str, ...] = ()  # hazard ids
     placeholders: tuple[str, ...] = ()  # params that had no fact and were left as placeholders
+
+    @classmethod
+    def deferred(cls, render: Callable[[], str], **fields: Any) -> Action:
+        """An action whose ``content`` is ``render()``, called once when it is first read.
+
+        ``render`` must pickle (a module-level function or a ``functools.partial`` of one).
+        """
+        action = cls(content="", **fields)
+        object.__delattr__(action, "content")
+        object.__setattr__(action, "_render", render)
+        return action
+
+    def with_fixes(self, fixes: tuple[str, ...]) -> Action:
+        """The same action fixing ``fixes`` (a deferred content stays deferred)."""
+        import copy
+
+        other = copy.copy(self)
+        object.__setattr__(other, "fixes", fixes)
+        return other
+
+    if not TYPE_CHECKING:  # type checkers keep seeing only the fields
+
+        def __getattr__(self, name: str) -> Any:
+            render = self.__dict__.get("_render") if name == "content" else None
+            if render is None:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            text = render()
+            object.__setattr__(self, "content", text)
+            return text
 
 
 @frozen

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from upgradeplan import errors
@@ -31,6 +31,7 @@ def fixable(kb: KnowledgeBase, finding: Finding, holds: Sequence[str]) -> bool:
 
 
 def _render(m: Migration, values: dict[str, Any]) -> str:
+    """The migration rendered with ``values`` (jinja2 is imported here, on first use)."""
     from upgradeplan.kb.templating import render_migration
 
     try:
@@ -53,7 +54,8 @@ def render_action(
     bom: Mapping[str, str],
     fixes: Sequence[str],
 ) -> Action:
-    """Fill ``m``'s params from ``state`` (placeholders where unknown) and render it."""
+    """Fill ``m``'s params from ``state`` (placeholders where unknown); the action renders
+    them when its content is first read (a value with a control character is refused here)."""
     values: dict[str, Any] = {}
     placeholders: list[str] = []
     for name, spec in m.params.items():
@@ -72,12 +74,12 @@ def render_action(
             value = spec
         values[str(name)] = value
     values["step"] = {"product": product, "from": from_version, "to": to_version, "bom": dict(bom)}
-    return Action(
+    return Action.deferred(
+        partial(_render, m, values),
         migration=m.id,
         title=m.title,
         kind=m.kind,
         when=m.when,
-        content=_render(m, values),
         target=dict(m.target),
         fixes=tuple(fixes),
         placeholders=tuple(placeholders),
@@ -99,7 +101,7 @@ def merge_actions(actions: Sequence[Action]) -> tuple[Action, ...]:
         if a.migration in by_id:
             old = by_id[a.migration]
             fixes = tuple(dict.fromkeys((*old.fixes, *a.fixes)))
-            by_id[a.migration] = replace(old, fixes=fixes)
+            by_id[a.migration] = old.with_fixes(fixes)
         else:
             by_id[a.migration] = a
     merged = list(by_id.values())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from upgradeplan import errors
@@ -84,6 +83,8 @@ def typed_value(key: str, text: str, *, flag: str = "--fact") -> FactValue:
     if text == "null":
         return None
     if text[:1] in ("[", "{"):
+        import json
+
         try:
             loaded = json.loads(text)
         except json.JSONDecodeError as exc:

@@ -5,7 +5,6 @@ Every function returns a string; nothing here prints. Output is deterministic.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Sequence
@@ -77,6 +76,8 @@ def _value(value: object) -> str:
         return "null (known absent)"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k}={value[k]}" for k in sorted(value)) + "}"
+    import json  # lists and numbers only: most outputs never get here
+
     return json.dumps(value)
 
 

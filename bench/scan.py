@@ -1,15 +1,24 @@
-"""Benchmark: `upgradeplan scan` against `kubectl get` on the same fake cluster.
+"""Benchmark: `upgradeplan scan` against kubectl reading the same resources, same fake cluster.
 
 A fake API server (tests/support/fakeapi.py, 127.0.0.1) holds 300 HelmReleases (or
 --releases N), 300 OCIRepositories and 100 Deployments, and serves every other type the
-reader lists (HelmChart, Harness, AgentTemplate: declared, empty; a few namespaces, nodes and
-a storage class). `upgradeplan scan -o json` (the installed console script) and `kubectl get
-<the same nine types> -A -o json` run alternately as subprocesses; wall times and the
-requests each sent (from the server's request log) are printed, with the median ratio
-upgradeplan / kubectl, for kubectl with a warm discovery cache (as a user runs it day to day)
-and with a fresh one (a first run: discovery requests included). upgradeplan also reads
-/version and the kagent CRDs it has facts about (kubectl would need `kubectl version` and
-`kubectl get crd …` for those: one request each).
+reader lists (the custom resources of `listing.resources(kb)` that no object brings are
+declared by a CRD and empty, as on a cluster with Flux, kagent and the declared kinds
+installed; a few namespaces, nodes and a storage class).
+
+A warm-up run of `upgradeplan scan -o json` (the installed console script) is taken apart
+request by request, and kubectl is made to read exactly the same: one `kubectl get
+<every type upgradeplan listed, at the version it listed> -A -o json`, `kubectl get crd
+<names> --ignore-not-found -o json` when upgradeplan read CustomResourceDefinitions,
+`kubectl get secret -n NS <names>` for Secrets read by name, and `kubectl version -o json`
+when upgradeplan asked for /version. A request of upgradeplan's that kubectl has no
+counterpart for (a list answered 404 and the group probe after it) stops the bench: the
+cluster must serve every listed type. Then, alternately, round after round: upgradeplan;
+those kubectl commands one after the other with a warm discovery cache (as a user runs
+them day to day); the same with a fresh cache (a first run: discovery included); and the
+one `kubectl get` of the lists alone, warm (the stricter figure of before). Wall times and
+the requests each side sent (counted in the server's request log) are printed, with the
+median ratios upgradeplan / kubectl of the paired rounds.
 
     python bench/scan.py [--rounds 9] [--releases 5000]
 """
@@ -18,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -33,18 +43,25 @@ sys.path.insert(0, str(REPO / "tests"))
 from support.fakeapi import FakeAPIServer, write_kubeconfig  # type: ignore[import-not-found,unused-ignore]  # noqa: E402
 
 NS = "flux-giantswarm"
-# the types the reader lists that the objects above do not bring: served, empty (as on a
-# cluster with Flux and kagent installed and no objects of these kinds)
-DECLARED = (
-    ("source.toolkit.fluxcd.io", "v1", "helmcharts", "HelmChart"),
-    ("kagent.dev", "v1alpha3", "harnesses", "Harness"),
-    ("kagent.dev", "v1alpha3", "agenttemplates", "AgentTemplate"),
+BUILTIN_GROUPS = ("", "apps", "storage.k8s.io")
+CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+LIST = re.compile(
+    r"^/(?:api/(?P<core>v1)|apis/(?P<group>[^/]+)/(?P<version>[^/]+))/(?P<plural>[a-z0-9]+)$"
 )
-# what `upgradeplan scan` lists, for kubectl to list the same
-KUBECTL_TYPES = (
-    "helmreleases,ocirepositories,helmcharts,harnesses,agenttemplates,deployments,"
-    "namespaces,nodes,storageclasses"
-)
+SECRET = re.compile(r"^/api/v1/namespaces/(?P<ns>[^/]+)/secrets/(?P<name>[^/]+)$")
+
+
+def declared() -> list[tuple[str, str, str, str]]:
+    """(group, version, plural, kind) of every custom resource type the installed reader
+    lists (RESOURCES and the kinds the bundled knowledge declares)."""
+    from upgradeplan import api
+    from upgradeplan.readers.kube.listing import resources
+
+    return [
+        (res.group, res.versions[0], res.plural, res.kind)
+        for res in resources(api.load_kb([]))
+        if res.group not in BUILTIN_GROUPS
+    ]
 
 
 def objects(
@@ -87,7 +104,10 @@ def objects(
                 },
             }
         )
-    for group, version, plural, kind in DECLARED:
+    brought = {obj["kind"] for obj in out}
+    for group, version, plural, kind in declared():
+        if kind in brought:
+            continue
         out.append(
             {
                 "apiVersion": "apiextensions.k8s.io/v1",
@@ -149,11 +169,44 @@ def objects(
 
 def timed(cmd: list[str], env: dict[str, str]) -> float:
     started = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, check=False)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300, check=False)
     elapsed = time.perf_counter() - started
     if proc.returncode != 0:
-        raise SystemExit(f"{cmd[0]} failed ({proc.returncode}): {proc.stderr[-500:]}")
+        raise SystemExit(f"{' '.join(cmd[:4])} … failed ({proc.returncode}): {proc.stderr[-500:]}")
     return elapsed
+
+
+def kubectl_reads(requests: list[Any]) -> tuple[list[list[str]], list[str]]:
+    """The kubectl commands (arguments after ``kubectl``) that read what ``requests`` read,
+    and the list types among them; SystemExit on a request kubectl has no counterpart for."""
+    types: list[str] = []
+    crds: list[str] = []
+    secrets: dict[str, list[str]] = {}
+    version = False
+    for req in requests:
+        if req.path == "/version":
+            version = True
+        elif req.path.startswith(CRD_PATH):
+            crds.append(req.path[len(CRD_PATH) :])
+        elif (secret := SECRET.match(req.path)) is not None:
+            secrets.setdefault(secret["ns"], []).append(secret["name"])
+        elif (listed := LIST.match(req.path)) is not None and req.status == 200:
+            if "continue" not in req.query:  # the pages after the first come by themselves
+                group, plural = listed["group"], listed["plural"]
+                types.append(f"{plural}.{listed['version']}.{group}" if group else plural)
+        else:
+            raise SystemExit(
+                f"upgradeplan asked {req.path} (HTTP {req.status}), which kubectl reading the "
+                "same resources has no counterpart for: serve every type the reader lists"
+            )
+    commands = [["get", ",".join(sorted(types)), "-A", "-o", "json"]]
+    if crds:
+        commands.append(["get", "crd", *sorted(set(crds)), "--ignore-not-found", "-o", "json"])
+    for ns, names in sorted(secrets.items()):
+        commands.append(["get", "secret", "-n", ns, *sorted(set(names)), "--ignore-not-found"])
+    if version:
+        commands.append(["version", "-o", "json"])
+    return commands, types
 
 
 def main() -> None:
@@ -165,6 +218,13 @@ def main() -> None:
     upgradeplan = str(Path(sys.executable).with_name("upgradeplan"))
     if kubectl is None or not os.path.exists(upgradeplan):
         raise SystemExit("needs kubectl and the installed upgradeplan console script")
+    # An installed package runs from bytecode (pip compiles it at install time); compile
+    # ours explicitly so the timing does not depend on PYTHONDONTWRITEBYTECODE.
+    import compileall
+
+    import upgradeplan as package
+
+    compileall.compile_dir(str(Path(package.__file__).parent), quiet=1)
     with (
         tempfile.TemporaryDirectory() as tmp,
         FakeAPIServer(objects(releases=args.releases), git_version="v1.31.0") as server,
@@ -172,29 +232,32 @@ def main() -> None:
         kubeconfig = str(write_kubeconfig(Path(tmp) / "kubeconfig", {"bench": server.url}))
         env = {**os.environ, "KUBECONFIG": kubeconfig}
         ours = [upgradeplan, "scan", "-o", "json", "--kubeconfig", kubeconfig]
+        timed(ours, env)  # warm-up (page cache); its requests say what kubectl must read
+        reads, types = kubectl_reads(list(server.requests))
+        print(f"upgradeplan lists {len(types)} types: {', '.join(types)}")
+        print("kubectl reading the same: " + " && ".join("kubectl " + " ".join(c) for c in reads))
 
-        def kubectl_cmd(cache: str) -> list[str]:
-            get = ["get", KUBECTL_TYPES, "-A", "-o", "json"]
-            return [kubectl, "--kubeconfig", kubeconfig, "--cache-dir", cache, *get]
+        def kubectl_runs(cache: str, commands: list[list[str]]) -> list[list[str]]:
+            base = [kubectl, "--kubeconfig", kubeconfig, "--cache-dir", cache]
+            return [[*base, *command] for command in commands]
 
-        warm = kubectl_cmd(str(Path(tmp) / "kube-cache"))
-        # An installed package runs from bytecode (pip compiles it at install time); compile
-        # ours explicitly so the timing does not depend on PYTHONDONTWRITEBYTECODE.
-        import compileall
-
-        import upgradeplan as package
-
-        compileall.compile_dir(str(Path(package.__file__).parent), quiet=1)
-        timed(ours, env)  # warm-up: page cache, kubectl's discovery cache
-        timed(warm, env)
-        names = ("upgradeplan", "kubectl-warm", "kubectl-cold")
+        warm_cache = str(Path(tmp) / "kube-cache")
+        for cmd in kubectl_runs(warm_cache, reads):  # warm-up: kubectl's discovery cache
+            timed(cmd, env)
+        names = ("upgradeplan", "kubectl-warm", "kubectl-cold", "kubectl-lists")
         times: dict[str, list[float]] = {n: [] for n in names}
         requests: dict[str, list[int]] = {n: [] for n in names}
         for i in range(args.rounds):
-            cold = kubectl_cmd(str(Path(tmp) / f"cold-cache-{i}"))  # a first run: discovery
-            for name, cmd in zip(names, (ours, warm, cold), strict=True):
+            runs = {
+                "upgradeplan": [ours],
+                "kubectl-warm": kubectl_runs(warm_cache, reads),
+                # a first run: discovery requests included
+                "kubectl-cold": kubectl_runs(str(Path(tmp) / f"cold-cache-{i}"), reads),
+                "kubectl-lists": kubectl_runs(warm_cache, reads[:1]),
+            }
+            for name in names:
                 before = len(server.requests)
-                times[name].append(timed(cmd, env))
+                times[name].append(sum(timed(cmd, env) for cmd in runs[name]))
                 requests[name].append(len(server.requests) - before)
         for name in names:
             t = times[name]

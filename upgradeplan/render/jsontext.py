@@ -1,0 +1,102 @@
+"""Indented JSON, the same text as ``json.dumps(indent=2, ensure_ascii=False)``, faster.
+
+The standard library encodes with C code only without ``indent``; with it, every value goes
+through a chain of Python generators (on a 5,000-HelmRelease scan, 2 MB of output, that was
+about a tenth of the command's time). Here one recursive function appends pieces to a list,
+strings are escaped by the same C function the standard encoder uses, and numbers are
+written as the standard encoder writes them. The output is the same text
+(``tests/test_render_jsontext.py`` compares the two on generated values).
+"""
+
+from __future__ import annotations
+
+import json.encoder
+from typing import Any
+
+_escape = json.encoder.encode_basestring  # the C escaper where available, as json uses
+_INDENT = "  "
+
+
+def _float(value: float) -> str:
+    if value != value:
+        return "NaN"
+    if value == float("inf"):
+        return "Infinity"
+    if value == -float("inf"):
+        return "-Infinity"
+    return float.__repr__(value)
+
+
+def _key(key: Any) -> str:
+    if isinstance(key, str):
+        return _escape(key)
+    if isinstance(key, float):  # bool and int before float, as json orders them
+        return _escape(_float(key))
+    if key is True:
+        return '"true"'
+    if key is False:
+        return '"false"'
+    if key is None:
+        return '"null"'
+    if isinstance(key, int):
+        return _escape(int.__repr__(key))
+    raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        return _float(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _write(value: Any, out: list[str], newline: str) -> None:
+    """Append ``value`` encoded at the indentation ``newline`` (a newline and its indent)."""
+    if isinstance(value, str):
+        out.append(_escape(value))
+    elif isinstance(value, dict):
+        if not value:
+            out.append("{}")
+            return
+        inner = newline + _INDENT
+        separator = "{" + inner
+        for key, item in value.items():
+            out.append(separator)
+            out.append(_key(key))
+            if isinstance(item, str):
+                out.append(": " + _escape(item))
+            else:
+                out.append(": ")
+                _write(item, out, inner)
+            separator = "," + inner
+        out.append(newline + "}")
+    elif isinstance(value, (list, tuple)):
+        if not value:
+            out.append("[]")
+            return
+        inner = newline + _INDENT
+        separator = "[" + inner
+        for item in value:
+            out.append(separator)
+            if isinstance(item, str):
+                out.append(_escape(item))
+            else:
+                _write(item, out, inner)
+            separator = "," + inner
+        out.append(newline + "]")
+    else:
+        out.append(_scalar(value))
+
+
+def dumps(value: Any) -> str:
+    """``json.dumps(value, indent=2, ensure_ascii=False)``, the same text."""
+    out: list[str] = []
+    _write(value, out, "\n")
+    return "".join(out)

@@ -24,7 +24,7 @@ from support.scenarios import CASES, CLUSTER_FIXTURES, Case, check_mismatches
 
 from upgradeplan.cli import cli
 from upgradeplan.model import KnowledgeBase
-from upgradeplan.readers.kube import cluster, listing, session
+from upgradeplan.readers.kube import cluster, listing, objects, session
 from upgradeplan.readers.kube.transport import Unreachable
 
 __all__ = ["fake_api"]  # the pytest fixture, imported for its side effect
@@ -202,6 +202,48 @@ def test_no_discovery_and_one_list_per_resource_type_plus_pages(
     assert len(server.list_requests("helmreleases")) == 2
     assert res.state.value("installed.kagent") == "0.11.0-gs.6"
     assert all(r.auth for r in server.requests)
+
+
+CRD_GETS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+
+
+def _crd_gets(server: FakeAPIServer) -> list[str]:
+    return sorted(r.path[len(CRD_GETS) :] for r in server.requests if r.path.startswith(CRD_GETS))
+
+
+def test_the_crds_a_hazard_of_an_installed_product_reads_are_read(
+    kb: KnowledgeBase, fake_api: FakeAPIFactory
+) -> None:
+    server, kubeconfig = one_context(fake_api, "s2")  # agent-platform 3.x, kagent CRDs
+    [res] = cluster.read_contexts(kb, kubeconfig, [], False)
+    assert res.state is not None and res.state.installed("agent-platform") is not None
+    assert _crd_gets(server) == sorted(objects.interests(kb).crds)
+    assert res.state.get("crd.modelconfigs.kagent.dev.stored-versions") is not None
+
+
+def test_no_crd_is_read_when_no_product_found_has_a_hazard_reading_one(
+    kb: KnowledgeBase, fake_api: FakeAPIFactory
+) -> None:
+    server, kubeconfig = one_context(fake_api, "s6")  # harness-delegate, no agent-platform
+    [res] = cluster.read_contexts(kb, kubeconfig, [], False)
+    assert res.state is not None and res.state.installed("agent-platform") is None
+    assert _crd_gets(server) == []
+    # not read: unknown (a hazard reading it would be "may apply"), never "not found"
+    assert not [k for k in res.state.facts if k.startswith("crd.")]
+    assert res.requests == len(server.requests)
+
+
+@pytest.mark.parametrize("how", ["helmreleases forbidden", "deployments forbidden", "namespace"])
+def test_every_crd_is_read_when_which_products_run_is_not_known(
+    kb: KnowledgeBase, fake_api: FakeAPIFactory, how: str
+) -> None:
+    plural = how.split()[0]
+    faults = Faults(forbidden={plural}) if "forbidden" in how else None
+    server, kubeconfig = one_context(fake_api, "s6", faults)
+    namespace = "harness-delegate-ng" if how == "namespace" else None
+    [res] = cluster.read_contexts(kb, kubeconfig, [], False, namespace=namespace)
+    assert res.state is not None
+    assert _crd_gets(server) == sorted(objects.interests(kb).crds)
 
 
 def test_flux_not_installed(kb: KnowledgeBase, fake_api: FakeAPIFactory) -> None:

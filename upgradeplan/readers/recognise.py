@@ -496,7 +496,7 @@ def _containers(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 def _get(obj: Any, *path: Any) -> Any:
     for part in path:
-        if isinstance(obj, Mapping):
+        if type(obj) is dict or isinstance(obj, Mapping):  # parsed JSON: dicts, cheaply
             obj = obj.get(part)
         elif isinstance(obj, list) and isinstance(part, int) and 0 <= part < len(obj):
             obj = obj[part]

@@ -9,9 +9,10 @@ anything else the kubeconfig asks for). The JSON is parsed into plain dicts (no 
 model classes), then :mod:`upgradeplan.readers.kube.objects` turns the objects into facts.
 
 Requests per context: ``/version``, one list per resource type (plus its pages,
-``limit``/``continue``; an older API version only after a 404; no discovery), the
-CustomResourceDefinitions the knowledge names, and the Secrets the product workloads
-reference, by name. Secret ``data``/``stringData`` are dropped as soon as the
+``limit``/``continue``; an older API version only after a 404; no discovery), then the
+CustomResourceDefinitions a hazard of a product found reads (every one the knowledge names
+when a list that says which products run could not be read, or with ``-n``), and the
+Secrets the product workloads reference, by name. Secret ``data``/``stringData`` are dropped as soon as the
 answer is parsed and never reach a fact.
 
 Failures are bounded: every request ends within its timeout (the whole answer, not one socket
@@ -29,7 +30,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
@@ -246,10 +248,26 @@ def read_contexts(
         task.advance(f"{ctx}: {res.requests} requests" if res.state else f"{ctx}: unreadable")
         return res
 
-    with task:
+    with task, collector_paused():
         if len(wanted) == 1:
             return [bounded(wanted[0])]
         return in_parallel([partial(bounded, ctx) for ctx in wanted], 8)
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while lists are parsed into objects and facts: tens
+    of thousands of acyclic dicts, all kept until the state is built, which each collection
+    would walk again (about a fifth of a 5,000-HelmRelease read's CPU time)."""
+    import gc
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _redacted(res: ContextResult) -> ContextResult:

@@ -1,8 +1,10 @@
 """What one context's read asks for: the lists, the named CRDs, then the Secrets by name.
 
-One list per resource type (all pages; an older API version only after a 404), the
-CustomResourceDefinitions the knowledge names, then the Secrets the recognised workloads
-reference, by name (their data dropped on arrival).
+One list per resource type (all pages; an older API version only after a 404); then, from
+what the lists say runs, the CustomResourceDefinitions whose ``status.storedVersions`` a
+hazard of a product found reads (every one the knowledge names when which products run is
+not known) and the Secrets the recognised workloads reference, by name (their data dropped
+on arrival).
 
 A list that cannot be read (a status, a timeout, an answer that is not a list of objects, a
 continue token seen before, pages without items that never end) is an
@@ -17,8 +19,8 @@ from functools import partial
 from typing import Any
 from urllib.parse import quote
 
-from upgradeplan.model import KnowledgeBase, State
-from upgradeplan.readers.kube.objects import interests, server_version_object, state_from_objects
+from upgradeplan.model import Condition, KnowledgeBase, State
+from upgradeplan.readers.kube.objects import server_version_object, state_from_objects
 from upgradeplan.readers.kube.session import Answer, Session, in_parallel
 from upgradeplan.readers.kube.transport import Unreachable
 from upgradeplan.unreadable import (
@@ -270,6 +272,49 @@ def _secret_refs(state: State) -> list[tuple[str, str]]:
     return refs
 
 
+def _crds_named(cond: Condition | None) -> set[str]:
+    if cond is None:
+        return set()
+    if cond.op != "pred":
+        return {crd for child in cond.children for crd in _crds_named(child)}
+    crd = cond.args.get("crd") if cond.predicate == "crd_stored_version" else None
+    return {str(crd)} if crd else set()
+
+
+def in_play(kb: KnowledgeBase, state: State) -> set[str] | None:
+    """The products this read says may run here: installed or pinned (an exact pin derives
+    the installed version later), and every component of their releases; None when an
+    installed version could not be read (any product may run)."""
+    if any(
+        k.startswith("installed.") or k in ("helmrelease", "workload") for k in state.unreadable
+    ):
+        return None
+    found = {key.split(".", 1)[1] for key in state.facts if key.startswith(("installed.", "pin."))}
+    components = {
+        component
+        for pid in found
+        for release in kb.releases.get(pid, ())
+        for component in release.bom
+    }
+    return found | components
+
+
+def crds_to_read(kb: KnowledgeBase, first: State, *, bounded: bool = False) -> list[str]:
+    """The CRDs whose ``status.storedVersions`` a hazard of a product in play reads (all the
+    knowledge names when which products run is not known: a failed list, or ``-n``).
+
+    A CRD left unread has no fact: a hazard reading it stays "may apply", never "safe"."""
+    products = None if bounded else in_play(kb, first)
+    return sorted(
+        {
+            crd
+            for hazard in kb.hazards.values()
+            if products is None or hazard.product in products
+            for crd in _crds_named(hazard.when)
+        }
+    )
+
+
 def read_all(kb: KnowledgeBase, session: Session, name: str, namespace: str | None = None) -> Read:
     """Every request of one context; raises Unreachable when the server cannot be reached."""
     out = Read(context=name)
@@ -281,15 +326,13 @@ def read_all(kb: KnowledgeBase, session: Session, name: str, namespace: str | No
         out.objects.append(server_version_object(version.body))
     else:
         out.failed("/version", version, "installed.kubernetes", "reading /version")
-    # one list per resource type, and the CRDs the knowledge names, all at once
+    # one list per resource type, all at once
     calls: list[Callable[[Read], None]] = [
         partial(_list, session, res, namespace=namespace) for res in resources(kb)
     ]
-    for crd in sorted(interests(kb).crds):
-        path, key = f"{CRD_PATH}/{quote(crd)}", f"crd.{crd}"
-        calls.append(partial(_get_one, session, path, "CustomResourceDefinition", crd, key))
     _read_parts(calls, out)
-    # then the Secrets the recognised workloads reference, by name, for their type only
+    # then the CRDs the hazards of the products found read, and the Secrets the recognised
+    # workloads reference, by name, for their type only
     first = state_from_objects(
         kb,
         out.objects,
@@ -300,9 +343,13 @@ def read_all(kb: KnowledgeBase, session: Session, name: str, namespace: str | No
         unread=out.unread,
     )
     refs = _secret_refs(first)
-    if not refs:
+    crds = crds_to_read(kb, first, bounded=namespace is not None)
+    if not refs and not crds:
         out.state = first  # nothing more to read: this is the final state
     calls = []
+    for crd in crds:
+        path, key = f"{CRD_PATH}/{quote(crd)}", f"crd.{crd}"
+        calls.append(partial(_get_one, session, path, "CustomResourceDefinition", crd, key))
     for ns, secret in refs:
         path = f"/api/v1/namespaces/{quote(ns)}/secrets/{quote(secret)}"
         ref, key = f"{ns}/{secret}", f"secret.{ns}.{secret}"

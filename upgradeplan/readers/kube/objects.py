@@ -285,11 +285,13 @@ def state_from_objects(
         ):
             b.add(f"storageclass.{sc_name}.exists", False, f"StorageClass {sc_name} not found")
     records = widen(kb, unread, b.unreadable, b.facts)
-    facts = {
-        k: f
-        for k, f in b.facts.items()
-        if not any(k == p or k.startswith(p + ".") for p in b.unreadable)
-    }
+    facts = b.facts
+    if b.unreadable:
+        facts = {
+            k: f
+            for k, f in b.facts.items()
+            if not any(k == p or k.startswith(p + ".") for p in b.unreadable)
+        }
     return State(
         facts=facts, name=name, unreadable=dict(sorted(b.unreadable.items())), unread=records
     )

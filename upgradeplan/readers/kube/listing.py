@@ -175,18 +175,19 @@ def _list_version(
         page = answer.body.get("items")
         if page is not None and not isinstance(page, list):
             return Answer(0, None, "the list's items are not a list", PARSE_ERROR), items
-        junk = sum(1 for item in page or [] if not isinstance(item, dict))
-        if junk:
-            return Answer(
-                0, None, f"{junk} of the list's items are not objects", PARSE_ERROR
-            ), items
-        got = 0
-        for item in page or []:
-            if isinstance(item, dict):
-                item.setdefault("kind", res.kind)
-                item.setdefault("apiVersion", f"{res.group}/{version}" if res.group else version)
-                items.append(_strip_secret(item))
-                got += 1
+        page = page or []
+        if not all(type(item) is dict for item in page):
+            junk = sum(1 for item in page if not isinstance(item, dict))
+            if junk:
+                return Answer(
+                    0, None, f"{junk} of the list's items are not objects", PARSE_ERROR
+                ), items
+        api_version = f"{res.group}/{version}" if res.group else version
+        for item in page:
+            item.setdefault("kind", res.kind)
+            item.setdefault("apiVersion", api_version)
+            items.append(_strip_secret(item) if item["kind"] == "Secret" else item)
+        got = len(page)
         meta = answer.body.get("metadata")
         token = str((meta if isinstance(meta, dict) else {}).get("continue") or "")
         if not token:

@@ -12,8 +12,8 @@ Requests per context: ``/version``, one list per resource type (plus its pages,
 ``limit``/``continue``; an older API version only after a 404; no discovery), then the
 CustomResourceDefinitions a hazard of a product found reads (every one the knowledge names
 when a list that says which products run could not be read, or with ``-n``), and the
-Secrets the product workloads reference, by name. Secret ``data``/``stringData`` are dropped as soon as the
-answer is parsed and never reach a fact.
+Secrets the product workloads reference, by name. Secret ``data``/``stringData`` are
+dropped as soon as the answer is parsed and never reach a fact.
 
 Failures are bounded: every request ends within its timeout (the whole answer, not one socket
 read), and a context's whole read within ``run_budget`` (timeout × (retries + 1)); a few

@@ -22,10 +22,12 @@ from support.fakeapi import (
 )
 from support.scenarios import CASES, CLUSTER_FIXTURES, Case, check_mismatches
 
+from upgradeplan import api
 from upgradeplan.cli import cli
 from upgradeplan.model import KnowledgeBase
 from upgradeplan.readers.kube import cluster, listing, objects, session
 from upgradeplan.readers.kube.transport import Unreachable
+from upgradeplan.results import Inputs
 
 __all__ = ["fake_api"]  # the pytest fixture, imported for its side effect
 
@@ -231,6 +233,17 @@ def test_no_crd_is_read_when_no_product_found_has_a_hazard_reading_one(
     # not read: unknown (a hazard reading it would be "may apply"), never "not found"
     assert not [k for k in res.state.facts if k.startswith("crd.")]
     assert res.requests == len(server.requests)
+
+
+def test_a_product_another_input_states_has_its_crds_read(
+    kb: KnowledgeBase, fake_api: FakeAPIFactory
+) -> None:
+    server, kubeconfig = one_context(fake_api, "s6")
+    inputs = Inputs(kubeconfig=kubeconfig, installed=("agent-platform=3.9.0",))
+    [gathered] = api.gather(kb, inputs)
+    assert _crd_gets(server) == sorted(objects.interests(kb).crds)
+    assert gathered.state is not None
+    assert gathered.state.value("crd.modelconfigs.kagent.dev.stored-versions") == []
 
 
 @pytest.mark.parametrize("how", ["helmreleases forbidden", "deployments forbidden", "namespace"])

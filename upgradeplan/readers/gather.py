@@ -138,6 +138,7 @@ def _contexts(
         kb, inputs.kubeconfig, list(inputs.contexts), inputs.all_contexts,
         timeout=inputs.request_timeout,
         namespace=inputs.namespace,
+        beside=[*offline, said],
     )  # fmt: skip
     out: list[Gathered] = []
     for res in results:

@@ -77,11 +77,14 @@ def read_context(
     retries: int = DEFAULT_RETRIES,
     deadline: float | None = None,
     namespace: str | None = None,
+    beside: Sequence[State] = (),
 ) -> ContextResult:
     """Read one cluster through a transport or an ``ApiClient`` (tests may pass their own).
 
     ``namespace`` (``-n``) bounds the namespaced lists to it (cluster-scoped kinds, the CRDs
-    and ``/version`` are read as always).
+    and ``/version`` are read as always). ``beside``: the states of the other inputs merged
+    with this one (GitOps, snapshots, stated facts); a product they hold counts as found
+    when choosing the CRDs to read.
 
     Every request of the read ends by ``deadline`` (monotonic seconds; default: ``timeout``
     × (``retries`` + 1) from now). A context of which nothing at all could be read (no
@@ -91,7 +94,7 @@ def read_context(
         deadline = time.monotonic() + run_budget(timeout, retries)
     session = Session(as_transport(client), timeout, retries, deadline)
     try:
-        out = read_all(kb, session, name, namespace)
+        out = read_all(kb, session, name, namespace, beside)
     except Unreachable as exc:
         error = f"cannot reach the API server of context {name!r}: {exc}"
         return ContextResult(name, None, error, session.requests)
@@ -186,6 +189,7 @@ def read_contexts(
     retries: int = DEFAULT_RETRIES,
     client_factory: Callable[[str | None, str], Any] | None = None,
     namespace: str | None = None,
+    beside: Sequence[State] = (),
 ) -> list[ContextResult]:
     """Read each context (the current one when none is named), in parallel, in the given order."""
     config = load_kubeconfig(kubeconfig_path(kubeconfig))
@@ -234,6 +238,7 @@ def read_contexts(
                 retries=retries,
                 deadline=deadline,
                 namespace=namespace,
+                beside=beside,
             )
             return replace(res, via=via)
         except Exception as exc:  # one broken context must not stop the others

@@ -300,12 +300,18 @@ def in_play(kb: KnowledgeBase, state: State) -> set[str] | None:
     return found | components
 
 
-def crds_to_read(kb: KnowledgeBase, first: State, *, bounded: bool = False) -> list[str]:
-    """The CRDs whose ``status.storedVersions`` a hazard of a product in play reads (all the
-    knowledge names when which products run is not known: a failed list, or ``-n``).
+def crds_to_read(
+    kb: KnowledgeBase, first: State, *, bounded: bool = False, beside: Sequence[State] = ()
+) -> list[str]:
+    """The CRDs whose ``status.storedVersions`` a hazard of a product in play reads, here or
+    in the inputs ``beside`` this read (all the knowledge names when which products run is
+    not known: a failed list, or ``-n``).
 
     A CRD left unread has no fact: a hazard reading it stays "may apply", never "safe"."""
     products = None if bounded else in_play(kb, first)
+    for other in beside:
+        more = in_play(kb, other) if products is not None else None
+        products = None if more is None or products is None else products | more
     return sorted(
         {
             crd
@@ -316,7 +322,13 @@ def crds_to_read(kb: KnowledgeBase, first: State, *, bounded: bool = False) -> l
     )
 
 
-def read_all(kb: KnowledgeBase, session: Session, name: str, namespace: str | None = None) -> Read:
+def read_all(
+    kb: KnowledgeBase,
+    session: Session,
+    name: str,
+    namespace: str | None = None,
+    beside: Sequence[State] = (),
+) -> Read:
     """Every request of one context; raises Unreachable when the server cannot be reached."""
     out = Read(context=name)
     prefix = f"cluster {name}"
@@ -344,7 +356,7 @@ def read_all(kb: KnowledgeBase, session: Session, name: str, namespace: str | No
         unread=out.unread,
     )
     refs = _secret_refs(first)
-    crds = crds_to_read(kb, first, bounded=namespace is not None)
+    crds = crds_to_read(kb, first, bounded=namespace is not None, beside=beside)
     if not refs and not crds:
         out.state = first  # nothing more to read: this is the final state
     calls = []

@@ -235,6 +235,20 @@ def test_no_crd_is_read_when_no_product_found_has_a_hazard_reading_one(
     assert res.requests == len(server.requests)
 
 
+def test_the_garbage_collector_is_on_again_after_a_read(
+    kb: KnowledgeBase, fake_api: FakeAPIFactory
+) -> None:
+    import gc
+
+    server, kubeconfig = one_context(fake_api, "s6")
+    assert gc.isenabled()
+    cluster.read_contexts(kb, kubeconfig, [], False)
+    assert gc.isenabled()
+    server.stop()  # nothing answers now: the read fails, the collector is still restored
+    [res] = cluster.read_contexts(kb, kubeconfig, [], False, timeout=0.5, retries=0)
+    assert res.state is None and gc.isenabled()
+
+
 def test_a_product_another_input_states_has_its_crds_read(
     kb: KnowledgeBase, fake_api: FakeAPIFactory
 ) -> None:

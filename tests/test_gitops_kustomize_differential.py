@@ -33,6 +33,8 @@ KINDS = {
     "ConfigMap",
     "Deployment",
     "Kustomization",
+    "Namespace",
+    "Secret",
 }
 KUBECTL = shutil.which("kubectl")
 
@@ -83,6 +85,10 @@ def _essentials(obj: dict[str, Any]) -> tuple[Any, ...]:
         return (*base, spec.get("url"))
     if kind == "ConfigMap":
         return (*base, _canon(obj.get("data")))
+    if kind == "Namespace":
+        return (*base, _canon(meta.get("labels")))
+    if kind == "Secret":
+        return (*base, obj.get("type"))
     if kind == "Deployment":
         containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or []
         return (*base, _canon([(c.get("image"), c.get("args")) for c in containers]))

@@ -1070,3 +1070,37 @@ def test_a_digest_pinned_image_gives_the_same_version_from_gitops_and_a_cluster(
     assert from_cluster.value("installed.harness-delegate") == "0.31.2"
     assert from_files.value("workload.harness-delegate.image") == image
     assert from_cluster.value("workload.harness-delegate.image") == image
+
+
+def test_a_namespace_object_is_named_after_the_namespace_kustomize_sets(
+    tmp_path: Path, kb: KnowledgeBase
+) -> None:
+    """kustomize's ``namespace:`` (and Flux's ``targetNamespace``, which sets it) names a
+    Namespace object after it: a component's placeholder ``_`` is the app's namespace."""
+    (tmp_path / "common").mkdir()
+    (tmp_path / "common" / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nresources: [ns.yaml]\n"
+    )
+    (tmp_path / "common" / "ns.yaml").write_text(
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: _\n  labels: {tier: apps}\n"
+    )
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "kustomization.yaml").write_text("namespace: media\ncomponents: [../common]\n")
+    (tmp_path / "kustomization.yaml").write_text("resources: [app]\n")
+    state = gitops.read(kb, str(tmp_path))
+    assert state.value("namespace.media.labels") == {"tier": "apps"}
+    assert "namespace._.labels" not in state
+    assert str(state.facts["namespace.media.labels"].source) == f"{tmp_path}/common/ns.yaml:5"
+    kubectl = shutil.which("kubectl")
+    if kubectl is not None:  # kustomize itself agrees (kubectl is in CI)
+        import subprocess
+
+        built = subprocess.run(
+            [kubectl, "kustomize", "--load-restrictor", "LoadRestrictionsNone", str(app)],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        ).stdout
+        assert "  name: media\n" in built and "name: _" not in built

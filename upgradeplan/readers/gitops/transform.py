@@ -141,12 +141,25 @@ def drop_provenance(doc: Doc, path: PathKey) -> None:
 
 
 def set_namespace(obj: Doc, ns: str, file: str, line: int) -> Doc:
-    """``obj`` in namespace ``ns`` (kustomize ``namespace:``, Flux ``targetNamespace``)."""
-    _, kind, _, _ = identity(obj)
-    if kind in CLUSTER_SCOPED or not isinstance(obj.data, dict):
+    """``obj`` in namespace ``ns`` (kustomize ``namespace:``, Flux ``targetNamespace``).
+
+    A ``Namespace`` object is named ``ns`` instead, as kustomize's namespace transformer
+    does (a component's placeholder ``Namespace`` named ``_`` becomes the app's namespace).
+    """
+    group, kind, _, _ = identity(obj)
+    if not isinstance(obj.data, dict) or not isinstance(obj.data.get("metadata"), dict):
         return obj
-    meta = obj.data.get("metadata")
-    if not isinstance(meta, dict):
+    meta = obj.data["metadata"]
+    if kind == "Namespace" and group == "":
+        if meta.get("name") == ns:
+            return obj
+        out = shallow(obj)
+        out.data = {**obj.data, "metadata": {**meta, "name": ns}}
+        out.lines[("metadata", "name")] = line
+        out.files[("metadata", "name")] = file
+        out.raw[("metadata", "name")] = ns
+        return out
+    if kind in CLUSTER_SCOPED:
         return obj
     if meta.get("namespace") == ns and obj.files.get(("metadata", "namespace")) == file:
         return obj

@@ -489,6 +489,15 @@ def test_missing_path_is_bad_input(tmp_path: Path) -> None:
         gitops.read(KB, str(tmp_path / "nope"))
 
 
+def test_a_device_or_fifo_is_named_for_what_it_is(tmp_path: Path) -> None:
+    """/dev/zero exists: "no such file" would send the user looking for a typo."""
+    with pytest.raises(BadInput, match="is a character device, not a directory"):
+        gitops.read(KB, "/dev/zero")
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(BadInput, match=r"is a FIFO \(named pipe\), not a directory"):
+        gitops.read(KB, str(tmp_path / "pipe"))
+
+
 # --------------------------------------------------------------------------- pin changes
 
 

@@ -46,6 +46,7 @@ from upgradeplan.readers.gitops.render import YAML_SUFFIXES, Renderer
 from upgradeplan.readers.gitops.trees import Tree, git_tree, norm, work_tree
 from upgradeplan.readers.gitops.values import merged_values
 from upgradeplan.readers.gitops.yamldocs import View, iter_objects
+from upgradeplan.readers.inputs import file_kind
 from upgradeplan.readers.recognise import (
     ChartRef,
     chart_ref,
@@ -161,10 +162,12 @@ def _open(path: str, ref: str | None) -> tuple[Tree, str, str]:
             return work_tree(p), "", _clean(given)
         if p.is_file():
             return work_tree(p.parent), p.name, _clean(posixpath.dirname(given))
-        raise BadInput(
-            f"--gitops {path}: no such file or directory",
-            hint="pass the directory of your cluster's GitOps files (e.g. clusters/prod)",
-        )
+        hint = "pass the directory of your cluster's GitOps files (e.g. clusters/prod)"
+        try:
+            kind = file_kind(p.stat().st_mode)
+        except OSError:
+            raise BadInput(f"--gitops {path}: no such file or directory", hint=hint) from None
+        raise BadInput(f"--gitops {path}: is {kind}, not a directory or a regular file", hint=hint)
     tree, start = git_tree(Path(given), ref)
     shown = _clean(given if start == "" else posixpath.dirname(given))
     return tree, start, shown

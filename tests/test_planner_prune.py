@@ -51,21 +51,33 @@ def v(i: int) -> str:
     return f"1.{i}.0"
 
 
+EXHAUSTIVE = 10**9  # no window is pruned
+
+
 @contextmanager
-def window(size: int) -> Iterator[None]:
-    saved = search_mod.EXHAUSTIVE_WINDOW
+def window(size: int, fanout: bool | None = None) -> Iterator[None]:
+    """Prune windows over ``size`` releases; weigh hop by hop unless ``fanout`` (default: only
+    when pruning, so the exhaustive search is the plain one: every release, every hop alone)."""
+    saved = search_mod.EXHAUSTIVE_WINDOW, search_mod.FANOUT
     search_mod.EXHAUSTIVE_WINDOW = size
+    search_mod.FANOUT = size < EXHAUSTIVE if fanout is None else fanout
     try:
         yield
     finally:
-        search_mod.EXHAUSTIVE_WINDOW = saved
+        search_mod.EXHAUSTIVE_WINDOW, search_mod.FANOUT = saved
 
 
 def searched(
-    kb: KnowledgeBase, state: State, product: str, cur: str, tgt: str, size: int
+    kb: KnowledgeBase,
+    state: State,
+    product: str,
+    cur: str,
+    tgt: str,
+    size: int,
+    fanout: bool | None = None,
 ) -> tuple[list[str], float, list[int] | None, int]:
     """(path, its cost, the candidates kept, the window's length) with the given threshold."""
-    with window(size):
+    with window(size, fanout):
         s = Search(kb, index_of(kb), product, state, cur, tgt, (), planner.threshold("blocking"))
         path = s.search()
         cost = sum(s.hop(a, b).cost for a, b in itertools.pairwise(path))
@@ -75,16 +87,33 @@ def searched(
 def same_plans(kb: KnowledgeBase, state: State, product: str, cur: str, tgt: str) -> bool:
     """Assert pruned == exhaustive (path, cost, plan steps and verdict); True if it pruned."""
     pruned = searched(kb, state, product, cur, tgt, 0)
-    full = searched(kb, state, product, cur, tgt, 10**9)
+    full = searched(kb, state, product, cur, tgt, EXHAUSTIVE)
     assert full[2] is None
     assert pruned[:2] == full[:2]
+    assert_fanout_weighs_like_hops(kb, state, product, cur, tgt)
     plans = []
-    for size in (0, 10**9):
+    for size in (0, EXHAUSTIVE):
         with window(size):
             p = planner.plan(kb, state, [Target(product, tgt)])
         plans.append(([(s.from_version, s.to_version, s.verdict) for s in p.steps], p.verdict))
     assert plans[0] == plans[1]
     return pruned[2] is not None and len(pruned[2]) < pruned[3]
+
+
+def assert_fanout_weighs_like_hops(
+    kb: KnowledgeBase, state: State, product: str, cur: str, tgt: str, step: int = 1
+) -> None:
+    """Every hop out of every ``step``-th start costs the same weighed at once and alone."""
+    limit = planner.threshold("blocking")
+    with window(EXHAUSTIVE, fanout=True):
+        fan = Search(kb, index_of(kb), product, state, cur, tgt, (), limit)
+        alone = Search(kb, index_of(kb), product, state, cur, tgt, (), limit)
+        weighed = fan._fan()
+        if weighed is None:  # not weighed at once here: the search weighs hop by hop
+            return
+        for i in range(0, len(fan.nodes) - 1, step):
+            ends = fan.successors(i)
+            assert weighed.costs(i, ends) == [alone.hop(i, j).cost for j in ends], i
 
 
 # ---- small in-memory knowledge
@@ -272,3 +301,41 @@ def test_generated_knowledge_is_pruned_and_planned_alike() -> None:
         state = generated_state(kb, product, 0, pins=3, drift="disabled")
         pruned += same_plans(kb, state, product, rels[0].version, rels[-1].version)
     assert pruned == len(kb.products)
+
+
+def test_a_fact_the_target_reads_before_the_hop_keeps_the_releases_that_set_it() -> None:
+    """Landing on the target reads cloud.a from the state before the hop; 1.3.0 sets it (so a
+    hop from 1.3.0 meets nothing) and must stay a candidate though nothing else tells it apart."""
+    unset = Condition("not", (pred("fact_equals", fact="cloud.a", value=False),))
+    when = Condition("any", (pred("version_below", product=C, version=v(0)), unset))
+    hazard = Hazard(
+        id="h00",
+        title="hazard",
+        product=P,
+        severity="blocking",
+        scope="landing",
+        consequence="breaks",
+        when=when,
+        to_range=f">={v(3)} <{v(7)}",
+    )
+    effects = {3: {"cloud.a": False}, 4: {"cloud.a": False}, 5: {"cloud.a": False}}
+    kb = KnowledgeBase(
+        products={x: Product(x, x, "chart", "", Recognise()) for x in (P, C)},
+        releases={
+            P: tuple(
+                Release(P, v(i), f"r{i}", bom={C: v(i)}, effects=effects.get(i, {}))
+                for i in range(7)
+            ),
+            C: tuple(Release(C, v(i), f"c{i}") for i in range(7)),
+        },
+        hazards={"h00": hazard},
+        migrations={},
+    )
+    state = State(
+        facts={
+            f"installed.{P}": Fact(f"installed.{P}", v(0), flag("--installed")),
+            f"pin.{C}": Fact(f"pin.{C}", v(0), in_file("bom.yaml", 3)),
+        }
+    )
+    assert same_plans(kb, state, P, v(0), v(6))
+    assert searched(kb, state, P, v(0), v(6), 0)[0] == [v(0), v(3), v(6)]

@@ -37,13 +37,14 @@ if TYPE_CHECKING:
 def candidates(s: Search) -> list[int] | None:
     """Node indices worth stopping at: the start, the first of each run of alike releases and
     the target; None when every release must be tried."""
-    comps = tuple(sorted(p for p in s._pins if p != s.product))
-    if not _prunable(s, comps):
+    comps = s.comps()
+    if not prunable(s, comps):
         return None
     n = len(s.nodes)
     read_before: set[str] = set()
     live = _live(s, comps)
-    ends = [_as_end(s, m, comps, live, read_before) for m in range(1, n - 1)]
+    # the target too: what its landing hazards read before the hop tells starts apart
+    ends = [_as_end(s, m, comps, live, read_before) for m in range(1, n)]
     keys = sorted(read_before)
     constraints = _constraints(s)
     keep = [0]
@@ -57,7 +58,10 @@ def candidates(s: Search) -> list[int] | None:
     return keep
 
 
-def _prunable(s: Search, comps: Sequence[str]) -> bool:
+def prunable(s: Search, comps: Sequence[str]) -> bool:
+    """Whether a hop's weight can be reasoned about apart from its start and its end (no
+    ``$from``/``$to``, no templated keys, no conditional requirements, the releases and every
+    lockstep component's versions strictly ascending)."""
     from upgradeplan.versions import parse_version
 
     nodes = s.nodes
@@ -247,4 +251,4 @@ def _before(s: Search, product: str, version: str, sides: Any, state: State) -> 
     return tuple((h.id, known) for h, known in (*skips, *transitions) if known is not Truth.FALSE)
 
 
-__all__ = ["candidates", "landing_truth"]
+__all__ = ["candidates", "landing_truth", "prunable"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from upgradeplan import conditions, provenance
 from upgradeplan.conditions import resolve_pin
@@ -29,17 +29,24 @@ from upgradeplan.planner.actions import migration_available
 from upgradeplan.planner.findings import judge, not_in_scope, requires_finding
 from upgradeplan.planner.index import Index
 from upgradeplan.planner.prune import landing_truth
+from upgradeplan.planner.truths import Truths
+from upgradeplan.releases import may_hop
 
-# hop weights
-HOP_COST = 1.0
-FORBIDDEN_COST = 1_000_000.0
-APPLIES_COST = {"blocking": 1000.0, "warning": 10.0, "notice": 0.5}
-MAY_APPLY_COST = {"blocking": 100.0, "warning": 2.0, "notice": 0.1}
-FIXED_COST = {"blocking": 3.0, "warning": 2.0, "notice": 0.5}
+if TYPE_CHECKING:
+    from upgradeplan.planner.fanout import Fanout
+
+# hop weights, in tenths (integers: a path's cost is exact whatever the order of its terms)
+HOP_COST = 10
+FORBIDDEN_COST = 10_000_000
+APPLIES_COST = {"blocking": 10_000, "warning": 100, "notice": 5}
+MAY_APPLY_COST = {"blocking": 1000, "warning": 20, "notice": 1}
+FIXED_COST = {"blocking": 30, "warning": 20, "notice": 5}
 
 # windows larger than this consider only the releases planner/prune.py keeps (the first of
 # each run of releases no hop weight tells apart); smaller ones try every release
 EXHAUSTIVE_WINDOW = 40
+# weigh every hop out of a start at once (planner/fanout.py) where that is exact; off: hop by hop
+FANOUT = True
 
 
 @dataclass
@@ -53,7 +60,7 @@ class _Node:
 @dataclass
 class _Hop:
     forbidden: tuple[str, ...]
-    cost: float
+    cost: int  # tenths
 
 
 _TruthInfo = tuple[tuple[str, ...] | None, bool, bool]
@@ -104,10 +111,14 @@ class Search:
         self._truth_cache: dict[tuple[Any, ...], Truth] = {}
         self._req_cache: dict[tuple[int, str | None], Finding | None] = {}
         self._fix_cache: dict[str, bool] = {}
-        self._weights: dict[str, tuple[float, float, bool]] = {}
+        self._weights: dict[str, tuple[int, int, bool]] = {}
+        self.truths = Truths(kb)
+        self._first_set: dict[str, int] | None = None
         self._truth_info: dict[str, _TruthInfo] = {}
         self._landed_cache: dict[tuple[str, str, int], _Known] = {}
         self._start_cache: dict[tuple[str, str, int], tuple[_Known, _Known]] = {}
+        self._admits: dict[tuple[str, int], bool] = {}
+        self._fanout: Fanout | Literal[False] | None = None
         self._allowed: list[int] | None = None  # None: every release
         self._allowed_ready = False
         self._landed_states: dict[tuple[int, int], State] = {}
@@ -210,20 +221,26 @@ class Search:
         self._allowed, self._allowed_ready = value, True
 
     def successors(self, i: int) -> list[int]:
-        from upgradeplan.releases import may_hop
-
-        n = len(self.nodes)
+        """The releases a hop from node ``i`` may land on (their ``upgrade_from`` admits it)."""
+        nodes = self.nodes
         allowed = self.allowed
-        cands = range(i + 1, n) if allowed is None else [j for j in allowed if j > i]
+        cands = range(i + 1, len(nodes)) if allowed is None else [j for j in allowed if j > i]
+        here = nodes[i]
+        admits = self._admits
         out = []
         for j in cands:
-            rel = self.nodes[j].release
-            if (
-                rel is not None
-                and self.nodes[j].parsed > self.nodes[i].parsed
-                and may_hop(rel, self.nodes[i].version)
-            ):
-                out.append(j)
+            node = nodes[j]
+            rel = node.release
+            if rel is None or not node.parsed > here.parsed:
+                continue
+            if rel.upgrade_from is not None:
+                key = (rel.upgrade_from, i)
+                ok = admits.get(key)
+                if ok is None:
+                    ok = admits[key] = may_hop(rel, here.version)
+                if not ok:
+                    continue
+            out.append(j)
         return out
 
     # ---- hop evaluation (search: statuses only)
@@ -242,7 +259,11 @@ class Search:
             ck = (h.id, bf, bt, *map(id, map(state.facts.get, keys)))
         hit = self._truth_cache.get(ck)
         if hit is None:
-            hit = conditions.truth(h.when, state, self.kb, hop=(f, t))  # type: ignore[arg-type]
+            assert h.when is not None
+            if keys is None or uses_from or uses_to:
+                hit = conditions.truth(h.when, state, self.kb, hop=(f, t))
+            else:
+                hit = self.truths.of(h.when, state)
             self._truth_cache[ck] = hit
         return hit
 
@@ -298,22 +319,35 @@ class Search:
             landing = {fact.key: fact for fact in self._landing_facts(j)}
             state = self.state_at(j)
             hit = self._landed_cache[key] = [
-                (h, self._independent(h, state, landing, t)) for h in hazards
+                (h, self._independent(h, state, landing, t, j)) for h in hazards
             ]
         return hit
 
     def _independent(
-        self, h: Hazard, state: State, landing: Mapping[str, Fact], t: str
+        self, h: Hazard, state: State, landing: Mapping[str, Fact], t: str, j: int
     ) -> Truth | None:
         if h.when is None:
             return Truth.TRUE
         keys = self.idx.keys.get(h.id)
         if keys is None or self.idx.refs.get(h.id):
             return None
-        if all(k in landing for k in keys):
+        first = self.first_set()
+        if all(k in landing or first.get(k, j) >= j for k in keys):
+            # what the hazard reads is what the landing sets or what no release before ``j``
+            # in the window sets: the same facts wherever the hop starts
             return self._truth(h, state, t, t)
         found = landing_truth(h.when, state, self.kb, landing)
         return None if found is Truth.UNKNOWN else found
+
+    def first_set(self) -> dict[str, int]:
+        """Per fact key: the first release of the window whose landing sets it."""
+        if self._first_set is None:
+            first: dict[str, int] = {}
+            for m in range(len(self.nodes) - 1, 0, -1):
+                for fact in self._landing_facts(m):
+                    first[fact.key] = m
+            self._first_set = first
+        return self._first_set
 
     def _starting(self, product: str, f: str, a: Any, pre: State) -> tuple[_Known, _Known]:
         """Skip and transition hazards of ``product`` a hop from ``f`` (on ``pre``) can meet,
@@ -390,39 +424,41 @@ class Search:
         )
         for comp, a, b in self._moved(pre, post):
             found += self._scan(comp, a, b, parse_version(a), parse_version(b), pre, post, j)
-        # the same sums in the same order as weighing every status (identical costs)
-        cost = HOP_COST
+        cost = HOP_COST + self.requirement_cost(i, j)
         forbidden: list[str] = []
-        weights = self._weights
         for h, truth in found:
-            if truth is Truth.FALSE:
-                continue
-            w = weights.get(h.id)
-            if w is None:
-                w = self._weight_of(h.id, h.severity, self.fixable_id(h.id))
-            if truth is Truth.UNKNOWN:
-                cost += w[0]
-                continue
-            cost += w[1]
-            if w[2]:
+            w = self.weigh(h, truth)
+            cost += w
+            if w >= FORBIDDEN_COST:
                 forbidden.append(h.id)
-                cost += FORBIDDEN_COST
         req = self._requires_found(i, j)
-        if req is not None and req.status != "does-not-apply":
-            missing = [m.key for m in req.missing]
-            if not (req.status == "may-apply" and self._inherited(i, j, missing)):
-                w = self._weight_of(f"\0{req.severity}", req.severity, False)
-                if req.status == "may-apply":
-                    cost += w[0]
-                else:
-                    cost += w[1]
-                    if w[2]:
-                        forbidden.append(req.hazard)
-                        cost += FORBIDDEN_COST
+        if req is not None and req.status == "applies" and not self._limit_allows(req.severity):
+            forbidden.append(req.hazard)
         result = self._hop_cache[(i, j)] = _Hop(tuple(forbidden), cost)
         return result
 
-    def _weight_of(self, key: str, severity: str, can_fix: bool) -> tuple[float, float, bool]:
+    def weigh(self, h: Hazard, truth: Truth) -> int:
+        """What ``h`` with ``truth`` adds to a hop (FORBIDDEN_COST included where it forbids)."""
+        if truth is Truth.FALSE:
+            return 0
+        w = self._weights.get(h.id)
+        if w is None:
+            w = self._weight_of(h.id, h.severity, self.fixable_id(h.id))
+        if truth is Truth.UNKNOWN:
+            return w[0]
+        return w[1] + FORBIDDEN_COST if w[2] else w[1]
+
+    def requirement_cost(self, i: int, j: int) -> int:
+        """What the requirements of release ``j`` add to the hop ``i -> j``."""
+        req = self._requires_found(i, j)
+        if req is None or req.status == "does-not-apply":
+            return 0
+        w = self._weight_of(f"\0{req.severity}", req.severity, False)
+        if req.status == "may-apply":
+            return 0 if self._inherited(i, j, [m.key for m in req.missing]) else w[0]
+        return w[1] + FORBIDDEN_COST if w[2] else w[1]
+
+    def _weight_of(self, key: str, severity: str, can_fix: bool) -> tuple[int, int, bool]:
         """What a hazard adds to a hop: (may apply, applies, applying forbids the hop)."""
         hit = self._weights.get(key)
         if hit is None:
@@ -430,6 +466,9 @@ class Search:
             forbids = not can_fix and SEVERITY_RANK[severity] >= self.limit
             hit = self._weights[key] = (MAY_APPLY_COST[severity], applies, forbids)
         return hit
+
+    def _limit_allows(self, severity: str) -> bool:
+        return not self._weight_of(f"\0{severity}", severity, False)[2]
 
     def _inherited(self, i: int, j: int, missing: Sequence[str]) -> bool:
         """Whether every unknown requirement of hop i -> j is one the release at i already has
@@ -497,9 +536,10 @@ class Search:
 
     def search(self) -> list[int]:
         """Node indices of the cheapest path from the current version to the target."""
-        dist: dict[int, float] = {0: 0.0}
+        fan = self._fan()
+        dist: dict[int, int] = {0: 0}
         prev: dict[int, int] = {}
-        heap: list[tuple[float, int]] = [(0.0, 0)]
+        heap: list[tuple[int, int]] = [(0, 0)]
         done: set[int] = set()
         while heap:
             d, i = heapq.heappop(heap)
@@ -508,11 +548,11 @@ class Search:
             done.add(i)
             if i == self.target:
                 break
-            for j in self.successors(i):
-                if j in done:
-                    continue
-                nd = d + self.hop(i, j).cost
-                if nd < dist.get(j, float("inf")):
+            ends = [j for j in self.successors(i) if j not in done]
+            costs = fan.costs(i, ends) if fan else [self.hop(i, j).cost for j in ends]
+            for j, c in zip(ends, costs, strict=True):
+                nd = d + c
+                if nd < dist.get(j, nd + 1):
                     dist[j] = nd
                     prev[j] = i
                     heapq.heappush(heap, (nd, j))
@@ -525,6 +565,22 @@ class Search:
         while path[-1] != 0:
             path.append(prev[path[-1]])
         return path[::-1]
+
+    def _fan(self) -> Fanout | None:
+        """Every hop out of a start weighed at once, where that is exact (None: hop by hop)."""
+        if not FANOUT or len(self.nodes) <= 2:
+            return None
+        if self._fanout is None:
+            from upgradeplan.planner.fanout import Fanout
+            from upgradeplan.planner.prune import prunable
+
+            comps = self.comps()
+            self._fanout = Fanout(self, comps) if prunable(self, comps) else False
+        return self._fanout or None
+
+    def comps(self) -> tuple[str, ...]:
+        """The exactly pinned products other than this one (lockstep candidates)."""
+        return tuple(sorted(p for p in self._pins if p != self.product))
 
 
 def _is_exact(text: str) -> bool:

@@ -1,0 +1,174 @@
+"""Every hop out of one start weighed at once: the search's hop costs without a loop per hop.
+
+A hop ``i -> j`` costs HOP_COST plus, for the product and for every lockstep component that
+moves on it, the skip and transition hazards that start at ``i`` and land on ``j``, the landing
+and state hazards in scope at ``j``, and the requirements of release ``j``
+(``Search.hop`` weighs one hop; this gives the same integers for all of them). Weights are
+integers, so a sum does not depend on the order of its terms:
+
+- a skip or transition hazard's truth is read on the state before the hop, the same for every
+  end; the ends it lands on are runs of the window (where its ``to`` holds at the version the
+  hop lands on), so its weight goes into a difference array over the window, summed once per
+  start;
+- a landing or state hazard whose truth is the same wherever the hop starts, and a
+  requirement's status, are summed once per end;
+- what is left (a landing truth that depends on the start, a requirement that may be inherited
+  from the start's release) is added hop by hop.
+
+It is used when the pruning's conditions hold (planner/prune.py ``prunable``: no ``$from`` /
+``$to``, no templated keys, no conditional requirements, releases and lockstep components
+strictly ascending); otherwise the search weighs hop by hop.
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from upgradeplan.model import Hazard, State, Truth
+
+if TYPE_CHECKING:
+    from upgradeplan.planner.search import Search
+
+_Dependent = tuple[Hazard, str, str]  # a landing truth to find per start: hazard, mover, version
+
+
+class Fanout:
+    """Hop costs from one start to every later release of the window."""
+
+    def __init__(self, s: Search, comps: Sequence[str]) -> None:
+        from upgradeplan.versions import parse_version
+
+        self.s = s
+        self.comps = tuple(comps)
+        n = len(s.nodes)
+        # the version each mover lands on at node j (None: the landing does not move it)
+        own: list[str | None] = [None, *(x.version for x in s.nodes[1:])]
+        self.lands: dict[str, list[str | None]] = {s.product: own}
+        for comp in self.comps:
+            at: list[str | None] = [None]
+            for j in range(1, n):
+                fact = s._landing_facts(j)
+                value = next((f.value for f in fact if f.key == f"installed.{comp}"), None)
+                at.append(value if isinstance(value, str) else None)
+            self.lands[comp] = at
+        self.parsed = {
+            (m, v): parse_version(v) for m, at in self.lands.items() for v in at if v is not None
+        }
+        self.runs = {m: self._runs(m) for m in self.lands}
+        self.base = [0] * n
+        self.comp_base = {c: [0] * n for c in self.comps}
+        self.dependent: list[list[_Dependent]] = [[] for _ in range(n)]
+        self.requires: list[int] = []  # ends whose requirement may be inherited
+        for j in range(1, n):
+            self._end(j)
+
+    def _runs(self, mover: str) -> dict[str, list[tuple[int, int]]]:
+        """Per skip/transition hazard of ``mover``: the runs [lo, hi) of ends it lands on."""
+        s, at = self.s, self.lands[mover]
+        ends: dict[str, list[int]] = {}
+        for j, v in enumerate(at):
+            if v is None:
+                continue
+            sides = s.idx.sides(mover, v, self.parsed[(mover, v)])
+            for hid in itertools.chain(sides.skip_post, sides.trans_post):
+                ends.setdefault(hid, []).append(j)
+        out: dict[str, list[tuple[int, int]]] = {}
+        for hid, js in ends.items():
+            runs: list[tuple[int, int]] = []
+            for j in js:
+                if runs and runs[-1][1] == j:
+                    runs[-1] = (runs[-1][0], j + 1)
+                else:
+                    runs.append((j, j + 1))
+            out[hid] = runs
+        return out
+
+    def _end(self, j: int) -> None:
+        """What a hop landing on ``j`` weighs whatever its start (and what it does not)."""
+        from upgradeplan.planner.search import HOP_COST
+
+        s = self.s
+        self.base[j] = HOP_COST
+        self._landed(j, s.product, self.base)
+        for comp in self.comps:
+            if self.lands[comp][j] is not None:
+                self._landed(j, comp, self.comp_base[comp])
+        req = s._requires_found(j - 1, j)
+        if req is None or req.status == "does-not-apply":
+            return
+        if req.status == "may-apply":
+            self.requires.append(j)
+        else:
+            self.base[j] += s.requirement_cost(j - 1, j)
+
+    def _landed(self, j: int, mover: str, into: list[int]) -> None:
+        s = self.s
+        v = self.lands[mover][j]
+        assert v is not None
+        sides = s.idx.sides(mover, v, self.parsed[(mover, v)])
+        total = 0
+        for h, known in s.landed_known(mover, v, j, sides.landed):
+            if known is None:
+                self.dependent[j].append((h, mover, v))
+            else:
+                total += s.weigh(h, known)
+        into[j] += total
+
+    def costs(self, i: int, ends: Sequence[int]) -> list[int]:
+        """The cost of every hop ``i -> j`` for ``j`` in ``ends`` (all after ``i``)."""
+        s = self.s
+        pre = s.state_at(i)
+        n = len(s.nodes)
+        diff = [0] * (n + 1)
+        row = self.base
+        starts: list[tuple[str, str]] = [(s.product, s.nodes[i].version)]
+        for comp in self.comps:
+            a = pre.installed(comp)
+            if a is not None:
+                starts.append((comp, a))
+                row = list(map(operator.add, row, self.comp_base[comp]))
+        for mover, f in starts:
+            self._starting(i, mover, f, pre, diff)
+        row = list(map(operator.add, row, itertools.accumulate(diff)))
+        for j in self.requires:
+            if j > i:
+                row[j] += s.requirement_cost(i, j)
+        movers = {m for m, _ in starts}
+        for j in ends:
+            for h, mover, v in self.dependent[j]:
+                if mover in movers:
+                    row[j] += s.weigh(h, self._per_start(h, i, j, v))
+        return [row[j] for j in ends]
+
+    def _starting(self, i: int, mover: str, f: str, pre: State, diff: list[int]) -> None:
+        """Add the skip and transition hazards of ``mover`` starting at ``f`` to ``diff``."""
+        s = self.s
+        sides = s.idx.sides(mover, f, self._parse(mover, f))
+        runs = self.runs[mover]
+        skips, transitions = s._starting(mover, f, sides, pre)
+        for h, known in itertools.chain(skips, transitions):
+            assert known is not None  # no $to (prunable)
+            w = s.weigh(h, known)
+            if not w:
+                continue
+            for lo, hi in runs.get(h.id, ()):
+                if hi > i + 1:
+                    diff[max(lo, i + 1)] += w
+                    diff[hi] -= w
+
+    def _parse(self, mover: str, version: str) -> Any:
+        hit = self.parsed.get((mover, version))
+        if hit is None:
+            from upgradeplan.versions import parse_version
+
+            hit = self.parsed[(mover, version)] = parse_version(version)
+        return hit
+
+    def _per_start(self, h: Hazard, i: int, j: int, v: str) -> Truth:
+        return self.s._truth(h, self.s.landed_state(i, j), v, v)
+
+
+__all__ = ["Fanout"]

@@ -144,12 +144,14 @@ def hazards(draw: st.DrawFn, n: int, i: int) -> Hazard:
     scope = draw(st.sampled_from(("skip", "landing", "transition", "state")))
     k = draw(st.integers(1, n - 1))
     m = draw(st.integers(k, n - 1))
-    kw: dict[str, Any] = {
-        "skip": {"stop": v(k), "to_range": f">={v(m)}"},
+    since = draw(st.sampled_from((None, f">={v(draw(st.integers(0, k)))}")))
+    table: dict[str, dict[str, Any]] = {
+        "skip": {"stop": v(k), "to_range": f">={v(m)}", "from_range": since},
         "transition": {"from_range": f"<{v(k)}", "to_range": f">={v(m)}"},
         "landing": {"to_range": draw(st.sampled_from((v(k), f">={v(k)} <{v(m + 1)}")))},
         "state": {"from_range": f">={v(k)}"},
-    }[scope]
+    }
+    kw = table[scope]
     return Hazard(
         id=f"h{i:02d}",
         title=f"hazard {i}",
@@ -290,6 +292,22 @@ def test_pruned_search_equals_exhaustive_on_generated_knowledge(
     same_plans(
         kb, state, product, kb.releases[product][start].version, kb.releases[product][end].version
     )
+
+
+def test_a_long_generated_line_is_weighed_and_pruned_alike() -> None:
+    """3 products x 400 releases: the pruned search finds the unpruned one's path and cost, and
+    the hops out of every 57th release cost the same weighed at once and alone (the plain
+    exhaustive search is too slow for the suite at this length)."""
+    kb = generated(3, 400, 120)
+    product = "prod-00"
+    rels = kb.releases[product]
+    state = generated_state(kb, product, 0, pins=1, drift="disabled")
+    cur, tgt = rels[0].version, rels[-1].version
+    pruned = searched(kb, state, product, cur, tgt, 0)
+    whole = searched(kb, state, product, cur, tgt, EXHAUSTIVE, fanout=True)
+    assert pruned[:2] == whole[:2]
+    assert pruned[2] is not None and len(pruned[2]) < pruned[3]
+    assert_fanout_weighs_like_hops(kb, state, product, cur, tgt, step=57)
 
 
 def test_generated_knowledge_is_pruned_and_planned_alike() -> None:

@@ -42,16 +42,16 @@ class Fanout:
         from upgradeplan.versions import parse_version
 
         self.s = s
-        self.comps = tuple(comps)
         n = len(s.nodes)
+        # a component no landing of the window moves never adds to a hop
+        self.comps = tuple(c for c in comps if _moves(s, c))
         # the version each mover lands on at node j (None: the landing does not move it)
         own: list[str | None] = [None, *(x.version for x in s.nodes[1:])]
         self.lands: dict[str, list[str | None]] = {s.product: own}
         for comp in self.comps:
             at: list[str | None] = [None]
             for j in range(1, n):
-                fact = s._landing_facts(j)
-                value = next((f.value for f in fact if f.key == f"installed.{comp}"), None)
+                value = _landing_value(s, j, f"installed.{comp}")
                 at.append(value if isinstance(value, str) else None)
             self.lands[comp] = at
         self.parsed = {
@@ -171,4 +171,24 @@ class Fanout:
         return self.s._truth(h, self.s.landed_state(i, j), v, v)
 
 
-__all__ = ["Fanout"]
+def _landing_value(s: Search, j: int, key: str) -> Any:
+    return next((f.value for f in s._landing_facts(j) if f.key == key), None)
+
+
+def _moves(s: Search, comp: str) -> bool:
+    key = f"installed.{comp}"
+    return any(isinstance(_landing_value(s, j, key), str) for j in range(1, len(s.nodes)))
+
+
+def fan_of(s: Search) -> Fanout | None:
+    """The fan-out weighing of ``s``'s window, where it is exact (planner/prune.py
+    ``prunable``); None: the search weighs hop by hop."""
+    from upgradeplan.planner.prune import prunable
+
+    comps = s.comps()
+    if len(s.nodes) <= 2 or not prunable(s, comps):
+        return None
+    return Fanout(s, comps)
+
+
+__all__ = ["Fanout", "fan_of"]

@@ -251,4 +251,26 @@ def _before(s: Search, product: str, version: str, sides: Any, state: State) -> 
     return tuple((h.id, known) for h, known in (*skips, *transitions) if known is not Truth.FALSE)
 
 
-__all__ = ["candidates", "landing_truth", "prunable"]
+def first_set(s: Search) -> dict[str, int]:
+    """Per fact key: the first release of the window whose landing sets it."""
+    if s._first_set is None:
+        first: dict[str, int] = {}
+        for m in range(len(s.nodes) - 1, 0, -1):
+            for fact in s._landing_facts(m):
+                first[fact.key] = m
+        s._first_set = first
+    return s._first_set
+
+
+def alike_starts(
+    s: Search, h: Hazard, landing: Mapping[str, Fact], first: Mapping[str, int], j: int
+) -> bool:
+    """Whether what ``h`` reads after a hop landing on ``j`` is the same wherever the hop
+    starts: what the landing sets, or what no release before ``j`` in the window sets."""
+    keys = s.idx.keys.get(h.id)
+    if keys is None or s.idx.refs.get(h.id):
+        return False
+    return all(k in landing or first.get(k, j) >= j for k in keys)
+
+
+__all__ = ["alike_starts", "candidates", "first_set", "landing_truth", "prunable"]

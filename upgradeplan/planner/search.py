@@ -9,6 +9,7 @@ when no path avoids it). Large windows are pruned to the releases the cheapest p
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
@@ -28,9 +29,10 @@ from upgradeplan.model import (
 from upgradeplan.planner.actions import migration_available
 from upgradeplan.planner.findings import judge, not_in_scope, requires_finding
 from upgradeplan.planner.index import Index
-from upgradeplan.planner.prune import landing_truth
-from upgradeplan.planner.truths import Truths
+from upgradeplan.planner.prune import alike_starts, first_set, landing_truth
+from upgradeplan.planner.truths import Sweep, Truths
 from upgradeplan.releases import may_hop
+from upgradeplan.versions import is_exact, parse_version
 
 if TYPE_CHECKING:
     from upgradeplan.planner.fanout import Fanout
@@ -45,7 +47,8 @@ FIXED_COST = {"blocking": 30, "warning": 20, "notice": 5}
 # windows larger than this consider only the releases planner/prune.py keeps (the first of
 # each run of releases no hop weight tells apart); smaller ones try every release
 EXHAUSTIVE_WINDOW = 40
-# weigh every hop out of a start at once (planner/fanout.py) where that is exact; off: hop by hop
+# weigh every hop out of a start at once (planner/fanout.py) where that is exact, and find
+# truths through planner/truths.py; off: hop by hop, each truth by conditions.truth
 FANOUT = True
 
 
@@ -88,8 +91,6 @@ class Search:
         holds: Sequence[str],
         limit: int,
     ) -> None:
-        from upgradeplan.versions import parse_version
-
         self.kb, self.idx, self.product = kb, idx, product
         self.holds = tuple(holds)
         self.limit = limit
@@ -105,7 +106,7 @@ class Search:
         self._pins = {
             k[len("pin.") :]
             for k, f in start_state.facts.items()
-            if k.startswith("pin.") and isinstance(f.value, str) and _is_exact(f.value)
+            if k.startswith("pin.") and isinstance(f.value, str) and is_exact(f.value)
         }
         self._hop_cache: dict[tuple[int, int], _Hop] = {}
         self._truth_cache: dict[tuple[Any, ...], Truth] = {}
@@ -113,11 +114,14 @@ class Search:
         self._fix_cache: dict[str, bool] = {}
         self._weights: dict[str, tuple[int, int, bool]] = {}
         self.truths = Truths(kb)
+        self._sweep: Sweep | Literal[False] | None = None
+        self._swept: dict[int, dict[str, Truth]] = {}  # id of a window state -> hazard truths
         self._first_set: dict[str, int] | None = None
         self._truth_info: dict[str, _TruthInfo] = {}
         self._landed_cache: dict[tuple[str, str, int], _Known] = {}
         self._start_cache: dict[tuple[str, str, int], tuple[_Known, _Known]] = {}
         self._admits: dict[tuple[str, int], bool] = {}
+        self._rising: bool | None = None  # every release above the one before it
         self._fanout: Fanout | Literal[False] | None = None
         self._allowed: list[int] | None = None  # None: every release
         self._allowed_ready = False
@@ -200,20 +204,15 @@ class Search:
 
     # ---- candidate hops
 
-    def _interesting(self) -> list[int] | None:
-        """For a large window: the releases worth stopping at (None: every release); see
-        planner/prune.py for why the cheapest path never needs the others."""
-        if len(self.nodes) <= EXHAUSTIVE_WINDOW:
-            return None
-        from upgradeplan.planner.prune import candidates
-
-        return candidates(self)
-
     @property
     def allowed(self) -> list[int] | None:
-        """The releases the search may stop at (computed on first use); None: all."""
+        """The releases the search may stop at (computed on first use); None: all. A large
+        window keeps those planner/prune.py finds the cheapest path may need."""
         if not self._allowed_ready:
-            self._allowed, self._allowed_ready = self._interesting(), True
+            from upgradeplan.planner.prune import candidates
+
+            large = len(self.nodes) > EXHAUSTIVE_WINDOW
+            self._allowed, self._allowed_ready = candidates(self) if large else None, True
         return self._allowed
 
     @allowed.setter
@@ -225,19 +224,23 @@ class Search:
         nodes = self.nodes
         allowed = self.allowed
         cands = range(i + 1, len(nodes)) if allowed is None else [j for j in allowed if j > i]
-        here = nodes[i]
+        if self._rising is None:
+            pairs = itertools.pairwise(n.parsed for n in nodes)
+            self._rising = all(b > a for a, b in pairs) and all(n.release for n in nodes[1:])
+        if not self._rising:
+            here = nodes[i].parsed
+            cands = [j for j in cands if nodes[j].release and nodes[j].parsed > here]
+        version = nodes[i].version
         admits = self._admits
         out = []
         for j in cands:
-            node = nodes[j]
-            rel = node.release
-            if rel is None or not node.parsed > here.parsed:
-                continue
+            rel = nodes[j].release
+            assert rel is not None
             if rel.upgrade_from is not None:
                 key = (rel.upgrade_from, i)
                 ok = admits.get(key)
                 if ok is None:
-                    ok = admits[key] = may_hop(rel, here.version)
+                    ok = admits[key] = may_hop(rel, version)
                 if not ok:
                     continue
             out.append(j)
@@ -246,6 +249,13 @@ class Search:
     # ---- hop evaluation (search: statuses only)
 
     def _truth(self, h: Hazard, state: State, f: str, t: str) -> Truth:
+        if self._sweep is None and FANOUT:
+            self.sweep()
+        swept = self._swept.get(id(state))
+        if swept is not None:
+            hit = swept.get(h.id)
+            if hit is not None:
+                return hit
         info = self._truth_info.get(h.id)
         if info is None:
             info = self._info_of(h)
@@ -260,12 +270,24 @@ class Search:
         hit = self._truth_cache.get(ck)
         if hit is None:
             assert h.when is not None
-            if keys is None or uses_from or uses_to:
+            if keys is None or uses_from or uses_to or not FANOUT:
                 hit = conditions.truth(h.when, state, self.kb, hop=(f, t))
             else:
                 hit = self.truths.of(h.when, state)
             self._truth_cache[ck] = hit
         return hit
+
+    def sweep(self) -> Sweep | None:
+        """The truths of the product's and lockstep components' hazards on every state of the
+        window (planner/truths.py ``window_sweep``), when that is exact."""
+        if self._sweep is None:
+            from upgradeplan.planner.truths import window_sweep
+
+            found = window_sweep(self) if FANOUT else None
+            self._sweep = found or False
+            if found is not None:  # the states stay alive in the sweep: no id is reused
+                self._swept = {id(st): found.at[i] for i, st in enumerate(found.states)}
+        return self._sweep or None
 
     def _info_of(self, h: Hazard) -> _TruthInfo:
         """What the truth of ``h`` depends on: the facts it reads (None: the whole state) and
@@ -318,9 +340,14 @@ class Search:
         if hit is None:
             landing = {fact.key: fact for fact in self._landing_facts(j)}
             state = self.state_at(j)
-            hit = self._landed_cache[key] = [
-                (h, self._independent(h, state, landing, t, j)) for h in hazards
-            ]
+            swept = self._swept.get(id(state), {}) if self.sweep() else {}
+            first = first_set(self)
+            hit = self._landed_cache[key] = []
+            for h in hazards:
+                known = swept.get(h.id)
+                if known is None or not alike_starts(self, h, landing, first, j):
+                    known = self._independent(h, state, landing, t, j)
+                hit.append((h, known))
         return hit
 
     def _independent(
@@ -331,23 +358,10 @@ class Search:
         keys = self.idx.keys.get(h.id)
         if keys is None or self.idx.refs.get(h.id):
             return None
-        first = self.first_set()
-        if all(k in landing or first.get(k, j) >= j for k in keys):
-            # what the hazard reads is what the landing sets or what no release before ``j``
-            # in the window sets: the same facts wherever the hop starts
+        if alike_starts(self, h, landing, first_set(self), j):
             return self._truth(h, state, t, t)
         found = landing_truth(h.when, state, self.kb, landing)
         return None if found is Truth.UNKNOWN else found
-
-    def first_set(self) -> dict[str, int]:
-        """Per fact key: the first release of the window whose landing sets it."""
-        if self._first_set is None:
-            first: dict[str, int] = {}
-            for m in range(len(self.nodes) - 1, 0, -1):
-                for fact in self._landing_facts(m):
-                    first[fact.key] = m
-            self._first_set = first
-        return self._first_set
 
     def _starting(self, product: str, f: str, a: Any, pre: State) -> tuple[_Known, _Known]:
         """Skip and transition hazards of ``product`` a hop from ``f`` (on ``pre``) can meet,
@@ -355,12 +369,16 @@ class Search:
         key = (product, f, id(pre))
         hit = self._start_cache.get(key)
         if hit is None:
+            swept = self._swept.get(id(pre), {}) if self.sweep() else {}
 
             def known(hazards: Sequence[Hazard]) -> _Known:
                 out: _Known = []
                 for h in hazards:
-                    lands = "$to" in self.idx.refs.get(h.id, ())
-                    out.append((h, None if lands else self._truth(h, pre, f, f)))
+                    t = swept.get(h.id)
+                    if t is None:
+                        lands = "$to" in self.idx.refs.get(h.id, ())
+                        t = None if lands else self._truth(h, pre, f, f)
+                    out.append((h, t))
                 return out
 
             hit = self._start_cache[key] = (known(a.skip_pre), known(a.trans_pre))
@@ -412,8 +430,6 @@ class Search:
 
     def hop(self, i: int, j: int) -> _Hop:
         """The weight of the hop i -> j (cached)."""
-        from upgradeplan.versions import parse_version
-
         hit = self._hop_cache.get((i, j))
         if hit is not None:
             return hit
@@ -484,8 +500,6 @@ class Search:
     # ---- hop findings (the chosen path and the direct jump: full evidence)
 
     def hop_findings(self, i: int, j: int, *, out_of_scope: bool = False) -> list[Finding]:
-        from upgradeplan.versions import parse_version
-
         pre, post = self.state_at(i), self.landed_state(i, j)
         f, t = self.nodes[i].version, self.nodes[j].version
         findings = self.product_findings(
@@ -568,22 +582,12 @@ class Search:
 
     def _fan(self) -> Fanout | None:
         """Every hop out of a start weighed at once, where that is exact (None: hop by hop)."""
-        if not FANOUT or len(self.nodes) <= 2:
-            return None
         if self._fanout is None:
-            from upgradeplan.planner.fanout import Fanout
-            from upgradeplan.planner.prune import prunable
+            from upgradeplan.planner.fanout import fan_of
 
-            comps = self.comps()
-            self._fanout = Fanout(self, comps) if prunable(self, comps) else False
+            self._fanout = (fan_of(self) if FANOUT else None) or False
         return self._fanout or None
 
     def comps(self) -> tuple[str, ...]:
         """The exactly pinned products other than this one (lockstep candidates)."""
         return tuple(sorted(p for p in self._pins if p != self.product))
-
-
-def _is_exact(text: str) -> bool:
-    from upgradeplan.versions import is_exact
-
-    return is_exact(text)

@@ -14,12 +14,28 @@ Only conditions without ``$from`` / ``$to`` and without templated fact keys are 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from upgradeplan import conditions
 from upgradeplan.model import Condition, KnowledgeBase, State, Truth
 
+if TYPE_CHECKING:
+    from upgradeplan.planner.search import Search
+
 _Pred = tuple[Any, tuple[str, ...]]  # (content key, fact keys read)
+
+# per predicate node (by identity, the node kept so its id is not reused): its _Pred
+_PREDS: dict[int, tuple[Condition, _Pred]] = {}
+
+
+def _pred_of(cond: Condition) -> _Pred:
+    hit = _PREDS.get(id(cond))
+    if hit is None or hit[0] is not cond:
+        if len(_PREDS) > 200_000:
+            _PREDS.clear()
+        content = (cond.predicate, repr(sorted(cond.args.items())))
+        hit = _PREDS[id(cond)] = (cond, (content, tuple(conditions.facts_read(cond))))
+    return hit[1]
 
 
 class Truths:
@@ -27,16 +43,11 @@ class Truths:
 
     def __init__(self, kb: KnowledgeBase) -> None:
         self.kb = kb
-        self._preds: dict[int, tuple[Condition, _Pred]] = {}
         # (content, *fact ids) -> (truth, the facts read: kept alive so an id is never reused)
         self._cache: dict[tuple[Any, ...], tuple[Truth, tuple[Any, ...]]] = {}
 
     def _pred(self, cond: Condition) -> _Pred:
-        hit = self._preds.get(id(cond))
-        if hit is None or hit[0] is not cond:
-            content = (cond.predicate, repr(sorted(cond.args.items())))
-            hit = self._preds[id(cond)] = (cond, (content, tuple(conditions.facts_read(cond))))
-        return hit[1]
+        return _pred_of(cond)
 
     def known(self, cond: Condition, state: State) -> Truth | None:
         """The cached truth of a predicate (or its negation) on ``state`` (None: not known)."""
@@ -86,4 +97,165 @@ class Truths:
         return Truth.TRUE if cond.op == "all" else Truth.FALSE
 
 
-__all__ = ["Truths"]
+# predicates whose truth on a version fact only moves one way as the version rises
+# (``version_below``: TRUE below the bound, then FALSE; ``version_at_least``: the reverse)
+MONOTONE = frozenset({"version_below", "version_at_least"})
+
+
+class Sweep:
+    """Truths of hazards on each state of a window, found by sweeping the window once.
+
+    ``states[i]`` is ``states[i - 1]`` with the facts of ``changed[i - 1]`` set. A predicate's
+    truth can only change where one of the facts it reads is set, and a hazard's only where
+    one of its predicates' truths changes; so each predicate is evaluated again only where a
+    fact it reads is set, and each hazard only where one of its predicates changed. A
+    predicate of MONOTONE over a fact whose versions rise strictly through the window changes
+    at most once: that release is found by bisection. ``at[i]`` maps each hazard to its truth
+    on ``states[i]``.
+    """
+
+    def __init__(
+        self,
+        truths: Truths,
+        states: list[State],
+        changed: list[frozenset[str]],
+        hazards: list[tuple[str, Condition]],
+    ) -> None:
+        self.t, self.states = truths, states
+        self.at: list[dict[str, Truth]] = []
+        self._conds = dict(hazards)
+        self._rises: dict[str, bool] = {}
+        preds: dict[Any, Condition] = {}
+        users: dict[Any, list[str]] = {}
+        for hid, cond in hazards:
+            for p in _preds(cond):
+                content = truths._pred(p)[0]
+                preds.setdefault(content, p)
+                users.setdefault(content, []).append(hid)
+        self._sweep(preds, users, changed)
+
+    def _sweep(
+        self,
+        preds: dict[Any, Condition],
+        users: dict[Any, list[str]],
+        changed: list[frozenset[str]],
+    ) -> None:
+        first = self.states[0]
+        now = {c: self.t.of(p, first) for c, p in preds.items()}
+        events: dict[int, list[Any]] = {}
+        readers: dict[str, list[Any]] = {}
+        for c, p in preds.items():
+            at = self._turn(p)
+            if at is not None:
+                if at > 0:
+                    events.setdefault(at, []).append(c)
+                continue
+            for key in self.t._pred(p)[1]:
+                readers.setdefault(key, []).append(c)
+        here = {hid: _fold(cond, now, self.t) for hid, cond in self._conds.items()}
+        self.at.append(here)
+        for i in range(1, len(self.states)):
+            moved = set(events.get(i, ()))
+            for key in changed[i - 1]:
+                moved.update(readers.get(key, ()))
+            flipped = [c for c in moved if self._update(c, preds[c], i, now)]
+            if flipped:
+                here = dict(here)
+                for hid in {h for c in flipped for h in users[c]}:
+                    here[hid] = _fold(self._conds[hid], now, self.t)
+            self.at.append(here)
+
+    def _update(self, c: Any, p: Condition, i: int, now: dict[Any, Truth]) -> bool:
+        t = self.t.of(p, self.states[i])
+        if t is now[c]:
+            return False
+        now[c] = t
+        return True
+
+    def _turn(self, p: Condition) -> int | None:
+        """For a MONOTONE predicate over a rising version: the first state where its truth is
+        that of the last state (0: it never changes); None: not such a predicate."""
+        keys = self.t._pred(p)[1]
+        if p.predicate not in MONOTONE or len(keys) != 1 or not self._rising(keys[0]):
+            return None
+        states = self.states
+        last = self.t.of(p, states[-1])
+        if self.t.of(p, states[0]) is last:
+            return 0 if last is not Truth.UNKNOWN else None
+        lo, hi = 0, len(states) - 1  # truth(lo) differs from last, truth(hi) is last
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            t = self.t.of(p, states[mid])
+            if t is Truth.UNKNOWN:
+                return None
+            lo, hi = (mid, hi) if t is not last else (lo, mid)
+        return hi
+
+    def _rising(self, key: str) -> bool:
+        hit = self._rises.get(key)
+        if hit is None:
+            hit = self._rises[key] = self._rises_through(key)
+        return hit
+
+    def _rises_through(self, key: str) -> bool:
+        from upgradeplan.versions import parse_version
+
+        seen: Any = None
+        last: Any = object()
+        for st in self.states:
+            fact = st.facts.get(key)
+            if fact is last:
+                continue
+            last = fact
+            if fact is None or not isinstance(fact.value, str):
+                return False
+            try:
+                v = parse_version(fact.value)
+            except Exception:  # not a version: not rising
+                return False
+            if seen is not None and not v > seen:
+                return False
+            seen = v
+        return True
+
+
+def window_sweep(s: Search) -> Sweep | None:
+    """The sweep of the product's and its lockstep components' hazards over ``s``'s window,
+    where that is exact (planner/prune.py ``prunable``); None: truths are found one by one."""
+    from upgradeplan.planner.prune import prunable
+
+    comps = s.comps()
+    if len(s.nodes) <= 2 or not prunable(s, comps):
+        return None
+    hazards = [
+        (h.id, h.when)
+        for mover in (s.product, *comps)
+        for h in s.idx.by_product.get(mover, ())
+        if h.when is not None
+    ]
+    n = len(s.nodes)
+    states = [s.state_at(i) for i in range(n)]
+    changed = [frozenset(f.key for f in s._landing_facts(i)) for i in range(1, n)]
+    return Sweep(s.truths, states, changed, hazards)
+
+
+def _preds(cond: Condition) -> list[Condition]:
+    if cond.op == "pred":
+        return [cond]
+    return [p for child in cond.children for p in _preds(child)]
+
+
+def _fold(cond: Condition, now: dict[Any, Truth], t: Truths) -> Truth:
+    """Kleene truth of ``cond`` from its predicates' truths."""
+    if cond.op == "pred":
+        return now[t._pred(cond)[0]]
+    if cond.op == "not":
+        return ~_fold(cond.children[0], now, t)
+    out = Truth.TRUE if cond.op == "all" else Truth.FALSE
+    for child in cond.children:
+        v = _fold(child, now, t)
+        out = (out & v) if cond.op == "all" else (out | v)
+    return out
+
+
+__all__ = ["MONOTONE", "Sweep", "Truths", "window_sweep"]

@@ -96,8 +96,7 @@ class Search:
         self.limit = limit
         self.pidx = idx.product(product)
         self.start_state = start_state
-        cur_v = parse_version(current)
-        tgt_v = parse_version(target)
+        cur_v, tgt_v = parse_version(current), parse_version(target)
         pairs = list(zip(self.pidx.versions, self.pidx.releases, strict=True))
         start_rel = next((r for v, r in pairs if v == cur_v), None)
         self.nodes: list[_Node] = [_Node(current, cur_v, start_rel, start_state)]
@@ -124,7 +123,7 @@ class Search:
         self._rising: bool | None = None  # every release above the one before it
         self._fanout: Fanout | Literal[False] | None = None
         self._allowed: list[int] | None = None  # None: every release
-        self._allowed_ready = False
+        self._allowed_ready = False  # whether _allowed is computed
         self._landed_states: dict[tuple[int, int], State] = {}
         self._landing: dict[int, list[Fact]] = {}
 
@@ -133,8 +132,6 @@ class Search:
         """Components whose exact pins move with this product's BOM."""
         published = {c for node in self.nodes[1:] if node.release for c in node.release.bom}
         return tuple(sorted((self._pins & published) - {self.product} - set(self.holds)))
-
-    # ---- states along the window
 
     def state_at(self, i: int) -> State:
         """The state once the path has reached release ``i`` (every release before it visited)."""
@@ -202,8 +199,6 @@ class Search:
         self._landing[j] = facts
         return facts
 
-    # ---- candidate hops
-
     @property
     def allowed(self) -> list[int] | None:
         """The releases the search may stop at (computed on first use); None: all. A large
@@ -245,8 +240,6 @@ class Search:
                     continue
             out.append(j)
         return out
-
-    # ---- hop evaluation (search: statuses only)
 
     def _truth(self, h: Hazard, state: State, f: str, t: str) -> Truth:
         if self._sweep is None and FANOUT:
@@ -448,7 +441,7 @@ class Search:
             if w >= FORBIDDEN_COST:
                 forbidden.append(h.id)
         req = self._requires_found(i, j)
-        if req is not None and req.status == "applies" and not self._limit_allows(req.severity):
+        if req is not None and self.requirement_cost(i, j) >= FORBIDDEN_COST:  # it forbids
             forbidden.append(req.hazard)
         result = self._hop_cache[(i, j)] = _Hop(tuple(forbidden), cost)
         return result
@@ -483,9 +476,6 @@ class Search:
             hit = self._weights[key] = (MAY_APPLY_COST[severity], applies, forbids)
         return hit
 
-    def _limit_allows(self, severity: str) -> bool:
-        return not self._weight_of(f"\0{severity}", severity, False)[2]
-
     def _inherited(self, i: int, j: int, missing: Sequence[str]) -> bool:
         """Whether every unknown requirement of hop i -> j is one the release at i already has
         (it may apply to every path alike, so it does not steer the choice of path)."""
@@ -496,8 +486,6 @@ class Search:
         return bool(products) and all(
             before.requires.get(p) == rel.requires.get(p) for p in products
         )
-
-    # ---- hop findings (the chosen path and the direct jump: full evidence)
 
     def hop_findings(self, i: int, j: int, *, out_of_scope: bool = False) -> list[Finding]:
         pre, post = self.state_at(i), self.landed_state(i, j)
@@ -546,10 +534,19 @@ class Search:
             out += [not_in_scope(h, f, t) for h in skipped]
         return out
 
-    # ---- search
-
     def search(self) -> list[int]:
         """Node indices of the cheapest path from the current version to the target."""
+        import gc
+
+        paused = gc.isenabled()
+        gc.disable()  # many small acyclic objects, most kept: the cyclic collector only costs
+        try:
+            return self._search()
+        finally:
+            if paused:
+                gc.enable()
+
+    def _search(self) -> list[int]:
         fan = self._fan()
         dist: dict[int, int] = {0: 0}
         prev: dict[int, int] = {}
@@ -573,7 +570,7 @@ class Search:
         if self.target not in done:
             if self.allowed is not None:
                 self.allowed = None  # the pruned releases gave no path: try them all
-                return self.search()
+                return self._search()
             return []
         path = [self.target]
         while path[-1] != 0:

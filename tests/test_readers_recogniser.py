@@ -285,6 +285,40 @@ def test_any_version_no_values_from_and_a_number_read_alike_everywhere(
     assert str(states[2].facts["pin.agent-platform"].source).endswith(f"objects.yaml:{line}")
 
 
+UPSTREAM = """\
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata: {name: kagent, namespace: kagent}
+spec:
+  url: oci://registry.example.org/upstream/charts/kagent
+  ref: {tag: "0.9.4"}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: kagent, namespace: kagent}
+spec:
+  chartRef: {kind: OCIRepository, name: kagent}
+  driftDetection: {mode: enabled}
+  values: {replicas: 2}
+"""
+
+
+def test_a_release_of_another_chart_source_is_not_the_product_from_any_reader(
+    kb: KnowledgeBase, fake_api: FakeAPIFactory, tmp_path: Path
+) -> None:
+    """A release named kagent whose chart comes from another registry than the kagent
+    product's own is not that product, from a cluster as from files (the cluster reader once
+    took it for kagent and judged it with kagent's knowledge)."""
+    states = _three(kb, fake_api, tmp_path, UPSTREAM)
+    for state in states:
+        assert not _facts(state, "pin.kagent", "installed.kagent", "values.kagent")
+        assert not _facts(state, "helmrelease.kagent.")  # kept apart, under its source
+        kept = "helmrelease.kagent@oci://registry.example.org/upstream/charts/kagent"
+        assert state.value(kept + ".drift-detection") == "enabled"
+        assert "another chart than kagent" in state.unreadable["not kagent: kagent"]
+    assert _facts(states[0], "") == _facts(states[1], "") == _facts(states[2], "")
+
+
 def test_a_namespace_and_a_secret_give_the_same_facts_and_no_secret_data(
     kb: KnowledgeBase, fake_api: FakeAPIFactory, tmp_path: Path
 ) -> None:

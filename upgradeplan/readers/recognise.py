@@ -125,6 +125,21 @@ class Recogniser:
         name = text_of(_get(obj, "metadata", "name"))
         return self.release(name, [name])
 
+    def foreign(self, pid: str, source: str | None) -> str:
+        """Why a chart from ``source`` (an OCI URL, or ``<repository URL> chart <name>``) is
+        not product ``pid``'s, or "" when it may be: the product names no chart sources, the
+        source is not known, or it is one of them."""
+        own = self.kb.products[pid].recognise.chart_source
+        if not own or source is None:
+            return ""
+        wanted = {s.rstrip("/") for s in own}
+        if source.rstrip("/") in wanted or source.split(" chart ", 1)[0] in wanted:
+            return ""
+        return (
+            f"its chart comes from {source}, not from {', '.join(sorted(wanted))}: another "
+            f"chart than {pid}, not judged by its knowledge"
+        )
+
     def workload(self, obj: Mapping[str, Any]) -> str | None:
         """The product of a workload (Deployment, StatefulSet, DaemonSet): labels, then images."""
         labels = {

@@ -397,22 +397,15 @@ class _Reader(ObjectFacts):
 
     def _foreign(self, product: str, source: str | None, v: View) -> bool:
         """Whether the chart comes from somewhere else than ``product``'s own sources."""
-        own = self.kb.products[product].recognise.chart_source
-        if not own or source is None:
-            return False
-        wanted = {s.rstrip("/") for s in own}
-        base = source.split(" chart ", 1)[0]
-        if source.rstrip("/") in wanted or base in wanted:
-            return False
-        self.unread.add(
-            f"not {product}: {v.text('metadata', 'name')}",
-            f"{v.where('metadata', 'name')}: its chart comes from {source}, not from "
-            f"{', '.join(sorted(wanted))}: another chart than {product}, not judged by its "
-            "knowledge",
-            None,  # a note: nothing went unread
-            first=True,
-        )
-        return True
+        why = self.recogniser.foreign(product, source)  # as every reader decides it
+        if why:
+            self.unread.add(
+                f"not {product}: {v.text('metadata', 'name')}",
+                f"{v.where('metadata', 'name')}: {why}",
+                None,  # a note: nothing went unread
+                first=True,
+            )
+        return bool(why)
 
     def chart_source(self, v: View, default_ns: str | None) -> None:
         """An OCIRepository (``spec.ref``) or HelmChart (``spec.version``): the pin of the

@@ -231,6 +231,15 @@ def state_from_objects(
             _helmrelease(b, rec, hr, sources, pinned)
     for source in sources.values():  # the OCIRepositories first, then the HelmCharts
         product = rec.source(source)
+        if product is not None and _foreign(
+            b,
+            rec,
+            product.id,
+            _oci_url(source),
+            ref_of(str(source.get("kind")), source),
+            name_of(source),
+        ):
+            continue
         if product is not None and product.id not in pinned:
             _source_pin(b, product.id, source)
             pinned.add(product.id)
@@ -321,10 +330,16 @@ def _helmrelease(
     ``spec.chartRef`` is resolved among the listed chart sources, and the first pin kept."""
     name, ns = name_of(hr), ns_of(hr)
     ref = ref_of("HelmRelease", hr)
+    pin = release_pin(hr)
+    source = sources.get((pin.kind, pin.namespace, pin.name)) if isinstance(pin, ChartRef) else None
+    url = _oci_url(source)
+    known = rec.shared.release(name)
+    if known is not None and _foreign(b, rec, known, url, ref, name):
+        name = f"{name}@{url}"  # not the product's release: its facts kept apart
     for fact in helmrelease_facts(name, hr):  # the facts every reader derives alike
         b.add(fact.key, fact.value, f"{ref} {fact.label}")
     product = rec.helmrelease(hr)
-    if product is None:
+    if product is None or _foreign(b, rec, product.id, url, ref, name_of(hr)):
         return
     installed = release_installed(product.id, hr)
     if installed is not None:
@@ -337,15 +352,29 @@ def _helmrelease(
         b.add(fact.key, fact.value, f"{ref} {fact.label}", obj=at, path=fact.label)
     if product.id in pinned:
         return
-    pin = release_pin(hr)
     if isinstance(pin, ChartRef):
-        source = sources.get((pin.kind, pin.namespace, pin.name))
         if source is not None:
             _source_pin(b, product.id, source)
             pinned.add(product.id)
     elif pin is not None:
         b.add(f"pin.{product.id}", pin.value, f"{ref} {pin.label}")
         pinned.add(product.id)
+
+
+def _oci_url(source: Mapping[str, Any] | None) -> str | None:
+    """An OCIRepository's ``spec.url`` (where its chart comes from), else None."""
+    if source is None or source.get("kind") != "OCIRepository":
+        return None
+    url = get(source, "spec", "url")
+    return str(url).rstrip("/") if url else None
+
+
+def _foreign(b: Builder, rec: _Recogniser, pid: str, url: str | None, ref: str, name: str) -> bool:
+    """Whether the chart comes from elsewhere than ``pid``'s own chart sources (noted)."""
+    why = rec.shared.foreign(pid, url)  # as every reader decides it
+    if why:
+        b.unreadable.setdefault(f"not {pid}: {name}", f"{ref}: {why}")
+    return bool(why)
 
 
 def _source_pin(b: Builder, product: str, source: Mapping[str, Any]) -> None:

@@ -10,12 +10,13 @@ import pickle
 import pkgutil
 from collections.abc import Mapping
 from dataclasses import FrozenInstanceError, dataclass, field
+from inspect import signature
 from typing import Any
 
 import pytest
 
 import upgradeplan
-from upgradeplan.frozen import frozen
+from upgradeplan.frozen import frozen, init_of
 from upgradeplan.model import Evidence, Fact, Location, Truth
 from upgradeplan.provenance import flag
 
@@ -96,11 +97,11 @@ def test_instances_behave_as_the_dataclass_ones(args: tuple[Any, ...], kwargs: A
 
 
 def test_the_signature_is_the_dataclass_one() -> None:
-    def params(cls: type) -> list[tuple[str, str]]:
-        sig = inspect.signature(cls)
+    def params(init: object) -> list[tuple[str, str]]:
+        sig = inspect.signature(init)  # type: ignore[arg-type]
         return [(p.name, repr(p.default)) for p in sig.parameters.values()]
 
-    assert params(Rec) == params(Twin)
+    assert params(init_of(Rec)) == params(Twin.__init__)
     assert Rec.__match_args__ == Twin.__match_args__
 
 
@@ -206,8 +207,10 @@ def test_every_frozen_class_of_the_package_matches_its_dataclass_twin() -> None:
                 },
             )
         )
-        ours = [(p.name, repr(p.default)) for p in inspect.signature(cls).parameters.values()]
-        theirs = [(p.name, repr(p.default)) for p in inspect.signature(twin).parameters.values()]
+        ours = [(p.name, repr(p.default)) for p in signature(init_of(cls)).parameters.values()]
+        theirs = [(p.name, repr(p.default)) for p in signature(twin).parameters.values()]
+        assert ours[0][0] == "self"
+        ours = ours[1:]
         assert ours == theirs, cls
 
 
@@ -222,3 +225,16 @@ def test_model_objects_hash_and_compare_by_value() -> None:
     assert str(Location("f", 3)) == "f:3"
     with pytest.raises(FrozenInstanceError):
         fact.value = "2.0.0"  # type: ignore[misc]
+
+
+def test_init_is_compiled_when_the_first_instance_is_made() -> None:
+    @frozen
+    class Late:
+        a: int
+        b: str = "x"
+
+    assert Late.__init__.__code__.co_varnames[:3] == ("self", "args", "kwargs")
+    assert Late(1) == Late(1, "x") and repr(Late(2, b="y")).endswith(".Late(a=2, b='y')")
+    assert Late.__init__.__code__.co_varnames[:3] == ("self", "a", "b")
+    with pytest.raises(TypeError):
+        Late()  # type: ignore[call-arg]

@@ -5,8 +5,9 @@
 order methods) and asks :mod:`inspect` for a signature when the class has no docstring; for
 the few dozen classes a command imports that was the largest part of its start-up. Here only
 ``__init__`` is compiled (it must have the fields' signature, and it is the hot one: versions,
-facts and evidence are built by the thousand); the other methods are closures over the field
-names, with the same results as the dataclass ones:
+facts and evidence are built by the thousand), and only when the first instance is made
+(:func:`init_of`); the other methods are closures over the field names, with the same results
+as the dataclass ones:
 
 - ``__init__`` takes the fields in order, with their defaults and default factories, sets
   them as a frozen dataclass does (``object.__setattr__``) and calls ``__post_init__`` when
@@ -68,7 +69,7 @@ def _build(cls: type[_T], order: bool) -> type[_T]:
     names = tuple(fields)
     compared = tuple(n for n, f in fields.items() if f.compare)
     hashed = tuple(n for n, f in fields.items() if (f.compare if f.hash is None else f.hash))
-    _set(cls, "__init__", _init(cls, fields))
+    _set(cls, "__init__", _first_init(cls, fields))
     _set(cls, "__repr__", _repr(tuple(n for n, f in fields.items() if f.repr)))
     key = _key(compared)
     _set(cls, "__eq__", _eq(key))
@@ -127,6 +128,36 @@ def _set(cls: type, name: str, value: Any) -> None:
 
 def _put(cls: type, name: str, value: Any) -> None:
     setattr(cls, name, value)
+
+
+def _first_init(cls: type, fields: dict[str, Field[Any]]) -> Callable[..., None]:
+    """``__init__`` until the first instance is made: compiles the real one (:func:`init_of`),
+    puts it on the class and calls it. A class never constructed (the knowledge classes when
+    the knowledge comes from its cache: unpickling calls no ``__init__``) never compiles it."""
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        init_of(cls)(self, *args, **kwargs)
+
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    _FIRST[cls] = (__init__, fields)
+    return __init__
+
+
+_FIRST: dict[type, tuple[Callable[..., None], dict[str, Field[Any]]]] = {}
+
+
+def init_of(cls: type) -> Callable[..., None]:
+    """The compiled ``__init__`` of a ``@frozen`` class (compiled now if it was not yet)."""
+    first = _FIRST.get(cls)
+    if first is None:
+        init: Callable[..., None] = cls.__dict__["__init__"]
+        return init
+    stub, fields = first
+    real = _init(cls, fields)  # two threads may both compile it: the same function
+    if cls.__dict__.get("__init__") is stub:
+        _put(cls, "__init__", real)
+    _FIRST.pop(cls, None)
+    return real
 
 
 def _init(cls: type, fields: dict[str, Field[Any]]) -> Callable[..., None]:

@@ -35,6 +35,7 @@ def private(st: os.stat_result) -> bool:
 
 
 _STAMP: list[str] = []
+_STAMPED = (".py", ".json", ".j2", ".md", ".txt")
 
 
 def code_stamp() -> str:
@@ -45,15 +46,26 @@ def code_stamp() -> str:
     if not _STAMP:
         package = os.path.dirname(os.path.abspath(__file__))
         parts = [package]
-        for dirpath, dirnames, filenames in os.walk(package):
-            dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", "knowledge"))
-            for name in sorted(filenames):
-                if name.endswith((".py", ".json", ".j2", ".md", ".txt")):
-                    st = os.stat(os.path.join(dirpath, name))
-                    rel = os.path.relpath(dirpath, package)
-                    parts.append(f"{rel}/{name}:{st.st_size}:{st.st_mtime_ns}")
+        _stamp_dir(package, ".", parts)
         _STAMP.append("\n".join(parts))
     return _STAMP[0]
+
+
+def _stamp_dir(path: str, rel: str, parts: list[str]) -> None:
+    """``rel/name:size:mtime_ns`` of the stamped files under ``path``, sorted as os.walk
+    top-down with sorted names gives them (a directory's files, then its subdirectories)."""
+    with os.scandir(path) as it:
+        entries = sorted(it, key=lambda e: e.name)
+    subdirs = []
+    for entry in entries:
+        if entry.is_dir():
+            if entry.name not in ("__pycache__", "knowledge") and not entry.is_symlink():
+                subdirs.append(entry)  # as os.walk, a linked directory is not descended
+        elif entry.name.endswith(_STAMPED):
+            st = entry.stat()
+            parts.append(f"{rel}/{entry.name}:{st.st_size}:{st.st_mtime_ns}")
+    for entry in subdirs:
+        _stamp_dir(entry.path, entry.name if rel == "." else f"{rel}/{entry.name}", parts)
 
 
 def read_private(path: Path) -> bytes | None:

@@ -113,15 +113,24 @@ def _yaml_files(top: str) -> Iterator[tuple[str, str]]:
     """(relative path, path) of every YAML file under ``top`` the loader could read, sorted.
 
     A superset of what the loader reads (hidden files are included), so no file that changes
-    a load can be left out of the key.
+    a load can be left out of the key. Directories as os.walk walks them (not a linked one).
     """
     found: list[tuple[str, str]] = []
-    for dirpath, dirnames, filenames in os.walk(top):
-        dirnames[:] = [d for d in dirnames if not d.startswith((".", "__"))]
-        rel = os.path.relpath(dirpath, top)
-        for name in filenames:
-            if name.endswith(_YAML):
-                found.append((os.path.join(rel, name), os.path.join(dirpath, name)))
+    pending = [(top, ".")]
+    while pending:
+        path, rel = pending.pop()
+        try:
+            with os.scandir(path) as it:
+                entries = list(it)
+        except OSError:
+            continue  # as os.walk: an unreadable directory is left out (the loader says so)
+        for entry in entries:
+            name = entry.name
+            if entry.is_dir():
+                if not name.startswith((".", "__")) and not entry.is_symlink():
+                    pending.append((entry.path, name if rel == "." else f"{rel}/{name}"))
+            elif name.endswith(_YAML):
+                found.append((f"{rel}/{name}", entry.path))  # "./x.yaml" at the top, as before
     return iter(sorted(found))
 
 

@@ -3,6 +3,7 @@ the "missing fact" hint all follow it, and every fact a reader gives has a row."
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -128,3 +129,30 @@ def test_every_fact_the_readers_give_on_our_fixtures_has_a_row(kb: KnowledgeBase
             seen += 1
             assert keys.match(fact.key) is not None, f"{fact.key} ({fact.source})"
     assert seen > 100
+
+
+@pytest.mark.parametrize("row", keys.KEYS, ids=lambda r: r.key)
+def test_every_key_a_row_matches_starts_with_its_literal_prefix(row: keys.KeyRow) -> None:
+    """match() skips a row's regex when the key lacks the row's literal prefix: never wrongly."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    assert row.literal  # every row of the table is filtered
+    pattern = re.compile(row.pattern)
+
+    @settings(max_examples=40, deadline=None)
+    @given(st.from_regex(pattern, fullmatch=True))
+    def check(key: str) -> None:
+        if pattern.match(key):
+            assert key.startswith(row.literal)
+
+    check()
+
+
+def test_literal_prefix_stops_before_what_is_not_literal() -> None:
+    assert keys.literal_prefix(r"^installed\.(?P<p>[^.]+)$") == "installed."
+    assert keys.literal_prefix(r"^nodes\.taints$") == "nodes.taints"
+    assert keys.literal_prefix(r"^ab*c") == "a"  # b may be absent
+    assert keys.literal_prefix(r"^a\.b{2}") == "a."
+    assert keys.literal_prefix(r"^a|b") == ""  # an alternation: no filter
+    assert keys.literal_prefix(r"a\.b") == ""  # not anchored: no filter

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import field
+from functools import cached_property
 from typing import Literal
 
 from upgradeplan.frozen import frozen
@@ -21,6 +22,36 @@ from upgradeplan.frozen import frozen
 ValueType = Literal["version", "constraint", "text", "bool", "list", "map", "values"]
 
 READERS_HINT = "or read it with --kubeconfig/--snapshot/--gitops"
+
+
+_SPECIAL = frozenset("^$.*+?{}[]()|\\")
+_QUANTIFIERS = frozenset("*+?{")
+
+
+def literal_prefix(pattern: str) -> str:
+    """The text every string ``pattern`` matches (with ``re.match``) starts with.
+
+    The literal characters after a leading ``^`` up to the first special one (``\\.`` is a
+    ``.``); the last of them is dropped when a quantifier follows it. "" (no filter) when the
+    pattern does not start with ``^`` or has an alternation anywhere.
+    """
+    if not pattern.startswith("^") or "|" in pattern:
+        return ""
+    out: list[str] = []
+    i = 1
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern) and pattern[i + 1] == ".":
+            out.append(".")
+            i += 2
+            continue
+        if ch in _SPECIAL:
+            if ch in _QUANTIFIERS and out:
+                out.pop()
+            break
+        out.append(ch)
+        i += 1
+    return "".join(out)
 
 
 @frozen
@@ -33,10 +64,16 @@ class KeyRow:
     supply: str = ""  # how to state it: "--installed {p}=VERSION"; "" = "--fact {key}=VALUE"
     stated_only: bool = False  # no reader can establish it
     kubectl: str = ""  # a command that shows it, where there is a simple one
-    compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    # what every key of the row starts with, read off the pattern (see literal_prefix)
+    literal: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "compiled", re.compile(self.pattern))
+        object.__setattr__(self, "literal", literal_prefix(self.pattern))
+
+    @cached_property
+    def compiled(self) -> re.Pattern[str]:
+        """``pattern`` compiled, when a key first gets past ``literal`` (not at import)."""
+        return re.compile(self.pattern)
 
     @property
     def prefix(self) -> str:
@@ -181,6 +218,8 @@ class Match:
 def match(key: str) -> Match | None:
     """The row of ``key`` (the first whose pattern matches), or None for no fact key."""
     for row in KEYS:
+        if not key.startswith(row.literal):
+            continue  # the pattern cannot match (literal_prefix)
         m = row.compiled.match(key)
         if m is not None:
             return Match(row, m.groupdict().get("p"))

@@ -40,11 +40,12 @@ _CV = (
     rf"(?={_WS}|,|\Z)"
 )
 _COMPARATOR = re.compile(rf"(!=|>=|=>|<=|=<|~>|[=<>~^]|){_WS}*{_CV}")
-_RANGE = re.compile(
+_RANGE_PATTERN = (
     rf"{_WS}*(v?{_PART}(?:\.{_PART}){{0,2}}(?:-{_ID}(?:\.{_ID})*)?(?:\+{_ID}(?:\.{_ID})*)?)"
     rf"{_WS}+-{_WS}+(v?{_PART}(?:\.{_PART}){{0,2}}(?:-{_ID}(?:\.{_ID})*)?(?:\+{_ID}(?:\.{_ID})*)?)"
     rf"{_WS}*"
 )
+_BLANKS_SET = frozenset(" \t\n\f\r")  # the characters of _WS
 _BLANKS = re.compile(rf"{_WS}*")
 _WILD = frozenset({"x", "X", "*"})
 _OPERATORS = frozenset({"", "=", "!=", ">", "<", ">=", "=>", "<=", "=<", "~", "~>", "^"})
@@ -417,12 +418,28 @@ class Constraint:
 def _rewrite_ranges(text: str) -> str:
     # Textual, like Go: each "A - B" found in the input is replaced (first occurrence of
     # that text, wherever it is now) by ">= A, <= B ".
-    if "-" not in text:
-        return text
+    if not _spaced_hyphen(text):
+        return text  # no "A - B" can be in it (and its regex, the costliest, is not compiled)
     out = text
-    for m in _RANGE.finditer(text):
+    for m in _range().finditer(text):
         out = out.replace(m.group(0), f">= {m.group(1)}, <= {m.group(2)} ", 1)
     return out
+
+
+def _spaced_hyphen(text: str) -> bool:
+    """Is there a "-" with a blank on both sides (what every "A - B" range has)?"""
+    at = text.find("-", 1)
+    while at != -1:
+        if text[at - 1] in _BLANKS_SET and text[at + 1 : at + 2] in _BLANKS_SET:
+            return True
+        at = text.find("-", at + 1)
+    return False
+
+
+@lru_cache(maxsize=1)
+def _range() -> re.Pattern[str]:
+    """The "A - B" range pattern, compiled when a constraint first may hold one."""
+    return re.compile(_RANGE_PATTERN)
 
 
 def _skip_blanks(group: str, pos: int) -> int:

@@ -152,3 +152,38 @@ def test_a_cold_load_reads_each_file_once_and_as_the_loader_does(
     assert cache.load_with_problems([kb_dir], bundled=False) == loader.load_with_problems(
         [kb_dir], bundled=False
     )
+
+
+def test_the_console_script_writes_a_new_entry_after_the_answer(where: Path) -> None:
+    """Deferred (usercache.defer_writes): nothing written while the command runs, all after."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from upgradeplan import usercache\n"
+        "from upgradeplan.kb import cache\n"
+        "usercache.defer_writes()\n"
+        f"where = Path({str(where)!r})\n"
+        f"kb = cache.load([{str(MINI)!r}], bundled=False)\n"
+        "print(len(list(where.glob('kb-*.pickle'))))\n"
+        "usercache.run_later()\n"
+        "print(len(list(where.glob('kb-*.pickle'))))\n"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(where.parent)}
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert proc.stdout.split() == ["0", "1"]
+    assert cache.load_with_problems([MINI], bundled=False) == loader.load_with_problems(
+        [MINI], bundled=False
+    )
+    # and the console script itself: a cold check leaves the entry behind, its output complete
+    args = ["check", "--to", "agent-platform=4.8.0", "--installed", "agent-platform=4.7.18"]
+    done = subprocess.run(
+        [sys.executable, "-m", "upgradeplan", *args], capture_output=True, text=True, env=env
+    )
+    assert "Recommended path" in done.stdout and done.returncode in (3, 4)
+    assert len(_entries(where)) == 2

@@ -25,8 +25,10 @@ def main() -> None:
         _print(f"upgradeplan {__version__}\n")
     elif args in HELP_FLAGS:
         _print(help_text(prog_name()))
+    from upgradeplan import usercache
     from upgradeplan.cli import run
 
+    usercache.defer_writes()  # a cold knowledge load's cache entry: written after the answer
     end(run(args))
 
 
@@ -34,22 +36,27 @@ def end(code: int) -> None:
     """Exit with ``code`` without the interpreter's teardown, once nothing needs it.
 
     Tearing down the modules and objects of a finished command costs more than some commands
-    take. Before leaving with :func:`os._exit`: stdout and stderr are flushed and the
-    ``atexit`` functions run (the knowledge cache's and the help text's files are written
-    before the command returns). When a flush fails (a closed pipe) or a thread other than
+    take. Before leaving with :func:`os._exit`: stdout and stderr are flushed, the cache
+    writes deferred until the answer was out are done (:func:`usercache.defer_writes`) and
+    the ``atexit`` functions run. When a flush fails (a closed pipe) or a thread other than
     the main one still runs, the process ends as it always did (``sys.exit``), so what is
     printed and the exit code stay those of a normal exit.
     """
-    threading = sys.modules.get("threading")
-    if threading is not None and any(
-        not t.daemon for t in threading.enumerate() if t is not threading.main_thread()
-    ):
-        sys.exit(code)
     try:
         for stream in (sys.stdout, sys.stderr):
             if stream is not None:
                 stream.flush()
+        flushed = True
     except (OSError, ValueError):
+        flushed = False
+    from upgradeplan.usercache import run_later
+
+    run_later()  # the cache entries deferred until the answer was out
+    threading = sys.modules.get("threading")
+    if not flushed or (
+        threading is not None
+        and any(not t.daemon for t in threading.enumerate() if t is not threading.main_thread())
+    ):
         sys.exit(code)
     import atexit
 

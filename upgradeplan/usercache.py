@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -101,3 +102,37 @@ def write_private(path: Path, data: bytes) -> bool:
             os.unlink(tmp)
         return False
     return True
+
+
+# --------------------------------------------------------------------------- deferred writes
+
+_LATER: list[Callable[[], object]] = []
+_DEFERRING: list[bool] = []
+
+
+def defer_writes() -> None:
+    """From now on :func:`later` keeps writes for :func:`run_later` instead of doing them.
+
+    The console script calls it: a cache entry (the knowledge cache's pickling of a cold load)
+    is then written after the command's answer is printed, not before. A forked child keeps
+    none of the parent's pending writes.
+    """
+    if not _DEFERRING:
+        _DEFERRING.append(True)
+        os.register_at_fork(after_in_child=_LATER.clear)
+
+
+def later(write: Callable[[], object]) -> None:
+    """Do ``write`` now, or after the answer when the console script deferred writes."""
+    if _DEFERRING:
+        _LATER.append(write)
+    else:
+        write()
+
+
+def run_later() -> None:
+    """Do the deferred writes (in order); a failing one never stops the others."""
+    while _LATER:
+        write = _LATER.pop(0)
+        with contextlib.suppress(Exception):  # a cache write is never worth an error
+            write()

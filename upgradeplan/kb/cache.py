@@ -13,6 +13,8 @@ on it or its directory) is not read; its header carries a SHA-256 of the pickled
 truncated or corrupted file is detected, ignored and rewritten; an entry that does not unpickle
 to a knowledge base is treated the same. Writes go to a temporary file in the same directory
 and are renamed into place. ``UPGRADEPLAN_NO_CACHE`` (any non-empty value) turns the cache off.
+The console script writes a new entry after the command's answer is printed
+(:func:`upgradeplan.usercache.defer_writes`); a library call writes it before returning.
 Loads with error-level problems are not cached (they raise every time anyway).
 """
 
@@ -21,13 +23,14 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from upgradeplan.errors import KnowledgeError
 from upgradeplan.kb.roots import roots_of
 from upgradeplan.model import KnowledgeBase
-from upgradeplan.usercache import cache_dir, code_stamp, read_private, write_private
+from upgradeplan.usercache import cache_dir, code_stamp, later, read_private, write_private
 
 if TYPE_CHECKING:
     from upgradeplan.kb.problems import Problem
@@ -75,7 +78,7 @@ def load_with_problems(dirs: Sequence[str | Path] = (), *, bundled: bool = True)
     loaded = load_all(roots, bundled=False, read_text=read_text)
     kb, problems = loaded.kb, loaded.problems
     if where is not None and key is not None and all(p.severity != "error" for p in problems):
-        write(where, key, (kb, problems))
+        later(partial(write, where, key, (kb, problems)))  # the console script: after the answer
     return kb, problems
 
 

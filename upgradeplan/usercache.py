@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable
 from pathlib import Path
+
+TYPE_CHECKING = False  # not typing's: the --help fast path imports neither typing nor collections
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def cache_dir() -> Path | None:

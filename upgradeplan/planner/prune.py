@@ -61,7 +61,15 @@ def candidates(s: Search) -> list[int] | None:
 def prunable(s: Search, comps: Sequence[str]) -> bool:
     """Whether a hop's weight can be reasoned about apart from its start and its end (no
     ``$from``/``$to``, no templated keys, no conditional requirements, the releases and every
-    lockstep component's versions strictly ascending)."""
+    lockstep component's versions strictly ascending); answered once per search."""
+    key = tuple(comps)
+    hit = s._prunable.get(key)
+    if hit is None:
+        hit = s._prunable[key] = _prunable(s, comps)
+    return hit
+
+
+def _prunable(s: Search, comps: Sequence[str]) -> bool:
     from upgradeplan.versions import parse_version
 
     nodes = s.nodes

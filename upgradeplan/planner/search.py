@@ -116,6 +116,7 @@ class Search:
         self._sweep: Sweep | Literal[False] | None = None
         self._swept: dict[int, dict[str, Truth]] = {}  # id of a window state -> hazard truths
         self._first_set: dict[str, int] | None = None
+        self._prunable: dict[tuple[str, ...], bool] = {}
         self._truth_info: dict[str, _TruthInfo] = {}
         self._landed_cache: dict[tuple[str, str, int], _Known] = {}
         self._start_cache: dict[tuple[str, str, int], tuple[_Known, _Known]] = {}

@@ -21,6 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -361,3 +362,23 @@ def test_a_fact_the_target_reads_before_the_hop_keeps_the_releases_that_set_it()
     )
     assert same_plans(kb, state, P, v(0), v(6))
     assert searched(kb, state, P, v(0), v(6), 0)[0] == [v(0), v(3), v(6)]
+
+
+def test_the_garbage_collector_is_on_again_after_a_search_also_one_that_fails() -> None:
+    import gc
+
+    kb = generated(3, 12, 12)
+    product = "prod-00"
+    rels = kb.releases[product]
+    state = generated_state(kb, product, 0, pins=1, drift="disabled")
+    assert searched(kb, state, product, rels[0].version, rels[-1].version, 0)[0]
+    assert gc.isenabled()
+    s = Search(kb, index_of(kb), product, state, rels[0].version, rels[-1].version, (), 1)
+
+    def broken() -> list[int]:
+        raise RuntimeError("broken")
+
+    s._search = broken  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError):
+        s.search()
+    assert gc.isenabled()

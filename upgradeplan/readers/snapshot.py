@@ -19,13 +19,13 @@ import yaml
 
 from upgradeplan import errors, provenance
 from upgradeplan.model import Fact, FactValue, KnowledgeBase, State
+from upgradeplan.readers import yamldata
 from upgradeplan.state import keys
 from upgradeplan.unreadable import Unreadable
 
 SCHEMA_VERSION = 1
 KIND = "upgradeplan-state"
 
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
@@ -181,7 +181,7 @@ def _parse_documents(text: str, label: str) -> list[Any]:
             ) from None
         return loaded if isinstance(loaded, list) else [loaded]
     try:
-        return list(yaml.load_all(text, Loader=_Loader))
+        return yamldata.load_all(text)  # = list(yaml.load_all(text, Loader=yaml.CSafeLoader))
     except RecursionError:
         raise errors.BadInput("YAML nested too deeply to be a snapshot", location=label) from None
     except yaml.MarkedYAMLError as exc:

@@ -19,7 +19,7 @@ targets that did not apply.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,16 +120,29 @@ def _canonical(value: Any) -> Any:
     return value
 
 
+# Source kinds the judgement branches on (the planner leaves a pin that only follows a
+# release's published range to move with it; an installed version derived from a pin is a
+# guess when what runs could not be read): a fact of one of these kinds is not shared with
+# the same value read somewhere. Every other kind only says where a fact was read.
+_INFERRED = frozenset({"plan", "derived", "moved", "default", "release-default"})
+
+
 def state_key(state: State) -> tuple[Any, ...]:
-    """What a judgement depends on: every fact's key and value and what could not be read
-    (not the names or sources, which only say where a fact was read)."""
-    facts = tuple(sorted((k, _canonical(f.value)) for k, f in state.facts.items()))
+    """What a judgement depends on: every fact's key, value and, for a fact that was
+    inferred rather than read, its source's kind; and what could not be read (not names
+    or where a fact was read)."""
+    facts = tuple(
+        sorted(
+            (k, _canonical(f.value), f.source.kind if f.source.kind in _INFERRED else "")
+            for k, f in state.facts.items()
+        )
+    )
     unread = tuple(sorted(str(u) for u in state.unread))
     return facts, tuple(sorted(state.unreadable.items())), unread
 
 
 @dataclass(frozen=True)
-class _Judgement:
+class Judgement:
     """What a row holds, apart from the installation's name and source."""
 
     verdict: str
@@ -158,7 +171,10 @@ class Judge:
     stated: State | None = None  # facts stated for every installation (merged last)
     cache_size: int = CACHE_SIZE
     computed: int = 0  # judgements computed (the others were shared)
-    _cache: OrderedDict[tuple[Any, ...], _Judgement] = field(default_factory=OrderedDict)
+    shared: MutableMapping[bytes, Judgement] | None = None  # judgements of other processes
+    _cache: OrderedDict[tuple[Any, ...], tuple[bytes, Judgement]] = field(
+        default_factory=OrderedDict
+    )
 
     def __post_init__(self) -> None:
         api.threshold(self.fail_on)
@@ -182,43 +198,35 @@ class Judge:
         )
 
     def judge(self, member: Member) -> Installation:
+        return row_of(member.name, member.source, self.judgement(member)[1])
+
+    def judgement(self, member: Member) -> tuple[bytes, Judgement]:
+        """The judgement of a member and its digest (equal digests: the same judgement),
+        computed, or shared with an installation judged before in the same state (in
+        ``shared`` too, when set: the cache of the other worker processes)."""
         if member.state is None:
-            return Installation(
-                name=member.name,
-                source=member.source,
-                verdict=UNREADABLE,
-                exit_code=int(errors.ExitCode.UNDETERMINED),
-                error=member.error or "could not be read",
-            )
+            error = member.error or "could not be read"
+            return _digest(("unreadable", error)), _unreadable(error)
         state = self.state_of(member)
         to, not_applied = self._applicable(state)
         key = (state_key(state), tuple(to))
-        judged = self._cache.get(key)
+        cached = self._cache.get(key)
+        if cached is not None:
+            self._cache.move_to_end(key)
+            return cached
+        digest = _digest(key)
+        judged: Judgement | None = None
+        if self.shared is not None:
+            judged = self.shared.get(digest)
         if judged is None:
             judged = self._judge(state, to, tuple(not_applied))
             self.computed += 1
-            self._cache[key] = judged
-            if len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
-        else:
-            self._cache.move_to_end(key)
-        return Installation(
-            name=member.name,
-            source=member.source,
-            verdict=judged.verdict,
-            exit_code=judged.exit_code,
-            current=judged.current,
-            targets=judged.targets,
-            path=judged.path,
-            path_verdict=judged.path_verdict,
-            blocked_by=judged.blocked_by,
-            blocking=judged.blocking,
-            findings=judged.findings,
-            missing=judged.missing,
-            not_applied=judged.not_applied,
-            could_not_read=judged.could_not_read,
-            error=judged.error,
-        )
+            if self.shared is not None and self.computed <= self.cache_size:
+                self.shared[digest] = judged
+        self._cache[key] = digest, judged
+        if len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+        return digest, judged
 
     def _applicable(self, state: State) -> tuple[list[str], list[str]]:
         """The --to values that apply to this installation, and those that do not."""
@@ -242,14 +250,14 @@ class Judge:
                 keep.append(raw)
         return keep, skipped
 
-    def _judge(self, state: State, to: Sequence[str], not_applied: tuple[str, ...]) -> _Judgement:
+    def _judge(self, state: State, to: Sequence[str], not_applied: tuple[str, ...]) -> Judgement:
         current = tuple(
             (p, v) for p in sorted(self.kb.products) if (v := state.installed(p)) is not None
         )
         try:
             result = api.check(self.kb, state, to, holds=self.holds, fail_on=self.fail_on)
         except errors.UpgradeplanError as exc:
-            return _Judgement(
+            return Judgement(
                 verdict="undetermined",
                 exit_code=int(errors.ExitCode.UNDETERMINED),
                 current=current,
@@ -295,7 +303,7 @@ class Judge:
                 if t.product in installed and installed[t.product] != t.version
             )
             path_verdict, blocked_by = None, ()
-        return _Judgement(
+        return Judgement(
             verdict=result.shown_verdict,
             exit_code=result.exit_code,
             current=current,
@@ -309,6 +317,52 @@ class Judge:
             not_applied=not_applied,
             could_not_read=tuple(str(u) for u in result.unreadable),
         )
+
+
+def _digest(key: Any) -> bytes:
+    """A short digest of a judgement's key (the repr of str, int, bool, None and tuples of
+    them is exact), to share the judgement between processes."""
+    import hashlib
+
+    return hashlib.blake2b(repr(key).encode(), digest_size=16).digest()
+
+
+def _unreadable(error: str) -> Judgement:
+    return Judgement(
+        verdict=UNREADABLE,
+        exit_code=int(errors.ExitCode.UNDETERMINED),
+        current=(),
+        targets=(),
+        path=(),
+        path_verdict=None,
+        blocked_by=(),
+        blocking=(),
+        findings=(),
+        missing=(),
+        not_applied=(),
+        error=error,
+    )
+
+
+def row_of(name: str, source: str, judged: Judgement) -> Installation:
+    """The roll-up's row of an installation: its name and source, and its judgement."""
+    return Installation(
+        name=name,
+        source=source,
+        verdict=judged.verdict,
+        exit_code=judged.exit_code,
+        current=judged.current,
+        targets=judged.targets,
+        path=judged.path,
+        path_verdict=judged.path_verdict,
+        blocked_by=judged.blocked_by,
+        blocking=judged.blocking,
+        findings=judged.findings,
+        missing=judged.missing,
+        not_applied=judged.not_applied,
+        could_not_read=judged.could_not_read,
+        error=judged.error,
+    )
 
 
 def _past(installed: str | None, version: str) -> bool:

@@ -1,0 +1,49 @@
+"""fleet/judge: which installations share one judgement (the state key)."""
+
+from __future__ import annotations
+
+from upgradeplan import provenance
+from upgradeplan.fleet.judge import Judge, state_key
+from upgradeplan.fleet.members import Member
+from upgradeplan.model import Fact, KnowledgeBase, State
+
+
+def _state(name: str, *facts: Fact, unreadable: dict[str, str] | None = None) -> State:
+    return State(facts={f.key: f for f in facts}, name=name, unreadable=unreadable or {})
+
+
+def test_where_a_fact_was_read_does_not_split_the_key() -> None:
+    a = _state("a", Fact("pin.kagent", "0.11.0", provenance.in_file("a/bom.yaml", 3)))
+    b = _state("b", Fact("pin.kagent", "0.11.0", provenance.text("cluster b: HelmRelease x")))
+    assert state_key(a) == state_key(b)
+
+
+def test_a_pin_that_follows_a_release_range_is_not_shared_with_a_written_pin() -> None:
+    # the planner moves a pin whose source is the release's published range with the release,
+    # and keeps a written one: the same value judged differently
+    written = _state("a", Fact("pin.kagent", ">=0.11.0", provenance.in_file("bom.yaml", 3)))
+    default = _state(
+        "b",
+        Fact(
+            "pin.kagent",
+            ">=0.11.0",
+            provenance.release_default("agent-platform@4.8.0", "components.kagent.versionRange"),
+        ),
+    )
+    assert state_key(written) != state_key(default)
+
+
+def test_an_installed_version_derived_from_a_pin_is_not_shared_with_a_read_one(
+    kb: KnowledgeBase,
+) -> None:
+    # with what runs unreadable, a version derived from the pin is a guess (undetermined)
+    where = provenance.in_file("bom.yaml", 3)
+    unread = {"installed.agent-platform": "HelmRelease list forbidden (403)"}
+    pin = Fact("pin.agent-platform", "4.8.0", where)
+    guessed = _state("a", pin, unreadable=unread)
+    read = _state("b", pin, Fact("installed.agent-platform", "4.8.0", where), unreadable=unread)
+    judge = Judge(kb)
+    a, b = (judge.state_of(Member(s.name, s.name, s)) for s in (guessed, read))
+    assert a.facts["installed.agent-platform"].source.kind == "derived"
+    assert a.facts["installed.agent-platform"].value == b.facts["installed.agent-platform"].value
+    assert state_key(a) != state_key(b)

@@ -58,13 +58,13 @@ SortKey = tuple[int, int, int, int, PreKey]
 def _pre_key(ids: tuple[str, ...]) -> PreKey:
     # An identifier is numeric when it parses as uint64; numeric sorts before text, and
     # text compares byte-wise (ASCII), so an over-long digit run compares as text.
-    out = []
-    for ident in ids:
-        if ident.isdigit() and int(ident) <= _UINT64_MAX:
-            out.append((0, int(ident), ""))
-        else:
-            out.append((1, 0, ident))
-    return tuple(out)
+    # (20 digits and more may not fit; fewer always do.)
+    return tuple(
+        [
+            (0, int(i), "") if i.isdigit() and (len(i) < 20 or int(i) <= _UINT64_MAX) else (1, 0, i)
+            for i in ids
+        ]
+    )
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -92,8 +92,11 @@ class Version:
         parts = text.split(".")
         if len(parts) == 3 and text.isascii() and len(text) <= MAX_VERSION_LEN:
             a, b, c = parts
-            if a.isdigit() and b.isdigit() and c.isdigit():  # the common MAJOR.MINOR.PATCH
-                return _plain(cls, text, int(a), int(b), int(c))
+            if b.isdigit() and c.isdigit():  # the common [v]MAJOR.MINOR.PATCH
+                if a.isdigit():
+                    return _plain(cls, text, int(a), int(b), int(c))
+                if a[:1] == "v" and a[1:].isdigit():
+                    return _plain(cls, text, int(a[1:]), int(b), int(c))
         m = _LOOSE.fullmatch(text) if len(text) <= MAX_VERSION_LEN else None
         if m is None:
             raise InvalidVersion(text, _version_reason(text))
@@ -101,7 +104,10 @@ class Version:
         major, minor, patch = int(a), int(b) if b else 0, int(c) if c else 0
         if pre_text:
             pre = tuple(pre_text.split("."))
-            if any(len(i) > 1 and i[0] == "0" and i.isdigit() for i in pre):
+            # a numeric identifier with a leading zero is refused; only look when one starts "0"
+            if (pre_text[0] == "0" or ".0" in pre_text) and any(
+                len(i) > 1 and i[0] == "0" and i.isdigit() for i in pre
+            ):
                 raise InvalidVersion(text, _version_reason(text))
             key: SortKey = (major, minor, patch, 0, _pre_key(pre))
         else:

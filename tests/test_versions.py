@@ -424,3 +424,28 @@ def test_select_exact_string_wins_and_ties_go_to_first() -> None:
 def test_select_invalid_request_raises() -> None:
     with pytest.raises(InvalidConstraint, match="'latest'"):
         select("latest", ["latest", "1.0.0"], flavour="helm")
+
+
+@pytest.mark.parametrize("text", ["1.2.3", "v1.2.3", "1.2.3-rc.1+b.2", "0.0.31-0", "2025.01.15"])
+def test_a_parsed_version_is_a_frozen_version_like_a_constructed_one(text: str) -> None:
+    import dataclasses
+    import pickle
+
+    parsed = Version.parse(text)
+    assert type(parsed) is Version
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        parsed.major = 9  # type: ignore[misc]
+    again = pickle.loads(pickle.dumps(parsed))
+    assert again == parsed and again.original == parsed.original
+    assert (
+        dataclasses.astuple(parsed)[:5]
+        == dataclasses.astuple(
+            Version(parsed.major, parsed.minor, parsed.patch, parsed.prerelease, parsed.build)
+        )[:5]
+    )
+
+    class Sub(Version):
+        __slots__ = ("extra",)
+
+    sub = Sub.parse(text)
+    assert type(sub) is Sub and sub == parsed and sub.original == text

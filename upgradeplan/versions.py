@@ -46,6 +46,7 @@ _RANGE_PATTERN = (
     rf"{_WS}*"
 )
 _BLANKS_SET = frozenset(" \t\n\f\r")  # the characters of _WS
+_LEADING_ZERO = re.compile(r"(?:^|\.)0[0-9]+(?=\.|$)")  # in a prerelease: 01, 007 (not 0, 0a)
 _BLANKS = re.compile(rf"{_WS}*")
 _WILD = frozenset({"x", "X", "*"})
 _OPERATORS = frozenset({"", "=", "!=", ">", "<", ">=", "=>", "<=", "=<", "~", "~>", "^"})
@@ -104,10 +105,7 @@ class Version:
         major, minor, patch = int(a), int(b) if b else 0, int(c) if c else 0
         if pre_text:
             pre = tuple(pre_text.split("."))
-            # a numeric identifier with a leading zero is refused; only look when one starts "0"
-            if (pre_text[0] == "0" or ".0" in pre_text) and any(
-                len(i) > 1 and i[0] == "0" and i.isdigit() for i in pre
-            ):
+            if _LEADING_ZERO.search(pre_text):  # a numeric identifier with a leading zero
                 raise InvalidVersion(text, _version_reason(text))
             key: SortKey = (major, minor, patch, 0, _pre_key(pre))
         else:
@@ -116,17 +114,7 @@ class Version:
         if major > _UINT64_MAX or minor > _UINT64_MAX or patch > _UINT64_MAX:
             raise InvalidVersion(text, _version_reason(text))
         build = tuple(build_text.split(".")) if build_text else ()
-        # the fields set directly, as __init__ and __post_init__ would (parsing is the hot
-        # path of every reader and of the knowledge load; a frozen __init__ costs 2-3x this)
-        version = _new(cls)
-        _SET_MAJOR(version, major)
-        _SET_MINOR(version, minor)
-        _SET_PATCH(version, patch)
-        _SET_PRE(version, pre)
-        _SET_BUILD(version, build)
-        _SET_ORIGINAL(version, text)
-        _SET_KEY(version, key)
-        return version
+        return _made(cls, major, minor, patch, pre, build, text, key)
 
     @classmethod
     def parse_strict(cls, text: str) -> Version:
@@ -201,19 +189,72 @@ _SET_ORIGINAL = _SLOTS["original"].__set__
 _SET_KEY = _SLOTS["_key"].__set__
 
 
+class _Unfrozen:
+    """Version's slots without the frozen ``__setattr__``: filled by plain attribute stores
+    (the interpreter's fast path), then made a Version by ``__class__`` assignment, which
+    the identical slot layout allows. Half the cost of calling the seven slot setters."""
+
+    __slots__ = Version.__slots__
+    major: int
+    minor: int
+    patch: int
+    prerelease: tuple[str, ...]
+    build: tuple[str, ...]
+    original: str
+    _key: SortKey
+
+
+def _made(
+    cls: type[Version],
+    major: int,
+    minor: int,
+    patch: int,
+    pre: tuple[str, ...],
+    build: tuple[str, ...],
+    text: str,
+    key: SortKey,
+) -> Version:
+    """A version with its fields set directly, as __init__ and __post_init__ would set them
+    (parsing is the hot path of every reader and of the knowledge load; a frozen __init__
+    costs several times this)."""
+    if cls is not Version:  # a subclass may lay its slots out differently
+        version = _new(cls)
+        for setter, value in zip(
+            _SETTERS, (major, minor, patch, pre, build, text, key), strict=True
+        ):
+            setter(version, value)
+        return version
+    raw = _Unfrozen()
+    raw.major = major
+    raw.minor = minor
+    raw.patch = patch
+    raw.prerelease = pre
+    raw.build = build
+    raw.original = text
+    raw._key = key
+    raw.__class__ = Version  # type: ignore[assignment]
+    return raw  # type: ignore[return-value]
+
+
+_SETTERS = (_SET_MAJOR, _SET_MINOR, _SET_PATCH, _SET_PRE, _SET_BUILD, _SET_ORIGINAL, _SET_KEY)
+
+
 def _plain(cls: type[Version], text: str, major: int, minor: int, patch: int) -> Version:
     """A version without prerelease or build, its fields set directly (see Version.parse)."""
     if major > _UINT64_MAX or minor > _UINT64_MAX or patch > _UINT64_MAX:
         raise InvalidVersion(text, _version_reason(text))
-    version = _new(cls)
-    _SET_MAJOR(version, major)
-    _SET_MINOR(version, minor)
-    _SET_PATCH(version, patch)
-    _SET_PRE(version, ())
-    _SET_BUILD(version, ())
-    _SET_ORIGINAL(version, text)
-    _SET_KEY(version, (major, minor, patch, 1, ()))
-    return version
+    if cls is not Version:
+        return _made(cls, major, minor, patch, (), (), text, (major, minor, patch, 1, ()))
+    raw = _Unfrozen()  # as in _made, without a second call on the most common path
+    raw.major = major
+    raw.minor = minor
+    raw.patch = patch
+    raw.prerelease = ()
+    raw.build = ()
+    raw.original = text
+    raw._key = (major, minor, patch, 1, ())
+    raw.__class__ = Version  # type: ignore[assignment]
+    return raw  # type: ignore[return-value]
 
 
 def _ids_reason(kind: str, text: str) -> str:

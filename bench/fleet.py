@@ -60,6 +60,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="100,1000")
     parser.add_argument("--jobs", default="1,2")
     args = parser.parse_args()
+    start_load = os.getloadavg()[0]
     kb = api.load_kb()
     sizes = [int(s) for s in args.sizes.split(",")]
     jobs = [int(j) for j in args.jobs.split(",")]
@@ -75,19 +76,34 @@ def main() -> None:
                 forms[key] = forms.get(key, 0) + 1
             size = sum(g.path.stat().st_size for g in made)
             print(f"{n} snapshots, {size / 1e6:.1f} MB: {dict(sorted(forms.items()))}")
-        print(f"{'size':>6} {'-j':>3} {'median s':>9} {'inst/s':>8} {'RSS MiB':>8} {'CPU s':>6}")
-        for n in sizes:
-            for j in jobs:
-                runs = [run_once(dirs[n], j) for _ in range(args.rounds)]
-                wall = statistics.median(r[0] for r in runs)
-                rss = max(r[2] for r in runs)
-                cpu = statistics.median(r[3] for r in runs)
-                peak[(n, j)] = rss
-                print(f"{n:>6} {j:>3} {wall:>9.2f} {n / wall:>8.0f} {rss / 1024:>8.1f} {cpu:>6.2f}")
+        runs: dict[tuple[int, int], list[tuple[float, int, int, float]]] = {}
+        for _ in range(args.rounds):  # round after round, so that load falls on each alike
+            for n in sizes:
+                for j in jobs:
+                    runs.setdefault((n, j), []).append(run_once(dirs[n], j))
+    print(
+        f"{'size':>6} {'-j':>3} {'median s':>9} {'inst/s':>8} {'inst/CPU-s':>11}"
+        f" {'RSS MiB':>8} {'CPU s':>6}"
+    )
+    walls: dict[tuple[int, int], float] = {}
+    for (n, j), got in runs.items():
+        wall = walls[(n, j)] = statistics.median(r[0] for r in got)
+        rss = max(r[2] for r in got)
+        cpu = statistics.median(r[3] for r in got)
+        peak[(n, j)] = rss
+        print(
+            f"{n:>6} {j:>3} {wall:>9.2f} {n / wall:>8.0f} {n / cpu:>11.0f}"
+            f" {rss / 1024:>8.1f} {cpu:>6.2f}"
+        )
     if 1 in jobs and len(sizes) >= 2:
         growth = (peak[(sizes[-1], 1)] - peak[(sizes[0], 1)]) / 1024
         print(f"memory growth {sizes[0]} -> {sizes[-1]} snapshots (-j1): {growth:.1f} MiB")
-    print(f"load average: {os.getloadavg()[0]:.2f}")
+    for n in sizes:
+        for j in jobs:
+            if j != 1 and 1 in jobs:
+                ratio = walls[(n, j)] / walls[(n, 1)]
+                print(f"{n} snapshots: -j{j} takes {ratio:.2f}x the wall time of -j1")
+    print(f"load average: {start_load:.2f} at the start, {os.getloadavg()[0]:.2f} at the end")
 
 
 if __name__ == "__main__":

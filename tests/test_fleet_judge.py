@@ -5,7 +5,7 @@ from __future__ import annotations
 from upgradeplan import provenance
 from upgradeplan.fleet.judge import Judge, state_key
 from upgradeplan.fleet.members import Member
-from upgradeplan.model import Fact, KnowledgeBase, State
+from upgradeplan.model import Fact, FactValue, KnowledgeBase, State
 
 
 def _state(name: str, *facts: Fact, unreadable: dict[str, str] | None = None) -> State:
@@ -47,3 +47,11 @@ def test_an_installed_version_derived_from_a_pin_is_not_shared_with_a_read_one(
     assert a.facts["installed.agent-platform"].source.kind == "derived"
     assert a.facts["installed.agent-platform"].value == b.facts["installed.agent-platform"].value
     assert state_key(a) != state_key(b)
+
+
+def test_values_equal_in_python_but_not_as_facts_are_not_shared() -> None:
+    where = provenance.in_file("bom.yaml", 3)
+    values: list[FactValue] = [True, 1, "1", {"a": 1}, [["a", 1]], {"1": "x"}, None, [], {}]
+    values += [1.0, {1: "x"}]  # type: ignore[list-item]  # as YAML can give them
+    keys = {state_key(_state("a", Fact("values.kagent", v, where))) for v in values}
+    assert len(keys) == len(values)

@@ -180,13 +180,7 @@ class Version:
 _new = object.__new__
 _SLOTS = vars(Version)
 # the slots' own setters (a frozen dataclass only forbids setattr, not its slots' descriptors)
-_SET_MAJOR = _SLOTS["major"].__set__
-_SET_MINOR = _SLOTS["minor"].__set__
-_SET_PATCH = _SLOTS["patch"].__set__
-_SET_PRE = _SLOTS["prerelease"].__set__
-_SET_BUILD = _SLOTS["build"].__set__
-_SET_ORIGINAL = _SLOTS["original"].__set__
-_SET_KEY = _SLOTS["_key"].__set__
+_SETTERS = tuple(_SLOTS[name].__set__ for name in Version.__slots__)  # in the fields' order
 
 
 class _Unfrozen:
@@ -234,9 +228,6 @@ def _made(
     raw._key = key
     raw.__class__ = Version  # type: ignore[assignment]
     return raw  # type: ignore[return-value]
-
-
-_SETTERS = (_SET_MAJOR, _SET_MINOR, _SET_PATCH, _SET_PRE, _SET_BUILD, _SET_ORIGINAL, _SET_KEY)
 
 
 def _plain(cls: type[Version], text: str, major: int, minor: int, patch: int) -> Version:

@@ -113,11 +113,18 @@ class Fleet:
 
 
 def _canonical(value: Any) -> Any:
-    if isinstance(value, dict):
-        return tuple(sorted((str(k), _canonical(v)) for k, v in value.items()))
-    if isinstance(value, list):
-        return tuple(_canonical(v) for v in value)
-    return value
+    """A hashable value equal only to the same value: maps sorted by key, and the types
+    kept apart (``True``, ``1`` and ``1.0`` are equal in Python, not as facts; nor are a map
+    and a list of pairs, or the keys ``1`` and ``"1"``)."""
+    kind = type(value)
+    if kind is str or value is None:
+        return value
+    if kind is dict:
+        items = sorted((str(k), type(k).__name__, _canonical(v)) for k, v in value.items())
+        return ("map", tuple(items))
+    if kind is list or kind is tuple:
+        return ("list", tuple([_canonical(v) for v in value]))
+    return (kind.__name__, value)
 
 
 # Source kinds the judgement branches on (the planner leaves a pin that only follows a
@@ -133,7 +140,11 @@ def state_key(state: State) -> tuple[Any, ...]:
     or where a fact was read)."""
     facts = tuple(
         sorted(
-            (k, _canonical(f.value), f.source.kind if f.source.kind in _INFERRED else "")
+            (
+                k,
+                f.value if type(f.value) is str else _canonical(f.value),
+                f.source.kind if f.source.kind in _INFERRED else "",
+            )
             for k, f in state.facts.items()
         )
     )

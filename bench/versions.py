@@ -196,12 +196,12 @@ SEMVER = "github.com/Masterminds/semver/v3"
 SEMVER_VERSION = "v3.2.0"
 # the last measured Go figures (docs/performance.md, Version constraints): printed, marked as
 # not measured, when this machine has no Go toolchain
-RECORDED_WHEN = "2026-12-01 16:45 UTC (go1.19.8, semver v3.2.0, best of 7, load 3-5)"
+RECORDED_WHEN = "2026-12-01 17:08 UTC (go1.19.8, semver v3.2.0, best of 7, load 1.1-1.3)"
 RECORDED_GO = {
-    "version_parses": 1_026_999.0,
-    "constraint_parses": 82_267.0,
-    "warm_checks": 1_130_556.0,
-    "cold_checks": 68_455.0,
+    "version_parses": 957_317.0,
+    "constraint_parses": 104_108.0,
+    "warm_checks": 1_219_523.0,
+    "cold_checks": 67_058.0,
 }
 LABELS = {
     "version_parses": "version parses/s",

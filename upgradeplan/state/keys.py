@@ -12,7 +12,6 @@ Lookups read :data:`KEYS` when they are called, so the table is the only source.
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import field
 from functools import cached_property
@@ -216,7 +215,6 @@ class Match:
     product: str | None
 
 
-@functools.lru_cache(maxsize=4096)  # a snapshot reader asks for every fact of every file
 def match(key: str) -> Match | None:
     """The row of ``key`` (the first whose pattern matches), or None for no fact key."""
     for row in KEYS:

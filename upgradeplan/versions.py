@@ -114,7 +114,7 @@ class Version:
         if major > _UINT64_MAX or minor > _UINT64_MAX or patch > _UINT64_MAX:
             raise InvalidVersion(text, _version_reason(text))
         build = tuple(build_text.split(".")) if build_text else ()
-        return _made(cls, major, minor, patch, pre, build, text, key)
+        return _made(cls, (major, minor, patch, pre, build, text, key))
 
     @classmethod
     def parse_strict(cls, text: str) -> Version:
@@ -184,9 +184,9 @@ _SETTERS = tuple(_SLOTS[name].__set__ for name in Version.__slots__)  # in the f
 
 
 class _Unfrozen:
-    """Version's slots without the frozen ``__setattr__``: filled by plain attribute stores
-    (the interpreter's fast path), then made a Version by ``__class__`` assignment, which
-    the identical slot layout allows. Half the cost of calling the seven slot setters."""
+    """Version's slots without the frozen ``__setattr__``: filled by plain attribute stores,
+    then made a Version by ``__class__`` assignment (the slot layout is the same): half the
+    cost of calling the seven slot setters."""
 
     __slots__ = Version.__slots__
     major: int
@@ -198,34 +198,20 @@ class _Unfrozen:
     _key: SortKey
 
 
-def _made(
-    cls: type[Version],
-    major: int,
-    minor: int,
-    patch: int,
-    pre: tuple[str, ...],
-    build: tuple[str, ...],
-    text: str,
-    key: SortKey,
-) -> Version:
-    """A version with its fields set directly, as __init__ and __post_init__ would set them
-    (parsing is the hot path of every reader and of the knowledge load; a frozen __init__
-    costs several times this)."""
+Fields = tuple[int, int, int, tuple[str, ...], tuple[str, ...], str, SortKey]
+
+
+def _made(cls: type[Version], fields: Fields) -> Version:
+    """A version with its fields (in slot order) set directly, as __init__ and __post_init__
+    would set them (parsing is the hot path of every reader and of the knowledge load; a
+    frozen __init__ costs several times this)."""
     if cls is not Version:  # a subclass may lay its slots out differently
         version = _new(cls)
-        for setter, value in zip(
-            _SETTERS, (major, minor, patch, pre, build, text, key), strict=True
-        ):
+        for setter, value in zip(_SETTERS, fields, strict=True):
             setter(version, value)
         return version
     raw = _Unfrozen()
-    raw.major = major
-    raw.minor = minor
-    raw.patch = patch
-    raw.prerelease = pre
-    raw.build = build
-    raw.original = text
-    raw._key = key
+    raw.major, raw.minor, raw.patch, raw.prerelease, raw.build, raw.original, raw._key = fields
     raw.__class__ = Version  # type: ignore[assignment]
     return raw  # type: ignore[return-value]
 
@@ -234,18 +220,7 @@ def _plain(cls: type[Version], text: str, major: int, minor: int, patch: int) ->
     """A version without prerelease or build, its fields set directly (see Version.parse)."""
     if major > _UINT64_MAX or minor > _UINT64_MAX or patch > _UINT64_MAX:
         raise InvalidVersion(text, _version_reason(text))
-    if cls is not Version:
-        return _made(cls, major, minor, patch, (), (), text, (major, minor, patch, 1, ()))
-    raw = _Unfrozen()  # as in _made, without a second call on the most common path
-    raw.major = major
-    raw.minor = minor
-    raw.patch = patch
-    raw.prerelease = ()
-    raw.build = ()
-    raw.original = text
-    raw._key = (major, minor, patch, 1, ())
-    raw.__class__ = Version  # type: ignore[assignment]
-    return raw  # type: ignore[return-value]
+    return _made(cls, (major, minor, patch, (), (), text, (major, minor, patch, 1, ())))
 
 
 def _ids_reason(kind: str, text: str) -> str:

@@ -301,3 +301,15 @@ def test_yaml_anchors_merge_keys_and_several_documents() -> None:
         match="expected a single document in the stream: but found another document",
     ):
         load_text("a: 1\n---\nb: 2\n")
+
+
+def test_knowledge_yaml_reads_ints_as_yaml_does() -> None:
+    """The loader's fast path takes plain decimals only: 0755 stays octal, as YAML 1.1 says."""
+    import yaml
+
+    from upgradeplan.kb.yamlio import load_text_with_duplicates
+
+    text = "a: 0755\nb: 10\nc: 0\nd: 0x1f\ne: 08\nf: 1_000\n"
+    data, duplicates = load_text_with_duplicates(text)
+    assert data == yaml.load(text, Loader=yaml.CSafeLoader) and not duplicates
+    assert data["a"] == 493

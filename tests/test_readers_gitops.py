@@ -1113,3 +1113,15 @@ def test_a_namespace_object_is_named_after_the_namespace_kustomize_sets(
             timeout=60,
         ).stdout
         assert "  name: media\n" in built and "name: _" not in built
+
+
+def test_int_spellings_read_as_yaml_reads_them() -> None:
+    """0755 is octal and 0x1f hex to YAML 1.1, as keys as well as values (a file mode map)."""
+    import yaml
+
+    from upgradeplan.readers.gitops import yamldocs
+
+    text = "modes: {0755: a, 0x1f: b, 1_000: c, 10: d}\nvalues: [0755, 0x1f, 1_000, 10, 08]\n"
+    (doc,) = yamldocs.parse(text, "modes.yaml")
+    assert doc.data == yaml.load(text, Loader=yaml.CSafeLoader)
+    assert doc.data["modes"] == {493: "a", 31: "b", 1000: "c", 10: "d"}

@@ -95,8 +95,10 @@ class _Builder:
             tag = node.tag
             if tag == _STR:
                 return node.value
-            if tag == _INT and node.value.isdigit():
-                return int(node.value)
+            value = node.value
+            # decimal digits only: "0755" is octal to YAML 1.1 and "٣" no YAML int at all
+            if tag == _INT and value.isascii() and value.isdigit() and value[:1] != "0":
+                return int(value)
             return self.loader.construct_object(node, deep=True)
         if cls is yaml.MappingNode:
             return self.mapping(node)  # type: ignore[arg-type]

@@ -180,11 +180,8 @@ class _Builder:
 
 
 def _key_of(node: yaml.ScalarNode) -> Any:
-    if node.tag == "tag:yaml.org,2002:int":
-        try:
-            return int(node.value)
-        except ValueError:
-            return node.value
+    if node.tag == "tag:yaml.org,2002:int":  # 0755 (octal), 0x1f, 1_000 as YAML 1.1 reads them
+        return yaml.constructor.SafeConstructor().construct_yaml_int(node)
     if node.tag == "tag:yaml.org,2002:bool":
         return node.value.lower() in ("true", "yes", "on")
     return node.value

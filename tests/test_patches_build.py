@@ -6,7 +6,7 @@ import pytest
 
 from upgradeplan.model import Action, Fact, Jump, Move, Plan, State, Step, Target
 from upgradeplan.patches.build import build
-from upgradeplan.provenance import flag, in_file, recorded
+from upgradeplan.provenance import ObjectRef, flag, in_file, read_from
 from upgradeplan.render.patches import dir_layout, render_json, render_text
 
 BOM = 'components:\n  conn:\n    versionRange: "1.0.0"  # pinned\n'
@@ -70,7 +70,9 @@ def _action(mkind: str, content: str, **target: str) -> Action:
 def test_values_edit_from_a_cluster_is_a_helmrelease_patch() -> None:
     state = _state(
         Fact("values.agent.delegateVersion", "0.29.0",
-             recorded("cluster prod: HelmRelease ns-a/agent spec.values.delegateVersion")),
+             read_from("HelmRelease ns-a/agent spec.values.delegateVersion", "cluster prod",
+                       obj=ObjectRef("HelmRelease", "ns-a", "agent"),
+                       path="spec.values.delegateVersion")),
     )  # fmt: skip
     edit = _action("values-edit", 'delegateVersion: "0.31.2"\n', key="delegateVersion")
     step = Step("agent", "0.29.0", "0.31.2", actions=(edit,))

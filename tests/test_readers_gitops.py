@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from support import sources
 from support.cli import git as _git
 from support.fakeapi import FakeAPIFactory, fake_api
 from support.scenarios import (
@@ -39,7 +40,7 @@ from upgradeplan.model import (
     Target,
 )
 from upgradeplan.planner.judge import relocate
-from upgradeplan.provenance import in_file, recorded
+from upgradeplan.provenance import in_file
 from upgradeplan.readers import gitops
 from upgradeplan.readers.gather import moved_pins
 from upgradeplan.readers.gitops.gate import pin_changes
@@ -507,7 +508,7 @@ def _state(**pins: tuple[str, str]) -> State:
     facts = {}
     for name, (value, source) in pins.items():
         key = "pin." + name.replace("_", "-")
-        facts[key] = Fact(key, value, recorded(source))
+        facts[key] = Fact(key, value, sources.at(source))
     return State(facts=facts)
 
 
@@ -869,7 +870,7 @@ def test_relocate_moves_findings_to_the_new_pin_line() -> None:
     def finding(status: Status, location: str) -> Finding:
         return Finding(
             "h", "t", "blocking", "skip", status, "agent-platform", "4.7.18", "4.8.0",
-            location=recorded(location) if location else None,
+            location=sources.at(location) if location else None,
         )  # fmt: skip
 
     def at(f: Finding) -> str:

@@ -9,9 +9,9 @@ import pytest
 from conftest import REPO, fixture_path
 from support.plans import github_text, sarif_text
 from support.sarif_schema import schema_path, valid_sarif
+from support.sources import at
 
 from upgradeplan.model import Evidence, Finding, Jump, Plan, Target, Truth
-from upgradeplan.provenance import recorded
 from upgradeplan.render import github
 
 
@@ -28,7 +28,7 @@ def _finding(hazard: str, severity: str, status: str, location: str = "") -> Fin
         evidence=(Evidence("version_below", "connectivity below 4.7.19", Truth.TRUE),),
         consequence="The Harness\nis deleted.",
         avoid="Stop at 4.7.19.",
-        location=recorded(location) if location else None,
+        location=at(location) if location else None,
         reason="applies: the hop skips 4.7.19",
     )
 

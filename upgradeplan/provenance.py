@@ -3,8 +3,9 @@
 Readers build Sources; the planner builds them for the facts it supposes (a landed release, a
 pin it moves). Code that needs to know *where* (the patch builder editing a file line, SARIF
 pointing at a line, the GitOps gate relocating a pin) reads the typed fields; ``str(source)`` is
-only for people. The one way back from text is :func:`recorded`, for sources a snapshot file
-recorded as text (it is the inverse of ``str``).
+only for people, and nothing reads a Source back from its text. A snapshot records the fields
+(:func:`to_fields`) beside the text and reads them back (:func:`from_fields`); a source recorded
+only as text stays text.
 
 Kinds and their text:
 
@@ -28,7 +29,7 @@ Kinds and their text:
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, cast, get_args
 
 from upgradeplan.frozen import frozen
 
@@ -159,69 +160,92 @@ def text(detail: str) -> Source:
     return Source("text", detail=detail)
 
 
-# --------------------------------------------------------------------------- text -> Source
+# --------------------------------------------------------------------------- fields
 
-_DERIVED_PIN = "derived: exact pin ("
-_DEFAULT = "derived: "
-_NO_DRIFT = " sets no driftDetection for "
-_RELEASE_DEFAULT = "default of "
-
-
-def recorded(raw: str) -> Source:
-    """The Source whose text a snapshot file recorded: the inverse of ``str(source)``.
-
-    A snapshot is serialised state, so it records sources as the text the outputs print;
-    reading it back gives file lines (and what stands on them) their kind again. Everything
-    else stays text. This is the only place a source's text is read.
-    """
-    body = raw.strip()
-    if body.startswith(_DERIVED_PIN) and body.endswith(")"):
-        return derived_from_pin(recorded(body[len(_DERIVED_PIN) : -1]))
-    if body.startswith(_DEFAULT) and _NO_DRIFT in body:
-        where, _, rest = body[len(_DEFAULT) :].partition(_NO_DRIFT)
-        component, sep, why = rest.partition("; ")
-        at = _file_line(where)
-        if at is not None and sep and component and " " not in component:
-            return default_of(at[0], at[1], component, why)
-    at = _file_line(body)
-    if at is not None:
-        return in_file(*at)
-    if (
-        body.startswith(_RELEASE_DEFAULT)
-        and " " not in body[len(_RELEASE_DEFAULT) :].split(" (")[0]
-    ):
-        release, _, rest = body[len(_RELEASE_DEFAULT) :].partition(" (")
-        if not rest or rest.endswith(")"):
-            return release_default(release, rest[:-1])
-    if body.startswith("flag ") and " " not in body[len("flag ") :]:
-        return flag(body[len("flag ") :])
-    origin, sep, detail = body.partition(": ")
-    if not sep:
-        origin, detail = "", body
-    obj, path = _object(detail)
-    if obj is not None:
-        return read_from(detail, origin, obj=obj, path=path)
-    return text(raw)
+_STRINGS = ("file", "detail", "origin", "path", "subject")
+_FIELDS = frozenset(("kind", "line", "obj", "behind", *_STRINGS))
+_KINDS: tuple[str, ...] = get_args(SourceKind)
+# what a kind's text is made of: a recorded source without it would print a broken sentence
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "file": ("file",),
+    "flag": ("detail",),
+    "object": ("detail",),
+    "plan": ("detail",),
+    "derived": ("behind",),
+    "moved": ("behind", "detail"),
+    "default": ("file", "subject"),
+    "release-default": ("subject",),
+    "text": (),
+}
+_DEPTH = 8  # sources standing on sources: a moved pin of a derived value is two deep
 
 
-def _object(detail: str) -> tuple[ObjectRef | None, str]:
-    """The object and field of ``Kind namespace/name field`` (as :func:`read_from` prints)."""
-    kind, _, rest = detail.partition(" ")
-    ref, _, path = rest.partition(" ")
-    namespace, sep, name = ref.partition("/")
-    if not (kind[:1].isupper() and kind.isalnum() and sep and namespace and name):
-        return None, ""
-    return ObjectRef(kind, namespace, name), path
+def to_fields(source: Source) -> dict[str, object]:
+    """The typed fields of ``source`` as plain data, the inverse of :func:`from_fields`:
+    ``kind`` and every field that is set (``obj`` as kind/namespace/name, ``behind`` nested).
+    A snapshot records them beside the text, so reading it back needs no text read."""
+    out: dict[str, object] = {"kind": source.kind}
+    for name in ("origin", "file", "line", "obj", "path", "subject", "detail"):
+        value = getattr(source, name)
+        if isinstance(value, ObjectRef):
+            out[name] = {"kind": value.kind, "namespace": value.namespace, "name": value.name}
+        elif value:
+            out[name] = value
+    if source.behind is not None:
+        out["behind"] = to_fields(source.behind)
+    return out
 
 
-def _file_line(body: str) -> tuple[str, int] | None:
-    """``file:line`` with a file name that has no ``:`` and does not start with a blank."""
-    file, sep, line = body.rpartition(":")
-    if not sep or not file or not line.isascii() or not line.isdigit():
+def from_fields(fields: object, _depth: int = 0) -> Source:
+    """The Source :func:`to_fields` recorded (or a person wrote: ``kind`` may be left out
+    when ``file`` is given). Raises ValueError saying what is wrong with ``fields``."""
+    if not isinstance(fields, dict):
+        raise ValueError(f"expected a mapping of source fields, got {type(fields).__name__}")
+    unknown = sorted(str(k) for k in fields if k not in _FIELDS)
+    if unknown:
+        known = ", ".join(sorted(_FIELDS))
+        raise ValueError(f"unknown source field {unknown[0]!r} (the fields are {known})")
+    kind = fields.get("kind", "file" if "file" in fields else None)
+    if kind not in _KINDS:
+        raise ValueError(f"kind {kind!r} is not one of {', '.join(_KINDS)}")
+    strings = {name: _string(fields, name) for name in _STRINGS}
+    line = fields.get("line", 0)
+    if not isinstance(line, int) or isinstance(line, bool) or line < 0:
+        raise ValueError(f"line {line!r} must be a whole number, 0 or more")
+    behind = None
+    if fields.get("behind") is not None:
+        if _depth >= _DEPTH:
+            raise ValueError(f"sources nested more than {_DEPTH} deep")
+        behind = from_fields(fields["behind"], _depth + 1)
+    source = Source(
+        cast(SourceKind, kind), line=line, obj=_object(fields.get("obj")), behind=behind,
+        file=strings["file"], detail=strings["detail"], origin=strings["origin"],
+        path=strings["path"], subject=strings["subject"],
+    )  # fmt: skip
+    missing = [n for n in _NEEDS[kind] if not getattr(source, n)]
+    if missing:
+        raise ValueError(f"a {kind} source needs {' and '.join(missing)}")
+    return source
+
+
+def _string(fields: dict[object, object], name: str) -> str:
+    value = fields.get(name, "")
+    if not isinstance(value, str):
+        raise ValueError(f"{name} {value!r} must be a string")
+    return value
+
+
+def _object(raw: object) -> ObjectRef | None:
+    if raw is None:
         return None
-    if ":" in file or file[0].isspace() or body.startswith(("flag ", "cluster ", "snapshot ")):
-        return None
-    return file, int(line)
+    if not isinstance(raw, dict) or set(raw) - {"kind", "namespace", "name"}:
+        raise ValueError("obj must be a mapping of kind, namespace and name")
+    kind, namespace, name = (raw.get(k, "") for k in ("kind", "namespace", "name"))
+    if not (isinstance(kind, str) and isinstance(namespace, str) and isinstance(name, str)):
+        raise ValueError("obj kind, namespace and name must be strings")
+    if not kind or not name:
+        raise ValueError("obj needs kind and name")
+    return ObjectRef(kind, namespace, name)
 
 
 __all__ = [
@@ -231,11 +255,12 @@ __all__ = [
     "default_of",
     "derived_from_pin",
     "flag",
+    "from_fields",
     "in_file",
     "moved",
     "read_from",
-    "recorded",
     "release_default",
     "supposed",
     "text",
+    "to_fields",
 ]

@@ -96,6 +96,8 @@ def _state_document(kb: Any, objects_text: str, git_version: str, name: str) -> 
     doc["name"] = name
     for fact in doc["facts"].values():
         fact["source"] = str(fact["source"]).replace("cluster", f"cluster {name}", 1)
+        if fact.get("from", {}).get("origin") == "cluster":  # the fields the text is made of
+            fact["from"]["origin"] = f"cluster {name}"
     return doc
 
 

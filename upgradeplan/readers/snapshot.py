@@ -249,9 +249,26 @@ def _state_doc(doc: dict[str, Any], text: str, label: str) -> State:
     )
 
 
-def _source(recorded: Any, label: str) -> provenance.Source:
-    """The source a snapshot recorded for a fact (its text), else the snapshot file."""
-    return provenance.recorded(str(recorded)) if recorded else provenance.text(label)
+def _source(entry: dict[str, Any], key: str, label: str) -> provenance.Source:
+    """The source a snapshot recorded for a fact: its ``from`` fields (the typed Source, whose
+    text must be the ``source`` text when both are given); else its ``source`` text as it
+    stands (no file, line or object is read out of the text); else the snapshot file."""
+    said = entry.get("source")
+    if "from" not in entry:
+        return provenance.text(str(said)) if said else provenance.text(label)
+    try:
+        source = provenance.from_fields(entry["from"])
+    except ValueError as exc:
+        raise errors.BadInput(
+            f"fact {key!r}: from: {exc}",
+            hint="write it with upgradeplan snapshot, or see docs/state-format.md (sources)",
+        ) from None
+    if said and str(said) != str(source):
+        raise errors.BadInput(
+            f"fact {key!r}: source {str(said)!r} is not what its from fields say ({str(source)!r})",
+            hint="edit both, or drop 'source' (it is printed from 'from')",
+        )
+    return source
 
 
 def _fact_entry(key: Any, entry: Any, label: str) -> Fact:
@@ -261,8 +278,7 @@ def _fact_entry(key: Any, entry: Any, label: str) -> Fact:
     if not isinstance(entry, dict) or "value" not in entry:
         raise errors.BadInput(f"fact {key!r} must be a mapping with 'value' (and 'source')")
     value = _fact_value(key, entry["value"], "")
-    source = entry.get("source")
-    return Fact(key, value, _source(source, label))
+    return Fact(key, value, _source(entry, key, label))
 
 
 def _unread(raw: Any, text: str, label: str) -> tuple[Unreadable, ...]:
@@ -347,7 +363,10 @@ def to_document(state: State) -> dict[str, Any]:
     facts: dict[str, Any] = {}
     for key in sorted(state.facts):
         fact = state.facts[key]
-        facts[key] = {"value": _plain(fact.value), "source": str(fact.source)}
+        entry = {"value": _plain(fact.value), "source": str(fact.source)}
+        if fact.source.kind != "text":  # a text source is its text: nothing more to record
+            entry["from"] = provenance.to_fields(fact.source)
+        facts[key] = entry
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "kind": KIND,

@@ -102,6 +102,7 @@ def test_sarif_carries_the_suppression_with_its_justification(tmp_path: Path) ->
     assert suppression["status"] == "accepted"
     assert "the Harness is recreated by our own controller" in suppression["justification"]
     assert "platform-team" in suppression["justification"]
+    assert suppression["location"]["physicalLocation"]["region"]["startLine"] == 3
 
 
 def test_an_expired_acceptance_fails_the_gate_naming_it(tmp_path: Path) -> None:
@@ -144,9 +145,9 @@ def test_a_stale_acceptance_is_reported(tmp_path: Path) -> None:
     assert "title=stale acceptance::kagent-crds-v1alpha2-stored matches no finding" in gh
     run = valid_sarif(invoke("check", *S1, "--accept-file", acc, "-o", "sarif").stdout)["runs"][0]
     notes = run["invocations"][0]["toolExecutionNotifications"]
-    assert any(
-        "stale acceptance: kagent-crds-v1alpha2-stored" in n["message"]["text"] for n in notes
-    )
+    [note] = [n for n in notes if "stale acceptance: kagent-crds" in n["message"]["text"]]
+    assert note["locations"][0]["physicalLocation"]["region"]["startLine"] == 9
+    assert ",line=9,title=stale acceptance::kagent-crds-v1alpha2-stored" in gh
     md = invoke("check", *S1, "--accept-file", acc, "-o", "markdown").stdout
     assert "**Stale acceptances**" in md
 

@@ -13,7 +13,7 @@ from support.fakeapi import FakeAPIFactory, Faults, fake_api
 from support.scenarios import CLUSTER_FIXTURES
 
 from upgradeplan.cli import cli
-from upgradeplan.model import State
+from upgradeplan.model import KnowledgeBase, State
 from upgradeplan.state.merge import merge
 from upgradeplan.unreadable import Unreadable, depending, note, records, status_cause
 
@@ -285,3 +285,25 @@ def test_nothing_readable_is_exit_1_with_the_cause(fake_api: FakeAPIFactory, com
     result = run([command, "--kubeconfig", kubeconfig])
     assert result.exit_code == 1, result.output
     assert "401 Unauthorized" in result.stderr
+
+
+def test_a_pin_left_to_flux_substitution_is_located_by_its_typed_line(
+    tmp_path: Path, kb: KnowledgeBase
+) -> None:
+    """The record of a pin Flux fills in at apply time carries the pin's file line typed
+    (from the fact's Source): SARIF locates it there without reading the record's text."""
+    from upgradeplan.readers import gitops
+
+    (tmp_path / "bom.yaml").write_text(
+        "components:\n  agent-platform-connectivity:\n    versionRange: '${v}'\n",
+        encoding="utf-8",
+    )
+    state = gitops.read(kb, str(tmp_path))
+    [rec] = [r for r in state.unread if "pin.agent-platform-connectivity" in r.keys]
+    assert rec.at == (f"{tmp_path}/bom.yaml", 3) and rec.location == f"{tmp_path}/bom.yaml:3"
+    assert Unreadable.from_dict(rec.to_dict()) == rec  # the text is what is written
+    at = ["--gitops", str(tmp_path), "--installed", "agent-platform=4.7.18"]
+    out = run(["check", *at, "--to", "agent-platform=4.8.1", "-o", "sarif"])
+    notes = json.loads(out.stdout)["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    [note] = [n for n in notes if "${v}" in n["message"]["text"]]
+    assert note["locations"][0]["physicalLocation"]["region"]["startLine"] == 3

@@ -57,6 +57,7 @@ class Acceptance:
     product: str = ""  # "" = any
     versions: str = ""  # a version constraint the hop's from or to version satisfies
     source: str = ""  # file:line, or "--accept"
+    at: Source | None = None  # the line of the accept file it is written at (typed)
 
     def expired(self, today: dt.date) -> bool:
         return self.expires is not None and today > self.expires
@@ -169,9 +170,9 @@ def load_file(path: Path, kb: KnowledgeBase) -> list[Acceptance]:
         )
     out: list[Acceptance] = []
     for node in entries.value:
-        where = f"{shown}:{node.start_mark.line + 1}"
+        at = in_file(shown, node.start_mark.line + 1)
         data = yaml.load(yaml.serialize(node), Loader=yaml.CSafeLoader)
-        out.append(_entry(data, where, kb))
+        out.append(replace(_entry(data, str(at), kb), at=at))
     return out
 
 
@@ -291,16 +292,9 @@ def expired_finding(acc: Acceptance) -> Finding:
             "holds, so the finding counts again."
         ),
         avoid=f"Fix what {acc.hazard} is about, or renew the acceptance with a new expiry date.",
-        location=_source_of(acc),
+        location=acc.at,
         reason=f"applies: {acc.source or 'the acceptance'} expired on {acc.expires.isoformat()}",
     )
-
-
-def _source_of(acc: Acceptance) -> Source | None:
-    file, _, line = acc.source.rpartition(":")
-    if file and line.isdigit():
-        return in_file(file, int(line))
-    return None
 
 
 def judge(

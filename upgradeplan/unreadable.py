@@ -23,6 +23,7 @@ Nothing here reads, prints or imports the rest of the package.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal
 
 from upgradeplan.frozen import frozen
@@ -54,6 +55,9 @@ class Unreadable:
     context: str = ""  # the kubeconfig context, for cluster sources
     detail: str = ""  # the server's or parser's message (already redacted)
     keys: tuple[str, ...] = ()  # fact-key prefixes left unknown
+    # (file, line) of ``location`` where the reader had it typed (a fact's Source): outputs
+    # locate the record by it without reading the text; not serialised (``location`` is)
+    at: tuple[str, int] | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         where = f" in context {self.context}" if self.context else ""

@@ -22,7 +22,6 @@ from upgradeplan.render.sarif import (
     fallback_locations,
     file_line,
     location_of,
-    written_at,
 )
 
 if TYPE_CHECKING:
@@ -144,7 +143,7 @@ def render_check(
             )
         summaries.append(summary(r))
     for acc in stale:
-        loc = written_at(acc.source)
+        loc = acc.at.file_line if acc.at is not None else None
         props = f"file={escape_property(loc[0])},line={loc[1]}," if loc else ""
         out.append(
             f"::warning {props}title=stale acceptance::"

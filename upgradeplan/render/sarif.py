@@ -81,8 +81,8 @@ def counts(finding: Finding, fail_on: str) -> bool:
 
 
 def written_at(where: str) -> tuple[str, int] | None:
-    """``(file, line)`` of a record's ``file:line`` text (an acceptance's or an unreadable
-    source's location; never a fact's source, which is typed)."""
+    """``(file, line)`` of an unreadable record's ``file:line`` text (never a fact's source
+    or an acceptance's line, which are typed)."""
     m = _PLAIN.match(where.strip())
     return (m.group("file"), int(m.group("line"))) if m is not None else None
 
@@ -310,8 +310,8 @@ def _result(
                 "status": "accepted",
                 "justification": accepted.describe(),
                 **(
-                    {"location": _suppression_location(accepted.source, root)}
-                    if written_at(accepted.source)
+                    {"location": _suppression_location(accepted.at, root)}
+                    if accepted.at is not None and accepted.at.file_line
                     else {}
                 ),
             }
@@ -319,8 +319,8 @@ def _result(
     return result
 
 
-def _suppression_location(source: str, root: Path | None) -> dict[str, Any]:
-    loc = written_at(source)
+def _suppression_location(source: Source, root: Path | None) -> dict[str, Any]:
+    loc = source.file_line
     assert loc is not None
     return {
         "physicalLocation": {
@@ -351,9 +351,10 @@ def automation_id(name: str) -> str:
     return f"upgradeplan/{clean}/"
 
 
-def _notification(level: str, text: str, where: str = "", root: Path | None = None) -> Any:
+def _notification(
+    level: str, text: str, loc: tuple[str, int] | None = None, root: Path | None = None
+) -> Any:
     note: dict[str, Any] = {"level": level, "message": {"text": text}}
-    loc = written_at(where) if where else None
     if loc is not None:
         note["locations"] = [
             {
@@ -416,17 +417,22 @@ def run_of(
         notes.append(_notification("error", f"{name}: could not be read: {result.error}"))
     for text in result.notes:  # what was read, what could not be (GitOps files)
         level = "warning" if text.startswith("could not be read") else "note"
-        notes.append(_notification(level, f"{name}: {text}", text, root))
+        notes.append(_notification(level, f"{name}: {text}", written_at(text), root))
     for rec in result.unreadable:  # each source that could not be read, with its cause
         notes.append(
-            _notification("warning", f"{name}: could not be read: {rec}", rec.location, root)
+            _notification(
+                "warning",
+                f"{name}: could not be read: {rec}",
+                rec.at or written_at(rec.location),
+                root,
+            )
         )
     for acc in stale:
         notes.append(
             _notification(
                 "warning",
                 f"stale acceptance: {acc.label} matches no finding ({acc.describe()})",
-                acc.source,
+                acc.at.file_line if acc.at is not None else None,
                 root,
             )
         )
@@ -469,7 +475,7 @@ def log(
 
 def error_log(message: str, location: str = "", *, root: Path | None = None) -> dict[str, Any]:
     """A valid log for a run that failed before judging anything (bad input, an error)."""
-    note = _notification("error", message, location, root)
+    note = _notification("error", message, written_at(location) if location else None, root)
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",

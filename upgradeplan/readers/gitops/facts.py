@@ -106,6 +106,7 @@ class FactSink:
                 location=str(source),
                 detail=detail,
                 keys=(key,),
+                at=source.file_line,
             )
             self.unread.add(
                 key, f"{source}: {detail}; state the value with --fact {key}=VALUE", rec
@@ -124,6 +125,7 @@ class FactSink:
             location=str(where),
             detail=why,
             keys=(f"pin.{pid}",),
+            at=where.file_line,
         )
         self.unread.add(f"pin.{pid}", f"{where}: {why}", rec, first=first)
 

@@ -131,11 +131,16 @@ def pty_run(
     args: list[str], env: dict[str, str], *, stdout_tty: bool = False, stderr_tty: bool = False
 ) -> tuple[str, str, int]:
     """(stdout, stderr, exit code) with stdout and/or stderr on a pseudo-terminal."""
+    import tempfile
+
     main, child = pty.openpty()
+    # the stream that is not a terminal goes to a file: a pipe nobody reads while the
+    # terminal is drained would block the child once it holds more than the pipe's 64 KiB
+    piped = {name: tempfile.TemporaryFile() for name in ("out", "err")}  # noqa: SIM115
     proc = subprocess.Popen(
         [sys.executable, "-m", "upgradeplan", *args],
-        stdout=child if stdout_tty else subprocess.PIPE,
-        stderr=child if stderr_tty else subprocess.PIPE,
+        stdout=child if stdout_tty else piped["out"],
+        stderr=child if stderr_tty else piped["err"],
         stdin=subprocess.DEVNULL,
         env=env,
     )
@@ -150,9 +155,14 @@ def pty_run(
             if not data:
                 break
             chunks.append(data)
-        piped_out, piped_err = proc.communicate(timeout=60)
+        proc.wait(timeout=60)
+        for f in piped.values():
+            f.seek(0)
+        piped_out, piped_err = piped["out"].read(), piped["err"].read()
     finally:
         os.close(main)
+        for f in piped.values():
+            f.close()
         if proc.poll() is None:
             proc.kill()
             proc.wait()

@@ -217,7 +217,11 @@ def test_a_directory_inside_a_repository_is_read_against_the_repository_root(
 def test_the_overlay_patch_by_target_gives_stagings_version_at_its_line(tmp_path: Path) -> None:
     states = _scan(_repository(tmp_path, "kustomize-helm"))
     staging = states["staging"]["facts"]["pin.agent-platform"]
-    assert staging == {"value": "4.7.19", "source": "apps/staging/agent-platform-version.yaml:7"}
+    assert staging == {
+        "value": "4.7.19",
+        "source": "apps/staging/agent-platform-version.yaml:7",
+        "from": {"kind": "file", "file": "apps/staging/agent-platform-version.yaml", "line": 7},
+    }
     production = states["production"]["facts"]["pin.agent-platform"]
     assert production["value"] == "4.7.18"
 

@@ -507,4 +507,8 @@ def test_a_flux_level_patch_turning_on_drift_detection_counts(tmp_path: Path) ->
     _git(repo, "commit", "-q", "-am", "drift detection on every HelmRelease")
     state = _scan(repo)["cluster"]
     fact = state["facts"]["helmrelease.atuin.drift-detection"]
-    assert fact == {"value": "enabled", "source": "kubernetes/flux/cluster/ks.yaml:31"}
+    assert fact == {
+        "value": "enabled",
+        "source": "kubernetes/flux/cluster/ks.yaml:31",
+        "from": {"kind": "file", "file": "kubernetes/flux/cluster/ks.yaml", "line": 31},
+    }

@@ -7,7 +7,6 @@ value, the line of its key, the scalar as written (``4.10`` stays ``"4.10"``) an
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +15,7 @@ import yaml
 
 from upgradeplan.errors import BadInput
 from upgradeplan.provenance import Source, in_file
+from upgradeplan.readers.yamldata import FastLoader
 
 PathKey = tuple[Any, ...]
 
@@ -200,33 +200,6 @@ def documents(content: bytes, display: str) -> list[Doc]:
     return parse(text, display)
 
 
-_NO_PATHS: dict[Any, Any] = {}  # the safe loader's path resolvers: none
-_RESOLVER = yaml.resolver.Resolver()  # the safe loader's implicit tags
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _resolve(kind: Any, value: Any, implicit: Any) -> Any:
-    """A node's tag as the safe loader resolves it: it depends on nothing but these."""
-    return _RESOLVER.resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
-
-
-class _LineLoader(yaml.CSafeLoader):
-    """The C loader, resolving tags as the safe loader does with less work per node.
-
-    The C composer asks Python for every node's tag. The safe loader has no path resolvers,
-    so descending and ascending are no-ops (builtins here, not Python calls), and a tag
-    depends only on the node's kind, text and implicitness, so it is remembered in a C-level
-    cache (most scalars are repeated keys): no Python call at all for a known one.
-    """
-
-    descend_resolver = _NO_PATHS.get  # type: ignore[assignment]  # (parent, index): no-op
-    ascend_resolver = tuple  # type: ignore[assignment]  # (): no-op
-
-    def __init__(self, stream: Any) -> None:
-        super().__init__(stream)
-        self.resolve = _resolve  # type: ignore[method-assign]
-
-
 class _ReanchoringLoader(yaml.SafeLoader):
     """The pure-Python loader, letting an anchor be defined again (YAML 1.2 allows it)."""
 
@@ -245,7 +218,7 @@ def parse(text: str, display: str, offset: int = 0) -> list[Doc]:
     records together. A file that reuses an anchor is composed again by the Python parser.
     """
     try:
-        return _parse(_LineLoader, text, display, offset)
+        return _parse(FastLoader, text, display, offset)
     except yaml.composer.ComposerError as exc:
         if "second occurrence" not in str(exc) and "duplicate anchor" not in str(exc):
             raise _bad(exc, display, offset) from None

@@ -25,6 +25,7 @@ LAYERS: dict[str, int] = {
     "provenance": 0,
     "unreadable": 0,
     "redact": 0,
+    "collector": 0,  # the cyclic garbage collector paused while many acyclic objects are built
     "escape": 0,  # values made safe for shell, YAML and Markdown; control characters refused
     "keypath": 0,
     "frozen": 0,  # frozen record classes built cheaply at import (@dataclass(frozen=True))

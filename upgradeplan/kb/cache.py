@@ -27,6 +27,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from upgradeplan import collector
 from upgradeplan.errors import KnowledgeError
 from upgradeplan.kb.roots import roots_of
 from upgradeplan.model import KnowledgeBase
@@ -156,17 +157,11 @@ def read(where: Path, key: str) -> Entry | None:
     digest, payload = blob[head : head + _DIGEST], blob[head + _DIGEST :]
     if not blob.startswith(MAGIC) or hashlib.sha256(payload).digest() != digest:
         return None
-    import gc
-
-    enabled = gc.isenabled()
-    gc.disable()  # thousands of small objects, all kept
     try:
-        value = pickle.loads(payload)
+        with collector.paused():  # thousands of small objects, all kept
+            value = pickle.loads(payload)
     except Exception:  # an entry of other code: unpickling can fail in any way
         return None
-    finally:
-        if enabled:
-            gc.enable()
     if (
         isinstance(value, tuple)
         and len(value) == 2
@@ -195,16 +190,10 @@ def write(where: Path, key: str, entry: Entry) -> bool:
 
 
 def _dumps(entry: Entry) -> bytes:
-    import gc
     import pickle
 
-    enabled = gc.isenabled()
-    gc.disable()  # pickling allocates no cycles worth collecting
-    try:
+    with collector.paused():  # pickling allocates no cycles worth collecting
         return pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _prune(where: Path) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from upgradeplan import conditions, provenance
+from upgradeplan import collector, conditions, provenance
 from upgradeplan.conditions import resolve_pin
 from upgradeplan.model import (
     SEVERITY_RANK,
@@ -537,15 +537,8 @@ class Search:
 
     def search(self) -> list[int]:
         """Node indices of the cheapest path from the current version to the target."""
-        import gc
-
-        paused = gc.isenabled()
-        gc.disable()  # many small acyclic objects, most kept: the cyclic collector only costs
-        try:
+        with collector.paused():  # many small acyclic objects, most kept
             return self._search()
-        finally:
-            if paused:
-                gc.enable()
 
     def _search(self) -> list[int]:
         fan = self._fan()

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import yaml
 
-from upgradeplan import errors, provenance
+from upgradeplan import collector, errors, provenance
 from upgradeplan.model import Fact, FactValue, KnowledgeBase, State
 from upgradeplan.readers import yamldata
 from upgradeplan.state import keys
@@ -153,15 +153,8 @@ def _parse(text: str, label: str) -> list[Any]:
     """The documents of a snapshot text; the cyclic garbage collector paused meanwhile (the
     parsers build only acyclic containers, and collecting over them made reading a 20,000
     HelmRelease snapshot superlinear: 3.5 times slower at 10,000)."""
-    import gc
-
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    with collector.paused():
         return _parse_documents(text, label)
-    finally:
-        if paused:
-            gc.enable()
 
 
 def _parse_documents(text: str, label: str) -> list[Any]:

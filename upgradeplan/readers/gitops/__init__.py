@@ -21,16 +21,13 @@ What is read (see docs/gitops.md):
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
 import posixpath
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from upgradeplan import progress, provenance, versions
+from upgradeplan import collector, progress, provenance, versions
 from upgradeplan.errors import BadInput, UpgradeplanError
 from upgradeplan.model import NEXT, KnowledgeBase, State
 from upgradeplan.readers.gitops.facts import (
@@ -86,7 +83,7 @@ def read_installations(kb: KnowledgeBase, path: str, *, ref: str | None = None) 
             return norm(rel)
         return norm(posixpath.join(display_root, rel))
 
-    with _no_collection():
+    with collector.paused():
         renderer = Renderer(tree, display)
         if tree.is_dir(start):
             entries = find_entries(tree, start, renderer)
@@ -100,20 +97,6 @@ def read_installations(kb: KnowledgeBase, path: str, *, ref: str | None = None) 
                         task.advance(name)
                 return states
         return [_directory(kb, path, ref, renderer.sibling(loose=True), start)]
-
-
-@contextlib.contextmanager
-def _no_collection() -> Iterator[None]:
-    """The cyclic garbage collector paused while a tree is read: the parsed files are kept
-    (one parse each), and every collection would walk all of them again (it doubled the
-    time of a 2,000-HelmRelease tree). Reading creates no reference cycles to collect."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _installation_state(kb: KnowledgeBase, inst: Installation, *, whole: bool = True) -> State:

@@ -30,13 +30,12 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
-from upgradeplan import progress
+from upgradeplan import collector, progress
 from upgradeplan.errors import BadInput, UnknownName, UpgradeplanError
 from upgradeplan.model import KnowledgeBase, State
 from upgradeplan.readers.kube.kubeconfig import Connection, Kubeconfig, connection
@@ -253,26 +252,10 @@ def read_contexts(
         task.advance(f"{ctx}: {res.requests} requests" if res.state else f"{ctx}: unreadable")
         return res
 
-    with task, collector_paused():
+    with task, collector.paused():
         if len(wanted) == 1:
             return [bounded(wanted[0])]
         return in_parallel([partial(bounded, ctx) for ctx in wanted], 8)
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector off while lists are parsed into objects and facts: tens
-    of thousands of acyclic dicts, all kept until the state is built, which each collection
-    would walk again (about a fifth of a 5,000-HelmRelease read's CPU time)."""
-    import gc
-
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _redacted(res: ContextResult) -> ContextResult:

@@ -19,7 +19,7 @@ import yaml
 
 from upgradeplan import collector, errors, provenance
 from upgradeplan.model import Fact, FactValue, KnowledgeBase, State
-from upgradeplan.readers import yamldata
+from upgradeplan.readers import recorded, yamldata
 from upgradeplan.state import keys
 from upgradeplan.unreadable import Unreadable
 
@@ -55,7 +55,7 @@ def states_of(text: str, label: str, kb: KnowledgeBase | None = None) -> list[St
                 hint="a snapshot is an upgradeplan-state document or kubectl -o yaml|json output",
             )
         if doc.get("kind") == KIND:
-            states.append(_state_doc(doc, text, label))
+            states.append(_state_doc(doc, text, label, kb))
         elif _is_list(doc):
             items = doc.get("items") or []
             if not isinstance(items, list):
@@ -200,7 +200,9 @@ def _where(text: str, label: str, key: str) -> str:
     return label
 
 
-def _state_doc(doc: dict[str, Any], text: str, label: str) -> State:
+def _state_doc(
+    doc: dict[str, Any], text: str, label: str, kb: KnowledgeBase | None = None
+) -> State:
     version = doc.get("schema_version")
     if version is None:
         raise errors.BadInput(
@@ -234,12 +236,11 @@ def _state_doc(doc: dict[str, Any], text: str, label: str) -> State:
             "unreadable must be a mapping", location=_where(text, label, "unreadable")
         )
     name = doc.get("name")
-    return State(
-        facts=facts,
-        name=str(name) if name else label,
-        unreadable={str(k): str(v) for k, v in unreadable.items()},
-        unread=_unread(doc.get("unread"), text, label),
-    )
+    index = {str(k): str(v) for k, v in unreadable.items()}
+    unread = _unread(doc.get("unread"), text, label)
+    # what the file only records (a derived version, a text source it says was unreadable)
+    facts, unread = recorded.as_read(facts, index, unread, label, lambda: _kb(kb))
+    return State(facts=facts, name=str(name) if name else label, unreadable=index, unread=unread)
 
 
 def _source(entry: dict[str, Any], key: str, label: str) -> provenance.Source:
@@ -338,14 +339,19 @@ def _check(key: str, value: str, where: str, *, version: bool) -> None:
 def _from_objects(kb: KnowledgeBase | None, objects: list[dict[str, Any]], label: str) -> State:
     from upgradeplan.readers.kube.objects import state_from_objects
 
-    if kb is None:
-        from upgradeplan.kb.loader import load
-
-        kb = load()
-    state = state_from_objects(kb, objects, source_prefix=label)
+    state = state_from_objects(_kb(kb), objects, source_prefix=label)
     return (
         state if state.name else State(facts=state.facts, name=label, unreadable=state.unreadable)
     )
+
+
+def _kb(kb: KnowledgeBase | None) -> KnowledgeBase:
+    """``kb``, else the bundled knowledge (loaded only when a reading needs it)."""
+    if kb is not None:
+        return kb
+    from upgradeplan.kb.loader import load
+
+    return load()
 
 
 # --------------------------------------------------------------------------- writing

@@ -20,17 +20,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from types import EllipsisType
 from typing import Any
 
 from upgradeplan import keypath
+from upgradeplan.frozen import frozen
 from upgradeplan.model import FactValue, KnowledgeBase
 
 Path = tuple[Any, ...]
 CONTAINERS: Path = ("spec", "template", "spec", "containers")
 
 
-@dataclass(frozen=True)
+@frozen
 class Derived:
     """A fact read from an object: its key, value, and where in the object it is."""
 
@@ -103,19 +104,32 @@ class Recogniser:
             found = found or (self.by_chart.get(chart) if chart else None)
         return found
 
-    def helmrelease(self, obj: Mapping[str, Any]) -> str | None:
+    def helmrelease(
+        self, obj: Mapping[str, Any], ref: ChartRef | EllipsisType | None = ...
+    ) -> str | None:
         """The product of a HelmRelease object: its name, else the chart it installs
         (``spec.chart.spec.chart``, the running ``status.history[0].chartName``), else the
-        name of the OCIRepository its ``spec.chartRef`` names (a product's release or chart)."""
-        charts = [text_of(_get(obj, "spec", "chart", "spec", "chart"))]
-        history = _get(obj, "status", "history")
-        if isinstance(history, list) and history and isinstance(history[0], Mapping):
-            charts.append(text_of(history[0].get("chartName")))
-        found = self.release(text_of(_get(obj, "metadata", "name")), charts)
-        ref = chart_ref(obj)
-        if found is None and ref is not None and ref.kind == "OCIRepository" and ref.name:
-            found = self.release(ref.name, [ref.name])
-        return found
+        name of the OCIRepository its ``spec.chartRef`` names (a product's release or chart).
+
+        ``ref``: ``chart_ref(obj)``, when the caller has it already."""
+        name = text_of(_get(obj, "metadata", "name"))
+        found = self.by_release.get(name) if name else None
+        if found is None:
+            chart = text_of(_get(obj, "spec", "chart", "spec", "chart"))
+            found = self.by_chart.get(chart) if chart else None
+        if found is None:
+            history = _get(obj, "status", "history")
+            first = history[0] if isinstance(history, list) and history else None
+            if type(first) is dict or isinstance(first, Mapping):
+                chart = text_of(first.get("chartName"))
+                found = self.by_chart.get(chart) if chart else None
+        if found is not None:
+            return found
+        if ref is ...:
+            ref = chart_ref(obj)
+        if ref is not None and ref.kind == "OCIRepository" and ref.name:
+            return self.release(ref.name, [ref.name])
+        return None
 
     def source(self, obj: Mapping[str, Any]) -> str | None:
         """The product of a chart source: an OCIRepository by its name (a product's release
@@ -202,7 +216,7 @@ _C0 = "spec.template.spec.containers[0]"
 _VERSION_LIKE = re.compile(r"^v?\d+(\.\d+){0,2}([-+][0-9A-Za-z.+-]*)?$")
 
 
-@dataclass(frozen=True)
+@frozen
 class Pin:
     """The version an OCIRepository's ``spec.ref`` pins (``value`` None: unpinned, the tag
     ``latest``; or not known, with ``problem`` saying why)."""
@@ -248,7 +262,7 @@ def helmrelease_facts(name: str, obj: Mapping[str, Any]) -> Iterator[Derived]:
         yield Derived(f"{h}.drift-detection", "disabled", at, "spec.driftDetection (unset)")
 
 
-@dataclass(frozen=True)
+@frozen
 class ChartRef:
     """The chart source a HelmRelease's ``spec.chartRef`` names (namespace: the release's
     when unset, "" when neither is written)."""
@@ -261,7 +275,7 @@ class ChartRef:
 def chart_ref(obj: Mapping[str, Any]) -> ChartRef | None:
     """``spec.chartRef`` (kind OCIRepository when unset), or None without one."""
     ref = _get(obj, "spec", "chartRef")
-    if not isinstance(ref, Mapping):
+    if type(ref) is not dict and not isinstance(ref, Mapping):
         return None
     ns = text_of(ref.get("namespace")) or text_of(_get(obj, "metadata", "namespace"))
     return ChartRef(text_of(ref.get("kind")) or "OCIRepository", ns, text_of(ref.get("name")))
@@ -511,7 +525,11 @@ def _containers(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 def _get(obj: Any, *path: Any) -> Any:
     for part in path:
-        if type(obj) is dict or isinstance(obj, Mapping):  # parsed JSON: dicts, cheaply
+        if type(obj) is dict:  # parsed JSON: dicts, and None where a field is unset, cheaply
+            obj = obj.get(part)
+        elif obj is None:
+            return None
+        elif isinstance(obj, Mapping):
             obj = obj.get(part)
         elif isinstance(obj, list) and isinstance(part, int) and 0 <= part < len(obj):
             obj = obj[part]

@@ -176,8 +176,8 @@ class _Recogniser:
     def _product(self, pid: str | None) -> Product | None:
         return self.kb.products[pid] if pid is not None else None
 
-    def helmrelease(self, hr: Mapping[str, Any]) -> Product | None:
-        return self._product(self.shared.helmrelease(hr))
+    def helmrelease(self, hr: Mapping[str, Any], ref: ChartRef | None) -> Product | None:
+        return self._product(self.shared.helmrelease(hr, ref))
 
     def source(self, obj: Mapping[str, Any]) -> Product | None:
         return self._product(self.shared.source(obj))
@@ -205,7 +205,7 @@ def state_from_objects(
     """
     by_kind: dict[str, list[Mapping[str, Any]]] = {}
     for obj in objects:
-        if isinstance(obj, Mapping) and obj.get("kind"):
+        if (type(obj) is dict or isinstance(obj, Mapping)) and obj.get("kind"):
             by_kind.setdefault(str(obj["kind"]), []).append(obj)
     for items in by_kind.values():
         items.sort(key=lambda o: (ns_of(o), name_of(o)))
@@ -331,14 +331,15 @@ def _helmrelease(
     name, ns = name_of(hr), ns_of(hr)
     ref = ref_of("HelmRelease", hr)
     pin = release_pin(hr)
-    source = sources.get((pin.kind, pin.namespace, pin.name)) if isinstance(pin, ChartRef) else None
+    chart = pin if isinstance(pin, ChartRef) else None  # chart_ref(hr), read once
+    source = sources.get((chart.kind, chart.namespace, chart.name)) if chart else None
     url = _oci_url(source)
     known = rec.shared.release(name)
     if known is not None and _foreign(b, rec, known, url, ref, name):
         name = f"{name}@{url}"  # not the product's release: its facts kept apart
     for fact in helmrelease_facts(name, hr):  # the facts every reader derives alike
         b.add(fact.key, fact.value, f"{ref} {fact.label}")
-    product = rec.helmrelease(hr)
+    product = rec.helmrelease(hr, chart)
     if product is None or _foreign(b, rec, product.id, url, ref, name_of(hr)):
         return
     installed = release_installed(product.id, hr)

@@ -58,3 +58,15 @@ def test_what_json_refuses_is_refused(value: Any) -> None:
         json.dumps(value, indent=2, ensure_ascii=False)
     with pytest.raises(TypeError):
         jsontext.dumps(value)
+
+
+@settings(max_examples=60, deadline=None)
+@given(values)
+def test_the_same_text_without_the_c_encoder(value: Any) -> None:
+    """Dicts and lists of scalars go through json's C encoder; without it, the same text."""
+    saved = jsontext._c_make_encoder
+    jsontext._c_make_encoder = None
+    try:
+        assert jsontext.dumps(value) == json.dumps(value, indent=2, ensure_ascii=False)
+    finally:
+        jsontext._c_make_encoder = saved

@@ -360,11 +360,16 @@ def _kb(kb: KnowledgeBase | None) -> KnowledgeBase:
 def to_document(state: State) -> dict[str, Any]:
     """The snapshot document of a state: fixed top-level order, fact keys sorted."""
     facts: dict[str, Any] = {}
-    for key in sorted(state.facts):
-        fact = state.facts[key]
-        entry = {"value": _plain(fact.value), "source": str(fact.source)}
-        if fact.source.kind != "text":  # a text source is its text: nothing more to record
-            entry["from"] = provenance.to_fields(fact.source)
+    to_fields = provenance.to_fields
+    by_key = state.facts
+    for key in sorted(by_key):
+        fact = by_key[key]
+        value, source = fact.value, fact.source
+        if isinstance(value, (dict, list)):  # else as it is: a scalar
+            value = _plain(value)
+        entry = {"value": value, "source": str(source)}
+        if source.kind != "text":  # a text source is its text: nothing more to record
+            entry["from"] = to_fields(source)
         facts[key] = entry
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,

@@ -4,7 +4,9 @@ The standard library encodes with C code only without ``indent``; with it, every
 through a chain of Python generators (on a 5,000-HelmRelease scan, 2 MB of output, that was
 about a tenth of the command's time). Here one recursive function appends pieces to a list,
 strings are escaped by the same C function the standard encoder uses, and numbers are
-written as the standard encoder writes them. The output is the same text
+written as the standard encoder writes them; a dict or list holding only scalars (most of
+a scan's: each fact's ``from``) is written by the standard library's C encoder in one call,
+with the newline and indent of its level as the item separator. The output is the same text
 (``tests/test_render_jsontext.py`` compares the two on generated values).
 """
 
@@ -14,6 +16,7 @@ import json.encoder
 from typing import Any
 
 _escape = json.encoder.encode_basestring  # the C escaper where available, as json uses
+_c_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)  # None without the C code
 _INDENT = "  "
 
 
@@ -57,6 +60,21 @@ def _scalar(value: Any) -> str:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+_flat_encoders: dict[str, Any] = {}
+
+
+def _flat(value: dict[Any, Any] | list[Any] | tuple[Any, ...], inner: str) -> str:
+    """A dict or list of scalars (plain ``str``, ``int``, ``float``, ``bool``, None) by the C
+    encoder, its items on their own lines at the indentation ``inner`` (a newline and its
+    indent), brackets left out: ``json`` itself writes the same scalars and keys this way."""
+    encode = _flat_encoders.get(inner)
+    if encode is None:
+        encode = _c_make_encoder(None, None, _escape, None, ": ", "," + inner, False, False, True)
+        _flat_encoders[inner] = encode
+    return "".join(encode(value, 0))[1:-1]
+
+
 def _write(value: Any, out: list[str], newline: str) -> None:
     """Append ``value`` encoded at the indentation ``newline`` (a newline and its indent)."""
     if isinstance(value, str):
@@ -66,14 +84,20 @@ def _write(value: Any, out: list[str], newline: str) -> None:
             out.append("{}")
             return
         inner = newline + _INDENT
+        if _c_make_encoder is not None:
+            for item in value.values():
+                if type(item) not in _SCALARS:
+                    break
+            else:
+                out.append("{" + inner + _flat(value, inner) + newline + "}")
+                return
         separator = "{" + inner
         for key, item in value.items():
-            out.append(separator)
-            out.append(_key(key))
+            text = _escape(key) if type(key) is str else _key(key)
             if isinstance(item, str):
-                out.append(": " + _escape(item))
+                out.append(separator + text + ": " + _escape(item))
             else:
-                out.append(": ")
+                out.append(separator + text + ": ")
                 _write(item, out, inner)
             separator = "," + inner
         out.append(newline + "}")
@@ -82,6 +106,13 @@ def _write(value: Any, out: list[str], newline: str) -> None:
             out.append("[]")
             return
         inner = newline + _INDENT
+        if _c_make_encoder is not None:
+            for item in value:
+                if type(item) not in _SCALARS:
+                    break
+            else:
+                out.append("[" + inner + _flat(value, inner) + newline + "]")
+                return
         separator = "[" + inner
         for item in value:
             out.append(separator)

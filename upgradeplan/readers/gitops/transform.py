@@ -151,23 +151,21 @@ def set_namespace(obj: Doc, ns: str, file: str, line: int) -> Doc:
         return obj
     meta = obj.data["metadata"]
     if kind == "Namespace" and group == "":
-        if meta.get("name") == ns:
-            return obj
-        out = shallow(obj)
-        out.data = {**obj.data, "metadata": {**meta, "name": ns}}
-        out.lines[("metadata", "name")] = line
-        out.files[("metadata", "name")] = file
-        out.raw[("metadata", "name")] = ns
-        return out
+        return obj if meta.get("name") == ns else _with_meta(obj, "name", ns, file, line)
     if kind in CLUSTER_SCOPED:
         return obj
     if meta.get("namespace") == ns and obj.files.get(("metadata", "namespace")) == file:
         return obj
+    return _with_meta(obj, "namespace", ns, file, line)
+
+
+def _with_meta(obj: Doc, field: str, value: str, file: str, line: int) -> Doc:
+    """A shallow copy of ``obj`` whose ``metadata.<field>`` is ``value``, written at
+    ``file:line`` (the transformer's own line), with that raw text."""
     out = shallow(obj)
-    out.data = {**obj.data, "metadata": {**meta, "namespace": ns}}
-    out.lines[("metadata", "namespace")] = line
-    out.files[("metadata", "namespace")] = file
-    out.raw[("metadata", "namespace")] = ns
+    out.data = {**obj.data, "metadata": {**obj.data["metadata"], field: value}}
+    path = ("metadata", field)
+    out.lines[path], out.files[path], out.raw[path] = line, file, value
     return out
 
 

@@ -55,3 +55,14 @@ def test_values_equal_in_python_but_not_as_facts_are_not_shared() -> None:
     values += [1.0, {1: "x"}]  # type: ignore[list-item]  # as YAML can give them
     keys = {state_key(_state("a", Fact("values.kagent", v, where))) for v in values}
     assert len(keys) == len(values)
+
+
+def test_an_installation_that_cannot_be_judged_is_undetermined_and_says_why(
+    kb: KnowledgeBase,
+) -> None:
+    # pinned by a range, what runs unknown: check refuses, the row says why (exit 4)
+    pinned = _state("a", Fact("pin.kagent", ">=0.1.0", provenance.in_file("bom.yaml", 3)))
+    row = Judge(kb, to=["kagent=0.11.0-gs.6"]).judge(Member("a", "a", pinned))
+    assert (row.verdict, row.exit_code) == ("undetermined", 4)
+    assert row.error is not None and row.error.startswith("cannot be judged: ")
+    assert "--installed kagent=VERSION" in row.error

@@ -217,7 +217,7 @@ class Judge:
         ``shared`` too, when set: the cache of the other worker processes)."""
         if member.state is None:
             error = member.error or "could not be read"
-            return _digest(("unreadable", error)), _unreadable(error)
+            return _digest(("unreadable", error)), _empty(UNREADABLE, error)
         state = self.state_of(member)
         to, not_applied = self._applicable(state)
         key = (state_key(state), tuple(to))
@@ -268,20 +268,8 @@ class Judge:
         try:
             result = api.check(self.kb, state, to, holds=self.holds, fail_on=self.fail_on)
         except errors.UpgradeplanError as exc:
-            return Judgement(
-                verdict="undetermined",
-                exit_code=int(errors.ExitCode.UNDETERMINED),
-                current=current,
-                targets=(),
-                path=(),
-                path_verdict=None,
-                blocked_by=(),
-                blocking=(),
-                findings=(),
-                missing=(),
-                not_applied=not_applied,
-                error=f"cannot be judged: {exc.one_line()}",
-            )
+            error = f"cannot be judged: {exc.one_line()}"
+            return _empty("undetermined", error, current=current, not_applied=not_applied)
         bar = api.threshold(self.fail_on)
         rows = tuple(
             FindingRow(
@@ -338,11 +326,19 @@ def _digest(key: Any) -> bytes:
     return hashlib.blake2b(repr(key).encode(), digest_size=16).digest()
 
 
-def _unreadable(error: str) -> Judgement:
+def _empty(
+    verdict: str,
+    error: str,
+    *,
+    current: tuple[tuple[str, str], ...] = (),
+    not_applied: tuple[str, ...] = (),
+) -> Judgement:
+    """A judgement of nothing (exit 4): ``error`` says why the installation could not be read
+    or judged; ``current`` what it was read to run, ``not_applied`` the targets skipped."""
     return Judgement(
-        verdict=UNREADABLE,
+        verdict=verdict,
         exit_code=int(errors.ExitCode.UNDETERMINED),
-        current=(),
+        current=current,
         targets=(),
         path=(),
         path_verdict=None,
@@ -350,7 +346,7 @@ def _unreadable(error: str) -> Judgement:
         blocking=(),
         findings=(),
         missing=(),
-        not_applied=(),
+        not_applied=not_applied,
         error=error,
     )
 

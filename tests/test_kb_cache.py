@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import pickle
 import shutil
 from pathlib import Path
@@ -71,7 +70,7 @@ def test_a_corrupted_entry_is_detected_ignored_and_rewritten(where: Path, damage
         bad = b"\x00" * 64
     else:  # a well-formed entry that does not hold knowledge
         payload = pickle.dumps({"not": "knowledge"})
-        bad = cache.MAGIC + hashlib.sha256(payload).digest() + payload
+        bad = cache.MAGIC + cache.digest(payload) + payload
     entry.write_bytes(bad)
     key = entry.name.removeprefix("kb-").removesuffix(".pickle")
     assert cache.read(where, key) is None
@@ -106,9 +105,9 @@ def test_the_default_directory_is_under_the_home_cache(
     monkeypatch.delenv("UPGRADEPLAN_NO_CACHE", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
-    assert usercache.cache_dir() == tmp_path / ".cache" / "upgradeplan"
+    assert usercache.cache_dir() == str(tmp_path / ".cache" / "upgradeplan")
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/dir")  # not absolute: ignored, as XDG says
-    assert usercache.cache_dir() == tmp_path / ".cache" / "upgradeplan"
+    assert usercache.cache_dir() == str(tmp_path / ".cache" / "upgradeplan")
 
 
 def test_a_knowledge_error_is_raised_and_not_cached(where: Path, tmp_path: Path) -> None:

@@ -241,7 +241,7 @@ def test_yaml_keeps_lines_and_dates_as_text() -> None:
 def test_kb_list_shows_releases_marks_and_counts(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(roots, "bundled_dir", lambda: tmp_path)
+    monkeypatch.setattr(roots, "bundled_path", lambda: str(tmp_path))
     runner = CliRunner()
     result = runner.invoke(cli, ["--kb", str(MINI), "kb", "list", "--product", "alpha"])
     assert result.exit_code == 0, result.output

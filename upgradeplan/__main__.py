@@ -97,10 +97,10 @@ def help_text(prog: str) -> str:
     where = usercache.cache_dir()
     path = None
     if where is not None:
-        import hashlib
-
-        key = f"{prog}\0{columns()}\0{_click_stamp()}\0{usercache.code_stamp()}"
-        path = where / f"help-{hashlib.sha256(key.encode()).hexdigest()}.txt"
+        key = f"{prog}\0{columns()}\0{_click_stamp()}\0{usercache.code_stamp()}".encode()
+        h = usercache.hasher(len(key))
+        h.update(key)
+        path = os.path.join(where, f"help-{h.hexdigest()}.txt")
         data = usercache.read_private(path)
         if data is not None:
             try:

@@ -23,11 +23,9 @@ naming the file and line.
 from __future__ import annotations
 
 import datetime as dt
-import fnmatch
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from upgradeplan import errors
@@ -36,6 +34,8 @@ from upgradeplan.model import Finding, KnowledgeBase
 from upgradeplan.provenance import Source, in_file
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from upgradeplan.results import CheckResult
 
 FILE_NAME = ".upgradeplan.yaml"
@@ -84,7 +84,7 @@ class Acceptance:
             return False
         if self.product and finding.product != self.product:
             return False
-        if self.installation and not fnmatch.fnmatchcase(installation, self.installation):
+        if self.installation and not _glob(installation, self.installation):
             return False
         if self.versions:
             from upgradeplan import versions
@@ -103,6 +103,13 @@ class Accepted:
     acceptance: Acceptance
 
 
+def _glob(name: str, pattern: str) -> bool:
+    """fnmatch's case-sensitive match (imported when an acceptance names an installation)."""
+    from fnmatch import fnmatchcase
+
+    return fnmatchcase(name, pattern)
+
+
 def rule_id(hazard: str) -> str:
     """The id that stays the same across targets: ``requires:P@V`` -> ``requires:P``."""
     if hazard.startswith(REQUIRES_PREFIX) and "@" in hazard:
@@ -114,13 +121,20 @@ def rule_id(hazard: str) -> str:
 
 
 def find_file(start: Path | None = None) -> Path | None:
-    """``.upgradeplan.yaml`` in ``start`` (default: the working directory) or a parent."""
-    here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        candidate = folder / FILE_NAME
-        if candidate.is_file():
-            return candidate
-    return None
+    """``.upgradeplan.yaml`` in ``start`` (default: the working directory) or a parent.
+
+    Walked with os.path: a check that finds none does not import pathlib."""
+    folder = os.path.realpath(start or os.getcwd())
+    while True:
+        candidate = os.path.join(folder, FILE_NAME)
+        if os.path.isfile(candidate):
+            from pathlib import Path
+
+            return Path(candidate)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
 
 
 def _display(path: Path) -> str:
@@ -267,6 +281,8 @@ def gather(
         if found is not None:
             out.extend(load_file(found, kb))
     elif accept_file:
+        from pathlib import Path
+
         out.extend(load_file(Path(accept_file), kb))
     out.extend(from_flags(kb, ids))
     return out
@@ -324,8 +340,7 @@ def judge(
     expired = [
         expired_finding(a)
         for a in acceptances
-        if a.expired(day)
-        and (not a.installation or fnmatch.fnmatchcase(result.name, a.installation))
+        if a.expired(day) and (not a.installation or _glob(result.name, a.installation))
     ]
     findings = (*kept, *expired)
     verdict = verdict_of(findings, fail_on)

@@ -8,12 +8,14 @@ must never print an error into the user's shell).
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from click.shell_completion import CompletionItem
 
-from upgradeplan.model import KnowledgeBase
+if TYPE_CHECKING:  # imported when completing: every command's options name these functions
+    from click.shell_completion import CompletionItem
+
+    from upgradeplan.model import KnowledgeBase
 
 
 def _kb(ctx: click.Context) -> KnowledgeBase | None:
@@ -30,6 +32,8 @@ def _kb(ctx: click.Context) -> KnowledgeBase | None:
 
 
 def _items(names: Any, incomplete: str, help: str = "") -> list[CompletionItem]:
+    from click.shell_completion import CompletionItem
+
     return [
         CompletionItem(n, help=help or None)
         for n in dict.fromkeys(names)

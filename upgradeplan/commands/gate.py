@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -13,6 +12,8 @@ import click
 from upgradeplan import errors
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from upgradeplan.accept import Acceptance
     from upgradeplan.results import CheckResult
 
@@ -50,6 +51,7 @@ def repository_root(start: str | Path | None = None) -> Path:
     outside git, the working directory when ``start`` is under it, else ``start``'s folder.
     URIs in the log are relative to it."""
     import subprocess
+    from pathlib import Path
 
     here = Path(start) if start else Path.cwd()
     folder = here if here.is_dir() else here.parent

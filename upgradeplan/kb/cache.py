@@ -2,20 +2,21 @@
 
 One file per knowledge content: ``<cache dir>/kb-<key>.pickle``, where the cache directory is
 ``$XDG_CACHE_HOME/upgradeplan`` (``~/.cache/upgradeplan`` when XDG_CACHE_HOME is unset or not
-absolute) and the key is a SHA-256 over the upgradeplan version, the Python version, a stamp
-of the installed code (path, size and modification time of each module and schema) and, for
-each knowledge root in load order, its path and the path and bytes of every YAML file under
-it. Editing, adding or removing a knowledge file, or upgrading upgradeplan, selects another
-key; entries beyond the newest few are removed.
+absolute) and the key is a hash (:func:`upgradeplan.usercache.hasher`: BLAKE2b, SHA-256 above a
+mebibyte) over the upgradeplan version, the Python version, a stamp of the installed code
+(path, size and modification time of each module and schema) and, for each knowledge root in
+load order, its path and the path and bytes of every YAML file under it. Editing, adding or
+removing a knowledge file, or upgrading upgradeplan, selects another key; entries beyond the
+newest few are removed.
 
-Never trusted: a file that is not private to the current user (owner, no group/other write
-on it or its directory) is not read; its header carries a SHA-256 of the pickled payload, so a
-truncated or corrupted file is detected, ignored and rewritten; an entry that does not unpickle
-to a knowledge base is treated the same. Writes go to a temporary file in the same directory
-and are renamed into place. ``UPGRADEPLAN_NO_CACHE`` (any non-empty value) turns the cache off.
-The console script writes a new entry after the command's answer is printed
-(:func:`upgradeplan.usercache.defer_writes`); a library call writes it before returning.
-Loads with error-level problems are not cached (they raise every time anyway).
+Never trusted: a file that is not private to the current user (owner, no group/other write on
+it or its directory) is not read; its header carries a hash of the pickled payload (the same
+hasher), so a truncated or corrupted file is detected, ignored and rewritten; an entry that
+does not unpickle to a knowledge base is treated the same. Writes go to a temporary file in the
+same directory and are renamed into place. ``UPGRADEPLAN_NO_CACHE`` (any non-empty value) turns
+the cache off. The console script writes a new entry after the command's answer is printed
+(:func:`upgradeplan.usercache.defer_writes`); a library call writes it before returning. Loads
+with error-level problems are not cached (they raise every time anyway).
 """
 
 from __future__ import annotations
@@ -24,20 +25,29 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from upgradeplan import collector
 from upgradeplan.errors import KnowledgeError
-from upgradeplan.kb.roots import roots_of
+from upgradeplan.kb.roots import root_dirs
 from upgradeplan.model import KnowledgeBase
-from upgradeplan.usercache import cache_dir, code_stamp, later, read_private, write_private
+from upgradeplan.usercache import (
+    cache_dir,
+    code_stamp,
+    hasher,
+    later,
+    read_private,
+    write_private,
+)
 
 if TYPE_CHECKING:
-    from upgradeplan.kb.problems import Problem
+    from pathlib import Path
 
-MAGIC = b"upgradeplan knowledge cache 1\n"
-_DIGEST = 32  # bytes of SHA-256
+    from upgradeplan.kb.problems import Problem
+    from upgradeplan.usercache import StrPath
+
+MAGIC = b"upgradeplan knowledge cache 2\n"
+_DIGEST = 32  # bytes of the payload's hash (usercache.hasher)
 KEEP = 8  # newest entries kept
 _YAML = (".yaml", ".yml")
 
@@ -55,7 +65,7 @@ def load(dirs: Sequence[str | Path] = (), *, bundled: bool = True) -> KnowledgeB
 
 def load_with_problems(dirs: Sequence[str | Path] = (), *, bundled: bool = True) -> Entry:
     """:func:`upgradeplan.kb.loader.load_with_problems` through the cache."""
-    roots = roots_of(dirs, bundled=bundled)
+    roots = root_dirs(dirs, bundled=bundled)
     where = cache_dir()
     texts: dict[str, bytes] = {}
     key = fingerprint(roots, texts) if where is not None else None
@@ -86,30 +96,30 @@ def load_with_problems(dirs: Sequence[str | Path] = (), *, bundled: bool = True)
 # --------------------------------------------------------------------------- the key
 
 
-def fingerprint(roots: Sequence[Path], texts: dict[str, bytes] | None = None) -> str | None:
+def fingerprint(roots: Sequence[StrPath], texts: dict[str, bytes] | None = None) -> str | None:
     """The key of the knowledge in ``roots`` (None when a file could not be read); the bytes
     of each file go into ``texts`` (by path) when it is given."""
-    import hashlib
-
     from upgradeplan import __version__
 
-    h = hashlib.sha256(MAGIC)
-    h.update(f"{__version__}\0{sys.version}\0{code_stamp()}\0".encode())
+    parts = [MAGIC, f"{__version__}\0{sys.version}\0{code_stamp()}\0".encode()]
     try:
         for root in roots:
-            h.update(f"root\0{root}\0".encode())
-            for rel, path in _yaml_files(str(root)):
+            parts.append(f"root\0{root}\0".encode())
+            for rel, path in _yaml_files(os.fspath(root)):
                 fd = os.open(path, os.O_RDONLY)
                 try:
                     data = os.read(fd, os.fstat(fd).st_size + 1)
                 finally:
                     os.close(fd)
-                h.update(f"file\0{rel}\0{len(data)}\0".encode())
-                h.update(data)
+                parts.append(f"file\0{rel}\0{len(data)}\0".encode())
+                parts.append(data)
                 if texts is not None:
                     texts[path] = data
     except OSError:
         return None  # the loader reports what it cannot read; nothing is cached for it
+    h = hasher(sum(map(len, parts)))
+    for part in parts:
+        h.update(part)
     return h.hexdigest()
 
 
@@ -141,25 +151,34 @@ def _yaml_files(top: str) -> Iterator[tuple[str, str]]:
 # --------------------------------------------------------------------------- the files
 
 
-def entry_path(where: Path, key: str) -> Path:
-    return where / f"kb-{key}.pickle"
+def entry_path(where: StrPath, key: str) -> str:
+    return os.path.join(where, f"kb-{key}.pickle")
 
 
-def read(where: Path, key: str) -> Entry | None:
+def digest(payload: bytes) -> bytes:
+    """The hash an entry's header carries of its payload."""
+    h = hasher(len(payload))
+    h.update(payload)
+    return h.digest()
+
+
+def read(where: StrPath, key: str) -> Entry | None:
     """The entry for ``key``, or None when absent, not private, corrupt or not knowledge."""
-    import hashlib
-    import pickle
+    try:
+        from _pickle import loads  # pickle.py's own Pickler classes: not needed to read
+    except ImportError:
+        from pickle import loads
 
     blob = read_private(entry_path(where, key))
     if blob is None:
         return None
     head = len(MAGIC)
-    digest, payload = blob[head : head + _DIGEST], blob[head + _DIGEST :]
-    if not blob.startswith(MAGIC) or hashlib.sha256(payload).digest() != digest:
+    payload = blob[head + _DIGEST :]
+    if not blob.startswith(MAGIC) or digest(payload) != blob[head : head + _DIGEST]:
         return None
     try:
         with collector.paused():  # thousands of small objects, all kept
-            value = pickle.loads(payload)
+            value = loads(payload)
     except Exception:  # an entry of other code: unpickling can fail in any way
         return None
     if (
@@ -172,18 +191,15 @@ def read(where: Path, key: str) -> Entry | None:
     return None
 
 
-def write(where: Path, key: str, entry: Entry) -> bool:
+def write(where: StrPath, key: str, entry: Entry) -> bool:
     """Store ``entry`` atomically; False (and nothing left behind) when it cannot be written."""
-    import hashlib
     import pickle
 
     try:
         payload = _dumps(entry)
     except (pickle.PicklingError, RecursionError, TypeError, AttributeError):
         return False
-    if not write_private(
-        entry_path(where, key), MAGIC + hashlib.sha256(payload).digest() + payload
-    ):
+    if not write_private(entry_path(where, key), MAGIC + digest(payload) + payload):
         return False
     _prune(where)
     return True
@@ -196,12 +212,14 @@ def _dumps(entry: Entry) -> bytes:
         return pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _prune(where: Path) -> None:
+def _prune(where: StrPath) -> None:
     """Remove all but the newest KEEP entries."""
     try:
-        entries = sorted(where.glob("kb-*.pickle"), key=lambda p: p.stat().st_mtime_ns)
+        with os.scandir(where) as it:
+            found = [e for e in it if e.name.startswith("kb-") and e.name.endswith(".pickle")]
+        entries = sorted(found, key=lambda e: e.stat().st_mtime_ns)
         for old in entries[:-KEEP]:
-            old.unlink()
+            os.unlink(old.path)
     except OSError:
         pass  # another process pruned or wrote at the same time
 
@@ -210,6 +228,7 @@ __all__ = [
     "KEEP",
     "MAGIC",
     "cache_dir",
+    "digest",
     "fingerprint",
     "load",
     "load_with_problems",

@@ -1,18 +1,23 @@
 """Where knowledge is read from: the bundled directory and the ``--kb`` directories, in order.
 
 Shared by the loader and the knowledge cache (which keys its entries by these roots' files),
-so finding them imports neither the YAML parser nor the loader.
+so finding them imports neither the YAML parser nor the loader; nor pathlib, for the bundled
+directory alone (the cache's warm path works on the strings of :func:`root_dirs`).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from upgradeplan.errors import BadInput
 
+if TYPE_CHECKING:
+    from pathlib import Path
 
-def bundled_dir() -> Path:
+
+def bundled_path() -> str:
     """The directory of the bundled knowledge (package ``upgradeplan.knowledge``).
 
     The package's own directory (it always installs as files): importlib.resources would pull
@@ -26,25 +31,41 @@ def bundled_dir() -> Path:
             "the bundled knowledge (package upgradeplan.knowledge) is missing",
             hint="reinstall upgradeplan",
         )
-    return Path(next(iter(spec.submodule_search_locations)))
+    return str(next(iter(spec.submodule_search_locations)))
 
 
-def roots_of(dirs: Sequence[str | Path], *, bundled: bool) -> list[Path]:
-    """The knowledge roots in load order (bundled first), each once."""
-    roots: list[Path] = [bundled_dir()] if bundled else []
+def bundled_dir() -> Path:
+    """:func:`bundled_path` as a Path."""
+    from pathlib import Path
+
+    return Path(bundled_path())
+
+
+def root_dirs(dirs: Sequence[str | Path], *, bundled: bool) -> list[str]:
+    """The knowledge roots in load order (bundled first), each once, named as pathlib names
+    them (``str(Path(d))``)."""
+    roots = [bundled_path()] if bundled else []
     for d in dirs:
-        p = Path(d)
-        if not p.is_dir():
+        if not os.path.isdir(d):
             raise BadInput(
                 f"knowledge directory {str(d)!r} does not exist or is not a directory",
                 hint="check --kb / UPGRADEPLAN_KB",
             )
-        roots.append(p)
-    seen: set[Path] = set()
-    out: list[Path] = []
+        from pathlib import Path
+
+        roots.append(str(Path(d)))
+    seen: set[str] = set()
+    out: list[str] = []
     for r in roots:
-        key = r.resolve()
+        key = os.path.realpath(r)
         if key not in seen:
             seen.add(key)
             out.append(r)
     return out
+
+
+def roots_of(dirs: Sequence[str | Path], *, bundled: bool) -> list[Path]:
+    """:func:`root_dirs` as Paths (the loader's)."""
+    from pathlib import Path
+
+    return [Path(r) for r in root_dirs(dirs, bundled=bundled)]

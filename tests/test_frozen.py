@@ -66,6 +66,24 @@ class Derived:
         object.__setattr__(self, "length", len(self.text))
 
 
+@frozen(slots=True)
+class Slim:
+    """A record with slots."""
+
+    name: str
+    count: int = 0
+    tags: tuple[str, ...] = field(default=(), compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class SlimTwin:
+    """The same fields as Slim, made by dataclasses."""
+
+    name: str
+    count: int = 0
+    tags: tuple[str, ...] = field(default=(), compare=False)
+
+
 def _hash(obj: object) -> int | str:
     try:
         return hash(obj)
@@ -143,6 +161,31 @@ def test_replace_and_post_init() -> None:
     d = Derived("abc")
     assert d.length == 3 and repr(d) == "Derived(text='abc')"
     assert dataclasses.replace(d, text="abcd").length == 4
+
+
+def test_a_slots_record_behaves_as_the_slots_dataclass() -> None:
+    ours, theirs = Slim("a", 2, ("x",)), SlimTwin("a", 2, ("x",))
+    assert Slim.__slots__ == SlimTwin.__slots__ == ("name", "count", "tags")
+    assert not hasattr(ours, "__dict__") and not hasattr(theirs, "__dict__")
+    assert repr(ours) == repr(theirs).replace("SlimTwin(", "Slim(", 1)
+    assert hash(ours) == hash(theirs) and ours == Slim("a", 2, ("y",))
+    assert ours.__getstate__() == theirs.__getstate__() == ["a", 2, ("x",)]
+    assert ours.__reduce_ex__(5)[2] == theirs.__reduce_ex__(5)[2]
+    back = pickle.loads(pickle.dumps(ours))
+    assert back == ours and back.tags == ("x",) and type(back) is Slim
+    assert copy.deepcopy(ours) == ours and copy.copy(ours) == ours
+    assert dataclasses.replace(ours, count=3) == Slim("a", 3)
+    assert Slim.__qualname__ == "Slim" and Slim("b").count == 0
+    with pytest.raises(FrozenInstanceError, match="cannot assign to field 'name'"):
+        ours.name = "b"  # type: ignore[misc]
+    with pytest.raises(FrozenInstanceError):
+        del ours.count
+    with pytest.raises(TypeError, match="already specifies __slots__"):
+
+        @frozen(slots=True)
+        class Twice:  # type: ignore[misc]
+            __slots__ = ("a",)
+            a: int
 
 
 def test_what_is_not_supported_is_refused_when_the_class_is_built() -> None:

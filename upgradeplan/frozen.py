@@ -22,11 +22,15 @@ as the dataclass ones:
   :func:`dataclasses.fields`, :func:`dataclasses.replace`, :func:`dataclasses.asdict` and
   :func:`dataclasses.is_dataclass` work on them; ``__match_args__`` is set.
 
+``slots=True`` makes the class again with ``__slots__`` for the fields and the frozen
+dataclass's ``__getstate__``/``__setstate__`` (the values as a list), as
+``@dataclass(frozen=True, slots=True)`` does.
+
 What is not supported raises :class:`TypeError` when the class is built: inheriting from a
-dataclass, ``ClassVar``/``InitVar``/``KW_ONLY`` annotations, ``slots``, ``kw_only`` fields,
-methods the decorator would have to overwrite. Methods the class defines itself are kept,
-as the dataclass decorator keeps them. ``tests/test_frozen.py`` holds every class built with
-it to what ``@dataclass(frozen=True)`` gives for the same fields.
+dataclass (or, with ``slots``, from a class with slots), ``ClassVar``/``InitVar``/``KW_ONLY``
+annotations, ``kw_only`` fields, methods the decorator would have to overwrite. Methods the
+class defines itself are kept, as the dataclass decorator keeps them. ``tests/test_frozen.py``
+holds every class built with it to what ``@dataclass(frozen=True)`` gives for the same fields.
 """
 
 from __future__ import annotations
@@ -50,24 +54,27 @@ def frozen(cls: type[_T], /) -> type[_T]: ...
 
 
 @overload
-def frozen(*, order: bool = False) -> Callable[[type[_T]], type[_T]]: ...
+def frozen(*, order: bool = False, slots: bool = False) -> Callable[[type[_T]], type[_T]]: ...
 
 
 @dataclass_transform(frozen_default=True, field_specifiers=(field, Field))
-def frozen(cls: type[_T] | None = None, /, *, order: bool = False) -> Any:
-    """Make ``cls`` a frozen record class (``order=True``: its instances sort by the fields)."""
+def frozen(cls: type[_T] | None = None, /, *, order: bool = False, slots: bool = False) -> Any:
+    """Make ``cls`` a frozen record class (``order=True``: its instances sort by the fields;
+    ``slots=True``: a new class with ``__slots__`` for the fields, as the dataclass one)."""
 
     def wrap(c: type[_T]) -> type[_T]:
-        return _build(c, order)
+        return _build(c, order, slots)
 
     return wrap if cls is None else wrap(cls)
 
 
-def _build(cls: type[_T], order: bool) -> type[_T]:
+def _build(cls: type[_T], order: bool, slots: bool = False) -> type[_T]:
     if any(hasattr(base, "__dataclass_fields__") for base in cls.__mro__[1:]):
         raise TypeError(f"{cls.__qualname__}: @frozen does not inherit dataclass fields")
     fields = _fields(cls)
     names = tuple(fields)
+    if slots:
+        cls = _slotted(cls, names)
     compared = tuple(n for n, f in fields.items() if f.compare)
     hashed = tuple(n for n, f in fields.items() if (f.compare if f.hash is None else f.hash))
     _set(cls, "__init__", _first_init(cls, fields))
@@ -90,6 +97,33 @@ def _build(cls: type[_T], order: bool) -> type[_T]:
     _put(cls, "__dataclass_fields__", fields)
     _set(cls, "__match_args__", names)
     return cls
+
+
+def _slotted(cls: type[_T], names: tuple[str, ...]) -> type[_T]:
+    """``cls`` made again with ``__slots__`` for the fields (what ``slots=True`` of a dataclass
+    does), with the frozen dataclass's ``__getstate__``/``__setstate__``: the fields' values
+    as a list, set back with ``object.__setattr__``."""
+    body = dict(cls.__dict__)
+    if "__slots__" in body:
+        raise TypeError(f"{cls.__qualname__} already specifies __slots__")
+    if any(hasattr(base, "__slots__") for base in cls.__mro__[1:-1]):
+        raise TypeError(f"{cls.__qualname__}: @frozen(slots=True) does not inherit slots")
+    for name in (*names, "__dict__", "__weakref__"):
+        body.pop(name, None)  # a field's default stays in its Field (and __init__)
+    body["__slots__"] = names
+    meta: Any = type(cls)
+    new: type[_T] = meta(cls.__name__, cls.__bases__, body)
+    new.__qualname__ = cls.__qualname__
+    if "__getstate__" not in body:
+        _put(new, "__getstate__", lambda self: [getattr(self, n) for n in names])
+    if "__setstate__" not in body:
+
+        def __setstate__(self: Any, state: list[Any]) -> None:
+            for name, value in zip(names, state, strict=False):
+                object.__setattr__(self, name, value)
+
+        _put(new, "__setstate__", __setstate__)
+    return new
 
 
 def _fields(cls: type) -> dict[str, Field[Any]]:

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from typing import Literal
 
 from upgradeplan.errors import InvalidConstraint, InvalidVersion
+from upgradeplan.frozen import frozen
 
 MAX_VERSION_LEN = 256
 MAX_CONSTRAINT_LEN = 512
@@ -68,7 +69,7 @@ def _pre_key(ids: tuple[str, ...]) -> PreKey:
     )
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen(slots=True)  # its own __eq__/__hash__/order over _key
 class Version:
     """A chart version; ordered like Masterminds ``Compare``; build metadata is ignored."""
 
@@ -345,7 +346,7 @@ def _comparator_test(op: str, con: Version, level: int) -> Test:
     return lambda v: v._key >= ck and v.major == 0 and v.minor == 0 and v.patch == cpat
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class _Comparator:
     op: str
     version: Version

@@ -5,7 +5,6 @@ predicate shares."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from upgradeplan import errors
@@ -21,7 +20,7 @@ from upgradeplan.model import (
 Hop = tuple[str | None, str | None]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class Outcome:
     """What one predicate found: its truth, a sentence, the facts read and the keys missed."""
 

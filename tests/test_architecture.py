@@ -25,6 +25,7 @@ LAYERS: dict[str, int] = {
     "provenance": 0,
     "unreadable": 0,
     "redact": 0,
+    "compiled": 0,  # record classes' compiled __init__ kept between console runs
     "collector": 0,  # the cyclic garbage collector paused while many acyclic objects are built
     "escape": 0,  # values made safe for shell, YAML and Markdown; control characters refused
     "keypath": 0,

@@ -31,10 +31,12 @@ def main() -> None:
     # the default threshold (700) the collector walks them again and again (about a tenth of
     # an offline check's CPU). Cycles are still collected, every 50,000 allocations.
     gc.set_threshold(50_000, 20, 20)
-    from upgradeplan import usercache
-    from upgradeplan.cli import run
+    from upgradeplan import compiled, usercache
 
     usercache.defer_writes()  # a cold knowledge load's cache entry: written after the answer
+    compiled.keep_between_runs()  # the record classes' __init__ compiled in an earlier run
+    from upgradeplan.cli import run
+
     end(run(args))
 
 

@@ -6,8 +6,9 @@ order methods) and asks :mod:`inspect` for a signature when the class has no doc
 the few dozen classes a command imports that was the largest part of its start-up. Here only
 ``__init__`` is compiled (it must have the fields' signature, and it is the hot one: versions,
 facts and evidence are built by the thousand), and only when the first instance is made
-(:func:`init_of`); the other methods are closures over the field names, with the same results
-as the dataclass ones:
+(:func:`init_of`; the console script keeps the compiled code between runs,
+:mod:`upgradeplan.compiled`); the other methods are closures over the field names, with the
+same results as the dataclass ones:
 
 - ``__init__`` takes the fields in order, with their defaults and default factories, puts
   them in the instance's ``__dict__`` (as a frozen dataclass does through
@@ -43,6 +44,8 @@ from dataclasses import MISSING, Field, FrozenInstanceError, field
 from operator import attrgetter
 from reprlib import recursive_repr
 from typing import Any, TypeVar, dataclass_transform, overload
+
+from upgradeplan import compiled
 
 _T = TypeVar("_T")
 _FIELD_MARK = getattr(dataclasses, "_FIELD", None)  # what dataclasses.fields() selects on
@@ -226,7 +229,7 @@ def _init(cls: type, fields: dict[str, Field[Any]]) -> Callable[..., None]:
         lines.append("self.__post_init__()")
     body = "\n    ".join(lines or ["pass"])
     source = f"def __init__({', '.join(params)}) -> None:\n    {body}\n"
-    exec(compile(source, f"<frozen {cls.__module__}.{cls.__qualname__}>", "exec"), scope)
+    exec(compiled.code(source, f"<frozen {cls.__module__}.{cls.__qualname__}>"), scope)
     fn: Callable[..., None] = scope["__init__"]
     fn.__qualname__ = f"{cls.__qualname__}.__init__"
     return fn

@@ -62,6 +62,13 @@ def hasher(size: int) -> Hash:
     return sha256()
 
 
+def digest(payload: bytes) -> bytes:
+    """The hash a cache file's header carries of its payload (:func:`hasher`)."""
+    h = hasher(len(payload))
+    h.update(payload)
+    return h.digest()
+
+
 def private(st: os.stat_result) -> bool:
     """Owned by the current user and not writable by group or others."""
     getuid = getattr(os, "getuid", None)
@@ -136,6 +143,18 @@ def write_private(path: StrPath, data: bytes) -> bool:
             os.unlink(tmp)
         return False
     return True
+
+
+def prune(where: StrPath, prefix: str, suffix: str, keep: int) -> None:
+    """Remove all but the newest ``keep`` files named ``prefix…suffix`` in ``where``."""
+    try:
+        with os.scandir(where) as it:
+            found = [e for e in it if e.name.startswith(prefix) and e.name.endswith(suffix)]
+        entries = sorted(found, key=lambda e: e.stat().st_mtime_ns)
+        for old in entries[:-keep]:
+            os.unlink(old.path)
+    except OSError:
+        pass  # another process pruned or wrote at the same time
 
 
 # --------------------------------------------------------------------------- deferred writes

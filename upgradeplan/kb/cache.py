@@ -34,8 +34,10 @@ from upgradeplan.model import KnowledgeBase
 from upgradeplan.usercache import (
     cache_dir,
     code_stamp,
+    digest,
     hasher,
     later,
+    prune,
     read_private,
     write_private,
 )
@@ -155,13 +157,6 @@ def entry_path(where: StrPath, key: str) -> str:
     return os.path.join(where, f"kb-{key}.pickle")
 
 
-def digest(payload: bytes) -> bytes:
-    """The hash an entry's header carries of its payload."""
-    h = hasher(len(payload))
-    h.update(payload)
-    return h.digest()
-
-
 def read(where: StrPath, key: str) -> Entry | None:
     """The entry for ``key``, or None when absent, not private, corrupt or not knowledge."""
     try:
@@ -201,7 +196,7 @@ def write(where: StrPath, key: str, entry: Entry) -> bool:
         return False
     if not write_private(entry_path(where, key), MAGIC + digest(payload) + payload):
         return False
-    _prune(where)
+    prune(where, "kb-", ".pickle", KEEP)
     return True
 
 
@@ -210,18 +205,6 @@ def _dumps(entry: Entry) -> bytes:
 
     with collector.paused():  # pickling allocates no cycles worth collecting
         return pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
-
-
-def _prune(where: StrPath) -> None:
-    """Remove all but the newest KEEP entries."""
-    try:
-        with os.scandir(where) as it:
-            found = [e for e in it if e.name.startswith("kb-") and e.name.endswith(".pickle")]
-        entries = sorted(found, key=lambda e: e.stat().st_mtime_ns)
-        for old in entries[:-KEEP]:
-            os.unlink(old.path)
-    except OSError:
-        pass  # another process pruned or wrote at the same time
 
 
 __all__ = [

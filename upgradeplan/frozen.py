@@ -12,8 +12,8 @@ same results as the dataclass ones:
 
 - ``__init__`` takes the fields in order, with their defaults and default factories, puts
   them in the instance's ``__dict__`` (as a frozen dataclass does through
-  ``object.__setattr__``, without a call per field) and calls ``__post_init__`` when the
-  class has one;
+  ``object.__setattr__``, without a call per field; a slots class's slots through
+  ``object.__setattr__``) and calls ``__post_init__`` when the class has one;
 - ``__eq__`` compares the tuple of compared fields when both are of the same class (else
   ``NotImplemented``), ``__hash__`` hashes that tuple (fields with ``hash=False`` left out),
   the order methods (``order=True``) compare it;
@@ -202,29 +202,35 @@ def _init(cls: type, fields: dict[str, Field[Any]]) -> Callable[..., None]:
     """``__init__`` compiled for the fields: the one method that must have their signature."""
     # Each field goes straight into the instance's __dict__: what ``object.__setattr__`` does
     # for a field (no class attribute of a field's name is a data descriptor: the class
-    # attribute is its default), in half the time.
-    scope: dict[str, Any] = {"_FACTORY": _FACTORY}
-    params, lines = ["self"], ["_instance_dict = self.__dict__"]
+    # attribute is its default), in half the time. A slots class has no __dict__: its slots
+    # are set with ``object.__setattr__``, as the dataclass does.
+    scope: dict[str, Any] = {"_FACTORY": _FACTORY, "_set": object.__setattr__}
+    if "__slots__" in cls.__dict__:
+        params, lines = ["self"], []
+        store = "_set(self, {!r}, {})".format
+    else:
+        params, lines = ["self"], ["_instance_dict = self.__dict__"]
+        store = "_instance_dict[{!r}] = {}".format
     for i, (name, f) in enumerate(fields.items()):
         if not f.init:
             if f.default_factory is not MISSING:
                 scope[f"_f{i}"] = f.default_factory
-                lines.append(f"_instance_dict[{name!r}] = _f{i}()")
+                lines.append(store(name, f"_f{i}()"))
             elif f.default is not MISSING:
                 scope[f"_d{i}"] = f.default
-                lines.append(f"_instance_dict[{name!r}] = _d{i}")
+                lines.append(store(name, f"_d{i}"))
             continue
         if f.default_factory is not MISSING:
             scope[f"_f{i}"] = f.default_factory
             params.append(f"{name}=_FACTORY")
-            lines.append(f"_instance_dict[{name!r}] = _f{i}() if {name} is _FACTORY else {name}")
+            lines.append(store(name, f"_f{i}() if {name} is _FACTORY else {name}"))
         else:
             if f.default is not MISSING:
                 scope[f"_d{i}"] = f.default
                 params.append(f"{name}=_d{i}")
             else:
                 params.append(name)
-            lines.append(f"_instance_dict[{name!r}] = {name}")
+            lines.append(store(name, name))
     if hasattr(cls, "__post_init__"):
         lines.append("self.__post_init__()")
     body = "\n    ".join(lines or ["pass"])

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import upgradeplan
-from upgradeplan.frozen import frozen, init_of
+from upgradeplan.frozen import frozen, init_of, record
 from upgradeplan.model import Evidence, Fact, Location, Truth
 from upgradeplan.provenance import flag
 
@@ -82,6 +82,24 @@ class SlimTwin:
     name: str
     count: int = 0
     tags: tuple[str, ...] = field(default=(), compare=False)
+
+
+@record
+class Box:
+    """A mutable record."""
+
+    name: str
+    items: list[str] = field(default_factory=list)
+    count: int = 0
+
+
+@dataclass
+class BoxTwin:
+    """The same fields as Box, made by dataclasses."""
+
+    name: str
+    items: list[str] = field(default_factory=list)
+    count: int = 0
 
 
 def _hash(obj: object) -> int | str:
@@ -186,6 +204,23 @@ def test_a_slots_record_behaves_as_the_slots_dataclass() -> None:
         class Twice:  # type: ignore[misc]
             __slots__ = ("a",)
             a: int
+
+
+def test_a_mutable_record_behaves_as_the_dataclass() -> None:
+    ours, theirs = Box("a", ["x"]), BoxTwin("a", ["x"])
+    assert repr(ours) == repr(theirs).replace("BoxTwin(", "Box(", 1)
+    assert Box.__hash__ is None and BoxTwin.__hash__ is None
+    assert ours == Box("a", ["x"]) and ours != Box("a")
+    assert Box("b").items == [] and Box("b").items is not Box("c").items
+    ours.count = 3
+    ours.items.append("y")
+    assert ours == Box("a", ["x", "y"], 3)
+    del ours.count
+    assert ours.count == 0  # the class attribute: the default, as the dataclass leaves it
+    assert dataclasses.replace(Box("a"), count=2) == Box("a", count=2)
+    assert [f.name for f in dataclasses.fields(Box)] == ["name", "items", "count"]
+    sig = [(p.name, repr(p.default)) for p in signature(init_of(Box)).parameters.values()]
+    assert sig[1:] == [(p.name, repr(p.default)) for p in signature(BoxTwin).parameters.values()]
 
 
 def test_what_is_not_supported_is_refused_when_the_class_is_built() -> None:

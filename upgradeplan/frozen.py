@@ -23,9 +23,10 @@ same results as the dataclass ones:
   :func:`dataclasses.fields`, :func:`dataclasses.replace`, :func:`dataclasses.asdict` and
   :func:`dataclasses.is_dataclass` work on them; ``__match_args__`` is set.
 
-``slots=True`` makes the class again with ``__slots__`` for the fields and the frozen
-dataclass's ``__getstate__``/``__setstate__`` (the values as a list), as
-``@dataclass(frozen=True, slots=True)`` does.
+``@record`` is the same for ``@dataclass`` (mutable: no ``__setattr__``/``__delattr__`` of
+its own, ``__hash__`` None). ``slots=True`` makes the class again with ``__slots__`` for the
+fields and the frozen dataclass's ``__getstate__``/``__setstate__`` (the values as a list),
+as ``@dataclass(frozen=True, slots=True)`` does.
 
 What is not supported raises :class:`TypeError` when the class is built: inheriting from a
 dataclass (or, with ``slots``, from a class with slots), ``ClassVar``/``InitVar``/``KW_ONLY``
@@ -71,7 +72,26 @@ def frozen(cls: type[_T] | None = None, /, *, order: bool = False, slots: bool =
     return wrap if cls is None else wrap(cls)
 
 
-def _build(cls: type[_T], order: bool, slots: bool = False) -> type[_T]:
+@overload
+def record(cls: type[_T], /) -> type[_T]: ...
+
+
+@overload
+def record(*, order: bool = False) -> Callable[[type[_T]], type[_T]]: ...
+
+
+@dataclass_transform(field_specifiers=(field, Field))
+def record(cls: type[_T] | None = None, /, *, order: bool = False) -> Any:
+    """Make ``cls`` a mutable record class, as ``@dataclass`` does: the same ``__init__``,
+    ``__repr__`` and ``__eq__`` as :func:`frozen`, fields assignable, ``__hash__`` None."""
+
+    def wrap(c: type[_T]) -> type[_T]:
+        return _build(c, order, frozen=False)
+
+    return wrap if cls is None else wrap(cls)
+
+
+def _build(cls: type[_T], order: bool, slots: bool = False, frozen: bool = True) -> type[_T]:
     if any(hasattr(base, "__dataclass_fields__") for base in cls.__mro__[1:]):
         raise TypeError(f"{cls.__qualname__}: @frozen does not inherit dataclass fields")
     fields = _fields(cls)
@@ -86,11 +106,11 @@ def _build(cls: type[_T], order: bool, slots: bool = False) -> type[_T]:
     _set(cls, "__eq__", _eq(key))
     body = cls.__dict__
     if "__hash__" not in body or (body["__hash__"] is None and "__eq__" in body):
-        _put(cls, "__hash__", _hash(_key(hashed)))
-    forced = {
-        "__setattr__": _frozen_setattr(cls, names),
-        "__delattr__": _frozen_delattr(cls, names),
-    }
+        _put(cls, "__hash__", _hash(_key(hashed)) if frozen else None)
+    forced: dict[str, Callable[..., Any]] = {}
+    if frozen:
+        forced["__setattr__"] = _frozen_setattr(cls, names)
+        forced["__delattr__"] = _frozen_delattr(cls, names)
     if order:
         forced.update((f"__{op}__", _compare(key, op)) for op in ("lt", "le", "gt", "ge"))
     for name, method in forced.items():
@@ -203,13 +223,16 @@ def _init(cls: type, fields: dict[str, Field[Any]]) -> Callable[..., None]:
     # Each field goes straight into the instance's __dict__: what ``object.__setattr__`` does
     # for a field (no class attribute of a field's name is a data descriptor: the class
     # attribute is its default), in half the time. A slots class has no __dict__: its slots
-    # are set with ``object.__setattr__``, as the dataclass does.
+    # are set with ``object.__setattr__``, as the dataclass does; a mutable record's
+    # attributes are assigned, as the dataclass does.
     scope: dict[str, Any] = {"_FACTORY": _FACTORY, "_set": object.__setattr__}
+    params, lines = ["self"], []
     if "__slots__" in cls.__dict__:
-        params, lines = ["self"], []
         store = "_set(self, {!r}, {})".format
+    elif getattr(cls.__setattr__, "__module__", "") != __name__:  # @record
+        store = "self.{} = {}".format
     else:
-        params, lines = ["self"], ["_instance_dict = self.__dict__"]
+        lines.append("_instance_dict = self.__dict__")
         store = "_instance_dict[{!r}] = {}".format
     for i, (name, f) in enumerate(fields.items()):
         if not f.init:
@@ -320,4 +343,4 @@ def _frozen_delattr(cls: type[Any], names: tuple[str, ...]) -> Callable[[Any, st
     return __delattr__
 
 
-__all__ = ["FrozenInstanceError", "field", "frozen"]
+__all__ = ["FrozenInstanceError", "field", "frozen", "record"]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from upgradeplan import errors
+from upgradeplan.frozen import record
 from upgradeplan.model import (
     SEVERITY_RANK,
     Action,
@@ -29,7 +30,7 @@ from upgradeplan.planner.verdicts import threshold, verdict_of, worst
 from upgradeplan.state.derive import derive
 
 
-@dataclass
+@record
 class _Acc:
     """What the plan collects while it walks the targets."""
 

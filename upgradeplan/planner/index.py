@@ -6,15 +6,16 @@ Built lazily per product and cached per knowledge base (by identity, weakly).
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from upgradeplan import conditions, releases
+from upgradeplan.frozen import record
 from upgradeplan.model import Hazard, KnowledgeBase, Release
 from upgradeplan.planner.scopes import Scope, scope_of
 
 
-@dataclass
+@record
 class _ProductIndex:
     """Hazards of one product by scope, with their constraints parsed once."""
 
@@ -34,7 +35,7 @@ class _ProductIndex:
         return [s.hazard for s in (*self.landing, *self.state) if s.lands(parsed)]
 
 
-@dataclass
+@record
 class _Sides:
     """The hazards a version can meet as the start or the end of a hop."""
 

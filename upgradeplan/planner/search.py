@@ -11,11 +11,12 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from upgradeplan import collector, conditions, provenance
 from upgradeplan.conditions import resolve_pin
+from upgradeplan.frozen import record
 from upgradeplan.model import (
     SEVERITY_RANK,
     Fact,
@@ -52,7 +53,7 @@ EXHAUSTIVE_WINDOW = 40
 FANOUT = True
 
 
-@dataclass
+@record
 class _Node:
     version: str
     parsed: Any
@@ -60,7 +61,7 @@ class _Node:
     state: State | None = None  # computed lazily
 
 
-@dataclass
+@record
 class _Hop:
     forbidden: tuple[str, ...]
     cost: int  # tenths

@@ -13,6 +13,10 @@ Run from the repository root against a plain install, e.g.
 wait"): check <= 6x, cold check <= 8x, --help and --version <= 4x. Wall-clock medians and
 their ratios are the targets; the CPU time of each run (user + system) is printed beside them,
 the steadier figure on a machine other work keeps busy.
+
+``--before SCRIPT`` (the console script of another plain install, e.g. of the commit before a
+change) runs its commands in the same rounds, alternately with this install's, so a
+before/after comparison sees the same load; its rows are marked ``before``.
 """
 
 from __future__ import annotations
@@ -72,35 +76,46 @@ def _run(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     return took, usage.ru_utime + usage.ru_stime
 
 
+Commands = dict[str, tuple[list[str], dict[str, str], str | None]]  # argv, env, dir emptied
+
+
+def _commands(script: str, tmp: str, label: str) -> Commands:
+    """The four timed commands of one install (warm and cold caches under ``tmp``)."""
+    warm_env = {**os.environ, "XDG_CACHE_HOME": os.path.join(tmp, f"warm{label}")}
+    cold_dir = os.path.join(tmp, f"cold{label}")
+    cold_env = {**os.environ, "XDG_CACHE_HOME": cold_dir}
+    _run([script, *S1], warm_env)  # fill the warm cache
+    return {
+        f"check{label}": ([script, *S1], warm_env, None),
+        f"check-cold{label}": ([script, *S1], cold_env, cold_dir),
+        f"--help{label}": ([script, "--help"], warm_env, None),
+        f"--version{label}": ([script, "--version"], warm_env, None),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=21)
+    ap.add_argument("--before", metavar="SCRIPT", help="another install's console script")
     args = ap.parse_args()
-    script = _script()
     with tempfile.TemporaryDirectory() as tmp:
-        warm_env = {**os.environ, "XDG_CACHE_HOME": os.path.join(tmp, "warm")}
-        cold_dir = os.path.join(tmp, "cold")
-        commands = {
-            "python -c pass": ([sys.executable, "-c", "pass"], warm_env),
-            "check": ([script, *S1], warm_env),
-            "check-cold": ([script, *S1], {**os.environ, "XDG_CACHE_HOME": cold_dir}),
-            "--help": ([script, "--help"], warm_env),
-            "--version": ([script, "--version"], warm_env),
-        }
-        _run([script, *S1], warm_env)  # fill the warm cache
+        commands: Commands = {"python -c pass": ([sys.executable, "-c", "pass"], {}, None)}
+        commands.update(_commands(_script(), tmp, ""))
+        if args.before:
+            commands.update(_commands(args.before, tmp, " before"))
         times: dict[str, list[float]] = {name: [] for name in commands}
         cpus: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(args.rounds):
-            for name, (argv, env) in commands.items():
-                if name == "check-cold":
-                    shutil.rmtree(cold_dir, ignore_errors=True)
-                wall, cpu = _run(argv, env)
+            for name, (argv, env, emptied) in commands.items():
+                if emptied is not None:
+                    shutil.rmtree(emptied, ignore_errors=True)
+                wall, cpu = _run(argv, env or dict(os.environ))
                 times[name].append(wall)
                 cpus[name].append(cpu)
     base = statistics.median(times["python -c pass"])
     cpu_base = statistics.median(cpus["python -c pass"])
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-    print(f"{'command':<16} {'median':>9} {'ratio':>6} {'CPU':>9} {'ratio':>6}  target (wall)")
+    print(f"{'command':<23} {'median':>9} {'ratio':>6} {'CPU':>9} {'ratio':>6}  target (wall)")
     for name, samples in times.items():
         med, cpu = statistics.median(samples), statistics.median(cpus[name])
         target = TARGETS.get(name)
@@ -108,7 +123,7 @@ def main() -> None:
             "" if target is None else f"<= {target:.0f}x {'OK' if med / base <= target else 'OVER'}"
         )
         print(
-            f"{name:<16} {1000 * med:7.1f}ms {med / base:6.2f} {1000 * cpu:7.1f}ms "
+            f"{name:<23} {1000 * med:7.1f}ms {med / base:6.2f} {1000 * cpu:7.1f}ms "
             f"{cpu / cpu_base:6.2f}  {verdict}"
         )
 

@@ -11,7 +11,9 @@ multi-document YAML) well enough for both ``kubectl`` and the Python client:
 - a ``Status`` 404 for anything unknown (a custom resource group is served only when the
   fixture holds its CustomResourceDefinition or objects of it: no Flux objects and no Flux
   CRDs means "Flux is not installed");
-- HTTP/1.1 with ``Content-Length``, ``TCP_NODELAY`` on every connection;
+- HTTP/1.1 with ``Content-Length``, ``TCP_NODELAY`` on every connection; custom resources
+  (and their lists) written with their keys sorted, as the API server writes them from a
+  map (so a list's ``metadata``, its ``continue`` token with it, comes after its ``items``);
 - a request log (method, path, query, Accept, whether an Authorization header came, status);
 - switchable faults (:class:`Faults`): 403 on one resource, 500s, slow answers, truncated
   JSON, 410 on a ``continue``, a request that is never answered (bounded: it ends when the
@@ -439,7 +441,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if code == 200 and faults.hit("garbage_items", split.path) and "items" in body:
             body["items"] = ["x", 1, [[[]]], None, {"no": "kind"}] * 200
-        data = json.dumps(body).encode()
+        # a custom resource is written from a map, as the API server's unstructured
+        # encoding does: keys sorted (a list's metadata after its items)
+        data = json.dumps(body, sort_keys=_custom(self.fake, split.path)).encode()
         if code == 200 and faults.hit("garbage", split.path):
             data = b"<html><body>502 Bad Gateway</body></html>"
         pad = faults.hit("huge", split.path)
@@ -727,6 +731,17 @@ def _version_info(git_version: str) -> dict[str, str]:
         "compiler": "gc",
         "platform": "linux/amd64",
     }
+
+
+def _custom(fake: FakeAPIServer, path: str) -> bool:
+    """Whether ``path`` reads custom resources (a type no built-in of the fake)."""
+    parts = [p for p in path.split("/") if p]
+    if parts[:1] != ["apis"] or len(parts) < 4:
+        return False
+    found = _path_plural(path)
+    return found is not None and any(
+        t.group == parts[1] and t.plural == found[0] and not t.builtin for t in fake._types.values()
+    )
 
 
 def _as_version(obj: dict[str, Any], gv: str) -> dict[str, Any]:

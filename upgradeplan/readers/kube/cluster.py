@@ -110,6 +110,7 @@ def read_context(
         listed=out.listed,
         unreadable=out.unreadable,
         unread=out.unread,
+        prepared=out.prepared,
     )
     return ContextResult(name, state, None, session.requests)
 

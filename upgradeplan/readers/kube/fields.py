@@ -93,6 +93,11 @@ class Builder:
             return
         self.facts[key] = Fact(key, value, read_from(where, self.prefix, obj=obj, path=path))
 
+    def put(self, fact: Fact) -> None:
+        """A fact built already (its source under this prefix); the first of a key stays."""
+        if fact.key not in self.facts:
+            self.facts[fact.key] = fact
+
 
 # --------------------------------------------------------------------------- products
 

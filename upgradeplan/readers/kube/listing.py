@@ -20,7 +20,8 @@ from typing import Any
 from urllib.parse import quote
 
 from upgradeplan.model import Condition, KnowledgeBase, State
-from upgradeplan.readers.kube.objects import server_version_object, state_from_objects
+from upgradeplan.readers.kube.objects import Prepared, server_version_object, state_from_objects
+from upgradeplan.readers.kube.paging import Pager
 from upgradeplan.readers.kube.session import Answer, Session, in_parallel
 from upgradeplan.readers.kube.transport import Unreachable
 from upgradeplan.unreadable import (
@@ -119,6 +120,7 @@ class Read:
     unreadable: dict[str, str] = field(default_factory=dict)
     unread: list[Unreadable] = field(default_factory=list)
     state: State | None = None  # the final state, when no Secret had to be read after it
+    prepared: Prepared | None = None  # what the objects said one by one, as they came
 
     def failed(self, source: str, answer: Answer, key: str, what: str) -> None:
         """Record that ``source`` could not be read (``what``: "listing X", "reading Y")."""
@@ -148,23 +150,48 @@ MAX_PAGES = 10_000  # pages of one list (5,000,000 objects at 500 a page)
 
 
 def _list_version(
-    session: Session, res: Resource, version: str, namespace: str | None = None
+    session: Session,
+    res: Resource,
+    version: str,
+    namespace: str | None = None,
+    prepare: Callable[[str, list[dict[str, Any]]], None] | None = None,
 ) -> tuple[Answer, list[dict[str, Any]]]:
     """All pages of one version's list; the failing answer, or the last page's, with the items.
 
-    A continue token seen before, or more than a few pages in a row without items, ends the
+    Each next page is asked for as soon as the one before has arrived (:mod:`paging`).
+    ``prepare`` sees each page's items as they come (``kind``, ``apiVersion`` set). A
+    continue token seen before, or more than a few pages in a row without items, ends the
     list as unreadable (a server looping would otherwise be followed for ever).
     """
+    pager = Pager(session, res.path(version, namespace), _page_query)
+    try:
+        return _pages(pager, res, version, prepare)
+    finally:
+        pager.close()
+
+
+def _page_query(token: str = "") -> dict[str, str]:
+    return {"limit": str(PAGE_SIZE), "continue": token} if token else {"limit": str(PAGE_SIZE)}
+
+
+def _pages(
+    pager: Pager,
+    res: Resource,
+    version: str,
+    prepare: Callable[[str, list[dict[str, Any]]], None] | None,
+) -> tuple[Answer, list[dict[str, Any]]]:
     relists = 0
     items: list[dict[str, Any]] = []
-    query: dict[str, str] = {"limit": str(PAGE_SIZE)}
+    query = _page_query()
     seen: set[str] = set()
     empty = 0
+    api_version = f"{res.group}/{version}" if res.group else version
     for _ in range(MAX_PAGES):
-        answer = session.get(res.path(version, namespace), query)
+        answer = pager.get(query)
         if answer.status == 410 and "continue" in query and relists < 2:
             relists += 1  # expired continue token: list again from the start
-            items, query, seen, empty = [], {"limit": str(PAGE_SIZE)}, set(), 0
+            items, query, seen, empty = [], _page_query(), set(), 0
+            pager.restart()
             continue
         if answer.status != 200 or answer.body is None:
             if answer.status == 200:
@@ -182,11 +209,12 @@ def _list_version(
                 return Answer(
                     0, None, f"{junk} of the list's items are not objects", PARSE_ERROR
                 ), items
-        api_version = f"{res.group}/{version}" if res.group else version
         for item in page:
             item.setdefault("kind", res.kind)
             item.setdefault("apiVersion", api_version)
             items.append(_strip_secret(item) if item["kind"] == "Secret" else item)
+        if prepare is not None:
+            prepare(res.kind, page)
         got = len(page)
         meta = answer.body.get("metadata")
         token = str((meta if isinstance(meta, dict) else {}).get("continue") or "")
@@ -200,11 +228,17 @@ def _list_version(
                 0, None, "the server sent pages without items that never end", "continue loop"
             ), items
         seen.add(token)
-        query = {"limit": str(PAGE_SIZE), "continue": token}
+        query = _page_query(token)
     return Answer(0, None, f"more than {MAX_PAGES} pages", "continue loop"), items
 
 
-def _list(session: Session, res: Resource, out: Read, namespace: str | None = None) -> None:
+def _list(
+    session: Session,
+    res: Resource,
+    out: Read,
+    namespace: str | None = None,
+    prepared: Prepared | None = None,
+) -> None:
     """List one resource type across namespaces, following pages, older versions after 404.
 
     With ``namespace`` (``-n``) a namespaced type is listed in that namespace alone; its
@@ -217,7 +251,8 @@ def _list(session: Session, res: Resource, out: Read, namespace: str | None = No
     tried_group = False
     while versions:
         version = versions.pop(0)
-        answer, items = _list_version(session, res, version, namespace)
+        prepare = prepared.page if prepared is not None else None
+        answer, items = _list_version(session, res, version, namespace, prepare)
         if answer.status == 404 and not items:
             if res.group and not tried_group:
                 tried_group = True
@@ -330,8 +365,8 @@ def read_all(
     beside: Sequence[State] = (),
 ) -> Read:
     """Every request of one context; raises Unreachable when the server cannot be reached."""
-    out = Read(context=name)
     prefix = f"cluster {name}"
+    out = Read(context=name, prepared=Prepared(kb, prefix))
     version = session.get("/version")
     if version.status == 0 and version.cause != PARSE_ERROR:  # no answer at all: give up early
         raise Unreachable(f"GET /version: {version.problem}")
@@ -341,7 +376,8 @@ def read_all(
         out.failed("/version", version, "installed.kubernetes", "reading /version")
     # one list per resource type, all at once
     calls: list[Callable[[Read], None]] = [
-        partial(_list, session, res, namespace=namespace) for res in resources(kb)
+        partial(_list, session, res, namespace=namespace, prepared=out.prepared)
+        for res in resources(kb)
     ]
     _read_parts(calls, out)
     # then the CRDs the hazards of the products found read, and the Secrets the recognised
@@ -354,6 +390,7 @@ def read_all(
         listed=out.listed,
         unreadable=out.unreadable,
         unread=out.unread,
+        prepared=out.prepared,
     )
     refs = _secret_refs(first)
     crds = crds_to_read(kb, first, bounded=namespace is not None, beside=beside)

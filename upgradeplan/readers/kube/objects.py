@@ -17,11 +17,11 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from upgradeplan import keypath
-from upgradeplan.model import Condition, KnowledgeBase, Product, State
-from upgradeplan.provenance import ObjectRef
+from upgradeplan.model import Condition, Fact, KnowledgeBase, Product, State
+from upgradeplan.provenance import ObjectRef, read_from
 from upgradeplan.readers.kube.fields import (
     Builder,
     get,
@@ -36,6 +36,7 @@ from upgradeplan.readers.kube.unknowns import widen
 from upgradeplan.readers.kube.workloads import deployment_facts, node_facts
 from upgradeplan.readers.recognise import (
     ChartRef,
+    Pin,
     Recogniser,
     helmrelease_facts,
     namespace_facts,
@@ -195,13 +196,15 @@ def state_from_objects(
     listed: Collection[str] = (),
     unreadable: Mapping[str, str] | None = None,
     unread: Sequence[Unreadable] = (),
+    prepared: Prepared | None = None,
 ) -> State:
     """Facts about the installation these Kubernetes objects describe.
 
     ``source_prefix`` starts every fact's source (``"cluster prod"``); ``listed`` names the
     kinds (or ``"Kind ns/name"`` objects) whose absence is known; ``unreadable`` (key
     prefix -> reason) is carried into the state, and no fact under such a prefix is made;
-    ``unread`` (the records of what could not be read) goes into the state as it is.
+    ``unread`` (the records of what could not be read) goes into the state as it is;
+    ``prepared``: what was derived from the objects one by one as they were read.
     """
     by_kind: dict[str, list[Mapping[str, Any]]] = {}
     for obj in objects:
@@ -210,7 +213,9 @@ def state_from_objects(
     for items in by_kind.values():
         items.sort(key=lambda o: (ns_of(o), name_of(o)))
     b = Builder(source_prefix, unreadable=dict(unreadable or {}))
-    rec = _Recogniser(kb)
+    if prepared is None or prepared.kb is not kb or prepared.prefix != source_prefix:
+        prepared = Prepared(kb, source_prefix)
+    rec = prepared.rec
     wants = interests(kb)
     listed_set = set(listed)
 
@@ -228,7 +233,7 @@ def state_from_objects(
     pinned: set[str] = set()
     for hr in by_kind.get("HelmRelease", []):
         if group_of(hr).startswith("helm.toolkit.fluxcd.io"):
-            _helmrelease(b, rec, hr, sources, pinned)
+            _helmrelease(b, rec, prepared.helmrelease(hr), sources, pinned)
     for source in sources.values():  # the OCIRepositories first, then the HelmCharts
         product = rec.source(source)
         if product is not None and _foreign(
@@ -319,34 +324,90 @@ def _server_version(b: Builder, items: list[Mapping[str, Any]]) -> None:
         b.add("installed.kubernetes", f"{major}.{minor}.{patch}", f"/version gitVersion {git}")
 
 
+class _Release(NamedTuple):
+    """What one HelmRelease says by itself (before the other objects are known)."""
+
+    hr: Mapping[str, Any]
+    name: str
+    ref: str  # "HelmRelease ns/name"
+    pin: Pin | ChartRef | None
+    known: str | None  # the product its name is a release of
+    product: Product | None  # the product it is recognised as
+    facts: list[Fact]  # helmrelease_facts under its own name
+
+
+class Prepared:
+    """Derivations of single objects, done while the other lists are still being read (the
+    cluster reader hands each page here: :meth:`page`); :func:`state_from_objects` takes
+    them from here, or derives them itself for an object not seen."""
+
+    def __init__(self, kb: KnowledgeBase, prefix: str) -> None:
+        self.kb = kb
+        self.prefix = prefix
+        self.rec = _Recogniser(kb)
+        self._releases: dict[int, _Release] = {}
+
+    def page(self, kind: str, items: Sequence[Mapping[str, Any]]) -> None:
+        """One page of a list: its HelmReleases' own facts and products, derived now."""
+        if kind == "HelmRelease":
+            for hr in items:
+                if group_of(hr).startswith("helm.toolkit.fluxcd.io"):
+                    self._releases[id(hr)] = self._release(hr)
+
+    def helmrelease(self, hr: Mapping[str, Any]) -> _Release:
+        found = self._releases.get(id(hr))
+        return found if found is not None and found.hr is hr else self._release(hr)
+
+    def _release(self, hr: Mapping[str, Any]) -> _Release:
+        name, ref = name_of(hr), ref_of("HelmRelease", hr)
+        pin = release_pin(hr)
+        chart = pin if isinstance(pin, ChartRef) else None  # chart_ref(hr), read once
+        return _Release(
+            hr,
+            name,
+            ref,
+            pin,
+            self.rec.shared.release(name),
+            self.rec.helmrelease(hr, chart),
+            _release_facts(name, hr, ref, self.prefix),
+        )
+
+
+def _release_facts(name: str, hr: Mapping[str, Any], ref: str, prefix: str) -> list[Fact]:
+    """The facts every reader derives alike from a HelmRelease, under ``name``."""
+    return [
+        Fact(fact.key, fact.value, read_from(f"{ref} {fact.label}", prefix))
+        for fact in helmrelease_facts(name, hr)
+    ]
+
+
 def _helmrelease(
     b: Builder,
     rec: _Recogniser,
-    hr: Mapping[str, Any],
+    release: _Release,
     sources: Mapping[tuple[str, str, str], Mapping[str, Any]],
     pinned: set[str],
 ) -> None:
     """A HelmRelease's facts, derived by the recogniser every reader shares; here only the
     ``spec.chartRef`` is resolved among the listed chart sources, and the first pin kept."""
-    name, ns = name_of(hr), ns_of(hr)
-    ref = ref_of("HelmRelease", hr)
-    pin = release_pin(hr)
-    chart = pin if isinstance(pin, ChartRef) else None  # chart_ref(hr), read once
+    hr, name, ref, pin = release.hr, release.name, release.ref, release.pin
+    chart = pin if isinstance(pin, ChartRef) else None
     source = sources.get((chart.kind, chart.namespace, chart.name)) if chart else None
     url = _oci_url(source)
-    known = rec.shared.release(name)
-    if known is not None and _foreign(b, rec, known, url, ref, name):
+    facts = release.facts
+    if release.known is not None and _foreign(b, rec, release.known, url, ref, name):
         name = f"{name}@{url}"  # not the product's release: its facts kept apart
-    for fact in helmrelease_facts(name, hr):  # the facts every reader derives alike
-        b.add(fact.key, fact.value, f"{ref} {fact.label}")
-    product = rec.helmrelease(hr, chart)
+        facts = _release_facts(name, hr, ref, b.prefix)
+    for own in facts:
+        b.put(own)
+    product = release.product
     if product is None or _foreign(b, rec, product.id, url, ref, name_of(hr)):
         return
     installed = release_installed(product.id, hr)
     if installed is not None:
         b.add(installed.key, installed.value, f"{ref} {installed.label}")
     whole = release_values(product.id, hr)  # with valuesFrom, merged elsewhere: unknown
-    at = ObjectRef("HelmRelease", ns, name)
+    at = ObjectRef("HelmRelease", ns_of(hr), name)
     for fact in [whole] if whole is not None else []:
         b.add(fact.key, fact.value, f"{ref} {fact.label}", obj=at, path=fact.label)
     for fact in values_keys(product.id, product.recognise.values_keys, get(hr, "spec", "values")):

@@ -125,7 +125,13 @@ class Session:
                 self.groups[group] = versions
             return self.groups[group]
 
-    def get(self, path: str, query: Mapping[str, str] | None = None) -> Answer:
+    def get(
+        self,
+        path: str,
+        query: Mapping[str, str] | None = None,
+        on_body: Callable[[bytes], None] | None = None,
+    ) -> Answer:
+        """GET ``path``; ``on_body`` sees a 200 answer's raw body before it is parsed."""
         url_path = path + ("?" + urlencode(dict(query)) if query else "")
         last, cause, last_status = "", TIMEOUT, 0
         wait: float | None = None
@@ -161,6 +167,8 @@ class Session:
                     break
                 continue
             status = int(resp.status)
+            if on_body is not None and status == 200 and resp.data:
+                on_body(resp.data)
             try:
                 body = json.loads(resp.data) if resp.data else None
             except (ValueError, RecursionError):

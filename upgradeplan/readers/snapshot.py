@@ -359,18 +359,8 @@ def _kb(kb: KnowledgeBase | None) -> KnowledgeBase:
 
 def to_document(state: State) -> dict[str, Any]:
     """The snapshot document of a state: fixed top-level order, fact keys sorted."""
-    facts: dict[str, Any] = {}
-    to_fields = provenance.to_fields
     by_key = state.facts
-    for key in sorted(by_key):
-        fact = by_key[key]
-        value, source = fact.value, fact.source
-        if isinstance(value, (dict, list)):  # else as it is: a scalar
-            value = _plain(value)
-        entry = {"value": value, "source": str(source)}
-        if source.kind != "text":  # a text source is its text: nothing more to record
-            entry["from"] = to_fields(source)
-        facts[key] = entry
+    facts = {key: fact_entry(by_key[key]) for key in sorted(by_key)}
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "kind": KIND,
@@ -382,6 +372,18 @@ def to_document(state: State) -> dict[str, Any]:
     if state.unread:
         doc["unread"] = [r.to_dict() for r in state.unread]
     return doc
+
+
+def fact_entry(fact: Fact) -> dict[str, Any]:
+    """One fact of the document: its value, its source's text and (but for a text source,
+    which is its text) the source's typed fields."""
+    value, source = fact.value, fact.source
+    if isinstance(value, (dict, list)):  # else as it is: a scalar
+        value = _plain(value)
+    entry = {"value": value, "source": str(source)}
+    if source.kind != "text":
+        entry["from"] = provenance.to_fields(source)
+    return entry
 
 
 def _plain(value: FactValue) -> Any:

@@ -20,7 +20,11 @@ one `kubectl get` of the lists alone, warm (the stricter figure of before). Wall
 the requests each side sent (counted in the server's request log) are printed, with the
 median ratios upgradeplan / kubectl of the paired rounds.
 
-    python bench/scan.py [--rounds 9] [--releases 5000]
+With ``--other PATH`` (the ``upgradeplan`` console script of another install, say the
+commit before a change) that install runs in the same rounds too, so before and after are
+compared alternately, under the same load; its output must be the same bytes.
+
+    python bench/scan.py [--rounds 9] [--releases 5000] [--other /tmp/before/bin/upgradeplan]
 """
 
 from __future__ import annotations
@@ -213,6 +217,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--releases", type=int, default=300, help="HelmReleases (default 300)")
+    parser.add_argument("--other", help="another install's upgradeplan script, run alike")
     args = parser.parse_args()
     kubectl = shutil.which("kubectl")
     upgradeplan = str(Path(sys.executable).with_name("upgradeplan"))
@@ -234,6 +239,12 @@ def main() -> None:
         ours = [upgradeplan, "scan", "-o", "json", "--kubeconfig", kubeconfig]
         timed(ours, env)  # warm-up (page cache); its requests say what kubectl must read
         reads, types = kubectl_reads(list(server.requests))
+        other = [args.other, *ours[1:]] if args.other else None
+        if other is not None:
+            got = [subprocess.run(c, capture_output=True, env=env, timeout=300, check=False)
+                   for c in (ours, other)]  # fmt: skip
+            if got[0].stdout != got[1].stdout:
+                raise SystemExit(f"{args.other} does not print what {upgradeplan} prints")
         print(f"upgradeplan lists {len(types)} types: {', '.join(types)}")
         print("kubectl reading the same: " + " && ".join("kubectl " + " ".join(c) for c in reads))
 
@@ -244,7 +255,9 @@ def main() -> None:
         warm_cache = str(Path(tmp) / "kube-cache")
         for cmd in kubectl_runs(warm_cache, reads):  # warm-up: kubectl's discovery cache
             timed(cmd, env)
-        names = ("upgradeplan", "kubectl-warm", "kubectl-cold", "kubectl-lists")
+        names: tuple[str, ...] = ("upgradeplan", "kubectl-warm", "kubectl-cold", "kubectl-lists")
+        if other is not None:
+            names = ("upgradeplan", "other", *names[1:])
         times: dict[str, list[float]] = {n: [] for n in names}
         requests: dict[str, list[int]] = {n: [] for n in names}
         for i in range(args.rounds):
@@ -255,6 +268,8 @@ def main() -> None:
                 "kubectl-cold": kubectl_runs(str(Path(tmp) / f"cold-cache-{i}"), reads),
                 "kubectl-lists": kubectl_runs(warm_cache, reads[:1]),
             }
+            if other is not None:
+                runs["other"] = [other]
             for name in names:
                 before = len(server.requests)
                 times[name].append(sum(timed(cmd, env) for cmd in runs[name]))
@@ -266,10 +281,14 @@ def main() -> None:
                 f"min {min(t) * 1000:7.1f} ms  max {max(t) * 1000:7.1f} ms  "
                 f"requests/run {statistics.median(requests[name]):.0f}"
             )
-        for other in names[1:]:
-            ratios = [u / k for u, k in zip(times["upgradeplan"], times[other], strict=True)]
-            median = statistics.median(ratios)
-            print(f"ratio upgradeplan/{other}: median {median:.2f} over {args.rounds} rounds")
+        sides = ["upgradeplan", "other"] if other is not None else ["upgradeplan"]
+        for side in sides:
+            for peer in (n for n in names if n.startswith("kubectl") or n == "other"):
+                if peer == side:
+                    continue
+                ratios = [u / k for u, k in zip(times[side], times[peer], strict=True)]
+                median = statistics.median(ratios)
+                print(f"ratio {side}/{peer}: median {median:.2f} over {args.rounds} rounds")
 
 
 if __name__ == "__main__":

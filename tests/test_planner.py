@@ -318,6 +318,31 @@ def test_required_product_is_planned_first() -> None:
     assert plan.verdict == "safe"
 
 
+def test_a_requirement_is_judged_after_the_hop_not_after_the_releases_it_skips() -> None:
+    """4.7.19 moves the exactly pinned connectivity chart to 4.7.19; 4.8.0 moves nothing and
+    requires it at 4.7.19 or later. Jumping 4.7.18 -> 4.8.0 skips that move, so the chart
+    stays at 4.7.18 and the requirement is unmet: the plan goes through 4.7.19 (it used to
+    call the jump safe, judging the requirement as if 4.7.19 had been installed)."""
+    rels = (
+        Release(AP, "4.7.18", "r0", bom={CONN: "4.7.18"}),
+        Release(AP, "4.7.19", "r1", bom={CONN: "4.7.19"}),
+        Release(AP, "4.8.0", "r2", requires={CONN: ">=4.7.19"}),
+    )
+    kb = KnowledgeBase(
+        products=KB.products,
+        releases={AP: rels, CONN: releases(CONN, ("4.7.18", "4.7.19"))},
+        hazards={},
+        migrations={},
+    )
+    plan = planner.plan(kb, state({AP: "4.7.18"}, {CONN: "4.7.18"}), to(AP, "4.8.0"))
+    req = "requires:agent-platform@4.8.0"
+    assert plan.direct.verdict == "blocked" and status(plan.direct.findings, req) == "applies"
+    assert path(plan) == ["4.7.18", "4.7.19", "4.8.0"]
+    assert plan.verdict == "safe"
+    last = plan.steps[-1]
+    assert last.from_version == "4.7.19" and status(last.findings, req) == "does-not-apply"
+
+
 # --------------------------------------------------------------------------- verdicts, errors
 
 

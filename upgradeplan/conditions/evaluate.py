@@ -59,12 +59,36 @@ def _spec_of(cond: Condition) -> PredicateSpec:
     return spec
 
 
+_CONTENT: dict[int, tuple[Condition, tuple[str, str]]] = {}
+
+
+def _content(cond: Condition) -> tuple[str, str]:
+    """A predicate's name and arguments, as a key (cached per predicate node)."""
+    hit = _CONTENT.get(id(cond))
+    if hit is None or hit[0] is not cond:
+        if len(_CONTENT) > 100_000:
+            _CONTENT.clear()
+        hit = _CONTENT[id(cond)] = (cond, (cond.predicate, repr(sorted(cond.args.items()))))
+    return hit[1]
+
+
+Memo = dict[tuple[str, str], Outcome]
+
+
 def evaluate_full(
-    cond: Condition, state: State, kb: KnowledgeBase, *, hop: Hop = (None, None)
+    cond: Condition,
+    state: State,
+    kb: KnowledgeBase,
+    *,
+    hop: Hop = (None, None),
+    memo: Memo | None = None,
 ) -> Result:
-    """Evaluate ``cond``; ``missing`` lists only the keys that could change an UNKNOWN."""
+    """Evaluate ``cond``; ``missing`` lists only the keys that could change an UNKNOWN.
+
+    ``memo`` (one per state and hop, kept by the caller) holds the outcome of each predicate
+    by name and arguments, so conditions judged on the same state share their predicates."""
     evidence: list[Evidence] = []
-    truth, missing = _eval(cond, state, kb, hop, False, evidence)
+    truth, missing = _eval(cond, state, kb, hop, False, evidence, memo)
     return Result(truth, tuple(evidence), tuple(dict.fromkeys(missing)))
 
 
@@ -103,14 +127,16 @@ def _eval(
     hop: Hop,
     negated: bool,
     evidence: list[Evidence],
+    memo: Memo | None = None,
 ) -> tuple[Truth, list[str]]:
     if cond.op == "pred":
-        spec = _spec_of(cond)
-        args, unbound = bind(cond.args, spec, hop)
-        if unbound:
-            out = Outcome(Truth.UNKNOWN, f"{cond.predicate}: {unbound} has no value outside a hop")
+        found = memo.get(_content(cond)) if memo is not None else None
+        if found is not None:
+            out = found
         else:
-            out = spec.fn(args, state, kb)
+            out = _outcome(cond, state, kb, hop)
+            if memo is not None:
+                memo[_content(cond)] = out
         evidence.append(
             Evidence(cond.predicate, out.description, out.result, out.facts, out.missing, negated)
         )
@@ -118,11 +144,11 @@ def _eval(
     if cond.op == "not":
         if len(cond.children) != 1:
             raise errors.BadInput("`not` takes exactly one condition")
-        t, inner = _eval(cond.children[0], state, kb, hop, not negated, evidence)
+        t, inner = _eval(cond.children[0], state, kb, hop, not negated, evidence, memo)
         return ~t, inner
     if cond.op not in ("all", "any"):
         raise errors.BadInput(f"unknown condition operator {cond.op!r}")
-    results = [_eval(c, state, kb, hop, negated, evidence) for c in cond.children]
+    results = [_eval(c, state, kb, hop, negated, evidence, memo) for c in cond.children]
     truth = Truth.TRUE if cond.op == "all" else Truth.FALSE
     for t, _ in results:
         truth = (truth & t) if cond.op == "all" else (truth | t)
@@ -133,6 +159,14 @@ def _eval(
         if t is Truth.UNKNOWN:
             missing.extend(m)
     return truth, missing
+
+
+def _outcome(cond: Condition, state: State, kb: KnowledgeBase, hop: Hop) -> Outcome:
+    spec = _spec_of(cond)
+    args, unbound = bind(cond.args, spec, hop)
+    if unbound:
+        return Outcome(Truth.UNKNOWN, f"{cond.predicate}: {unbound} has no value outside a hop")
+    return spec.fn(args, state, kb)
 
 
 def facts_read(cond: Condition | None, hop: Hop = (None, None)) -> list[str]:

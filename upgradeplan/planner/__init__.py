@@ -19,8 +19,10 @@ This package is the planner's public face; the work is done in one module per co
 product and scope with parsed constraints), ``targets`` (resolving targets, installed
 versions, target order), ``findings`` (judging a hazard on a hop or on the installation,
 requirements, locations), ``actions`` (fixability, rendering and merging migrations),
-``search`` (the window, landing states, hop weights, the Dijkstra search) and
-``assemble`` (steps, the direct jump, the plan).
+``search`` (the window, landing states, hop weights, the Dijkstra search), ``fanout`` and
+``columns`` (every hop out of a release weighed at once; the cheapest path in one pass in
+version order), ``requirements`` (a release's requirements on a hop) and ``assemble``
+(steps, the direct jump, the plan).
 """
 
 from __future__ import annotations

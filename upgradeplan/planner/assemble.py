@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import field, replace
 
-from upgradeplan import errors
+from upgradeplan import collector, errors
 from upgradeplan.frozen import record
 from upgradeplan.model import (
     SEVERITY_RANK,
@@ -150,6 +150,20 @@ def plan(
     ``targets`` are resolved (:func:`upgradeplan.planner.targets.resolve_targets`): releases
     of the knowledge, spelled as it spells them, none withdrawn.
     """
+    # tens of thousands of small acyclic objects (states, truths, findings), all dropped when
+    # the plan is made: with the cyclic collector on, each collection walked them (and, once
+    # enough survived, the whole knowledge base) again
+    with collector.paused():
+        return _plan(kb, state, targets, holds, fail_on)
+
+
+def _plan(
+    kb: KnowledgeBase,
+    state: State,
+    targets: Sequence[Target],
+    holds: Sequence[str],
+    fail_on: str,
+) -> Plan:
     limit = threshold(fail_on)
     holds = tuple(dict.fromkeys(holds))
     for h in holds:
@@ -285,7 +299,6 @@ def _direct(
         post = post.with_facts(*changed)
     findings: list[Finding] = []
     for s in searches:
-        # the jump's post state holds every target's moves
-        s.nodes[s.target].state = post
+        s.lands_on(post)
         findings += s.hop_findings(0, s.target, out_of_scope=True)
     return Jump(findings=tuple(findings), verdict=verdict_of(findings, fail_on))

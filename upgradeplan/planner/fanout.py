@@ -11,9 +11,10 @@ integers, so a sum does not depend on the order of its terms:
   hop lands on), so its weight goes into a difference array over the window, summed once per
   start;
 - a landing or state hazard whose truth is the same wherever the hop starts, and a
-  requirement's status, are summed once per end;
+  requirement's status where it does not depend on the start (planner/requirements.py
+  ``alike``), are summed once per end;
 - what is left (a landing truth that depends on the start, a requirement that may be inherited
-  from the start's release) is added hop by hop.
+  from the start's release or whose product a skipped release moves) is added hop by hop.
 
 It is used when the pruning's conditions hold (planner/prune.py ``prunable``: no ``$from`` /
 ``$to``, no templated keys, no conditional requirements, releases and lockstep components
@@ -28,6 +29,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from upgradeplan.model import Hazard, State, Truth
+from upgradeplan.planner import requirements
 
 if TYPE_CHECKING:
     from upgradeplan.planner.search import Search
@@ -68,22 +70,19 @@ class Fanout:
     def _runs(self, mover: str) -> dict[str, list[tuple[int, int]]]:
         """Per skip/transition hazard of ``mover``: the runs [lo, hi) of ends it lands on."""
         s, at = self.s, self.lands[mover]
-        ends: dict[str, list[int]] = {}
+        out: dict[str, list[tuple[int, int]]] = {}
         for j, v in enumerate(at):
             if v is None:
                 continue
             sides = s.idx.sides(mover, v, self.parsed[(mover, v)])
             for hid in itertools.chain(sides.skip_post, sides.trans_post):
-                ends.setdefault(hid, []).append(j)
-        out: dict[str, list[tuple[int, int]]] = {}
-        for hid, js in ends.items():
-            runs: list[tuple[int, int]] = []
-            for j in js:
-                if runs and runs[-1][1] == j:
+                runs = out.get(hid)
+                if runs is None:
+                    out[hid] = [(j, j + 1)]
+                elif runs[-1][1] == j:
                     runs[-1] = (runs[-1][0], j + 1)
                 else:
                     runs.append((j, j + 1))
-            out[hid] = runs
         return out
 
     def _end(self, j: int) -> None:
@@ -96,13 +95,17 @@ class Fanout:
         for comp in self.comps:
             if self.lands[comp][j] is not None:
                 self._landed(j, comp, self.comp_base[comp])
-        req = s._requires_found(j - 1, j)
-        if req is None or req.status == "does-not-apply":
+        rel = s.nodes[j].release
+        if rel is not None and rel.requires and not requirements.alike(s, j):
+            self.requires.append(j)  # its status depends on the start: weighed per hop
             return
-        if req.status == "may-apply":
+        req = requirements.status(s, j - 1, j)
+        if req is None or req[0] == "does-not-apply":
+            return
+        if req[0] == "may-apply":
             self.requires.append(j)
         else:
-            self.base[j] += s.requirement_cost(j - 1, j)
+            self.base[j] += requirements.cost(s, j - 1, j)
 
     def _landed(self, j: int, mover: str, into: list[int]) -> None:
         s = self.s
@@ -113,7 +116,7 @@ class Fanout:
         for h, known in s.landed_known(mover, v, j, sides.landed):
             if known is None:
                 self.dependent[j].append((h, mover, v))
-            else:
+            elif known is not Truth.FALSE:  # one that does not apply weighs nothing
                 total += s.weigh(h, known)
         into[j] += total
 
@@ -135,7 +138,7 @@ class Fanout:
         row = list(map(operator.add, row, itertools.accumulate(diff)))
         for j in self.requires:
             if j > i:
-                row[j] += s.requirement_cost(i, j)
+                row[j] += requirements.cost(s, i, j)
         movers = {m for m, _ in starts}
         for j in ends:
             for h, mover, v in self.dependent[j]:
@@ -172,7 +175,8 @@ class Fanout:
 
 
 def _landing_value(s: Search, j: int, key: str) -> Any:
-    return next((f.value for f in s._landing_facts(j) if f.key == key), None)
+    fact = s.landing_map(j).get(key)
+    return None if fact is None else fact.value
 
 
 def _moves(s: Search, comp: str) -> bool:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 from upgradeplan import conditions, errors
 from upgradeplan.model import (
@@ -28,6 +29,12 @@ from upgradeplan.planner.index import index_of
 from upgradeplan.planner.verdicts import threshold
 from upgradeplan.provenance import Source
 from upgradeplan.state.derive import derive
+
+if TYPE_CHECKING:
+    from upgradeplan.conditions.evaluate import Memo
+
+# how to supply a missing fact: a function of its key alone (the fact-key table)
+_hint = lru_cache(maxsize=4096)(conditions.missing_fact_hint)
 
 
 def _location(evidence: Iterable[Evidence]) -> Source | None:
@@ -70,7 +77,7 @@ def _finding(
         from_version=f,
         to_version=t,
         evidence=evidence,
-        missing=tuple(MissingFact(k, conditions.missing_fact_hint(k)) for k in missing),
+        missing=tuple(MissingFact(k, _hint(k)) for k in missing),
         consequence=h.consequence,
         recover=h.recover,
         avoid=h.avoid,
@@ -79,12 +86,20 @@ def _finding(
     )
 
 
-def judge(h: Hazard, state: State, kb: KnowledgeBase, f: str | None, t: str | None) -> Finding:
-    """Evaluate an in-scope hazard's condition on ``state`` with ``$from``/``$to`` = f, t."""
+def judge(
+    h: Hazard,
+    state: State,
+    kb: KnowledgeBase,
+    f: str | None,
+    t: str | None,
+    memo: Memo | None = None,
+) -> Finding:
+    """Evaluate an in-scope hazard's condition on ``state`` with ``$from``/``$to`` = f, t
+    (``memo``: predicate outcomes shared by the hazards judged on this state and hop)."""
     phrase = scopes.phrase(h, f, t)
     if h.when is None:
         return _finding(h, "applies", f, t, reason=f"applies: {phrase}")
-    res = conditions.evaluate_full(h.when, state, kb, hop=(f, t))
+    res = conditions.evaluate_full(h.when, state, kb, hop=(f, t), memo=memo)
     if res.truth is Truth.TRUE:
         said = _deciding(res.evidence, Truth.TRUE)
         return _finding(
@@ -155,19 +170,11 @@ def evaluate_hazard(
     return not_in_scope(hazard, from_version, to_version)
 
 
-def requires_finding(
-    kb: KnowledgeBase,
-    rel: Release,
-    state: State,
-    f: str | None,
-    already: Mapping[str, str] | None = None,
-) -> Finding | None:
-    """``rel.requires`` on ``state``: one blocking finding, applies when one is unmet.
-
-    A requirement whose product's version is unknown may apply, always: it is never dropped,
-    not even when the release running before the hop (``already``, kept for callers) had the
-    same requirement — an unknown Kubernetes version must not turn a blocked move "safe".
-    """
+def requirement_truth(
+    kb: KnowledgeBase, rel: Release, state: State, f: str | None
+) -> tuple[Truth, list[Evidence], list[str], dict[str, str]]:
+    """Whether some requirement of ``rel`` is unmet on ``state``: (truth, evidence, the facts
+    missing, the requirements checked — those whose ``when`` does not rule them out)."""
     from upgradeplan.versions import parse_constraint
 
     evidence: list[Evidence] = []
@@ -205,6 +212,30 @@ def requires_finding(
         t = t & gate
         truth = truth | t
         evidence.append(Evidence("requires", desc, t, facts, (key,) if t is Truth.UNKNOWN else ()))
+    return truth, evidence, missing, checked
+
+
+REQUIREMENT_STATUS = {
+    Truth.TRUE: "applies",
+    Truth.UNKNOWN: "may-apply",
+    Truth.FALSE: "does-not-apply",
+}
+
+
+def requires_finding(
+    kb: KnowledgeBase,
+    rel: Release,
+    state: State,
+    f: str | None,
+    already: Mapping[str, str] | None = None,
+) -> Finding | None:
+    """``rel.requires`` on ``state``: one blocking finding, applies when one is unmet.
+
+    A requirement whose product's version is unknown may apply, always: it is never dropped,
+    not even when the release running before the hop (``already``, kept for callers) had the
+    same requirement — an unknown Kubernetes version must not turn a blocked move "safe".
+    """
+    truth, evidence, missing, checked = requirement_truth(kb, rel, state, f)
     if not checked:
         return None
     reqs = ", ".join(f"{p} {c}" for p, c in sorted(checked.items()))
@@ -227,7 +258,7 @@ def requires_finding(
         to_range=rel.version,
         avoid=f"Meet the requirement ({reqs}) before moving to {rel.version}.",
     )
-    status = {Truth.TRUE: "applies", Truth.UNKNOWN: "may-apply", Truth.FALSE: "does-not-apply"}
+    status = REQUIREMENT_STATUS
     said = "; ".join(e.description for e in evidence)
     reason = {
         Truth.TRUE: f"applies: {said}",

@@ -61,6 +61,17 @@ class Index:
         # the fact keys a condition reads, when they do not depend on other facts
         self.keys: dict[str, tuple[str, ...] | None] = {}
         self._sides: dict[tuple[str, str], _Sides] = {}
+        self._hops: dict[tuple[str, str], bool] = {}
+
+    def may_hop(self, release: Release, from_version: str) -> bool:
+        """``releases.may_hop``, cached per ``upgrade_from`` text and start version."""
+        if release.upgrade_from is None:
+            return True
+        key = (release.upgrade_from, from_version)
+        hit = self._hops.get(key)
+        if hit is None:
+            hit = self._hops[key] = releases.may_hop(release, from_version)
+        return hit
 
     def product(self, product: str) -> _ProductIndex:
         hit = self.products.get(product)

@@ -102,7 +102,7 @@ def _prunable(s: Search, comps: Sequence[str]) -> bool:
 
 
 def _landing(s: Search, m: int) -> dict[str, Fact]:
-    return {f.key: f for f in s._landing_facts(m)}
+    return s.landing_map(m)
 
 
 def _constraints(s: Search) -> list[Any]:
@@ -136,6 +136,7 @@ def _as_end(
     s: Search, m: int, comps: Sequence[str], live: frozenset[str], read_before: set[str]
 ) -> tuple[Any, ...]:
     """What a hop landing on release ``m`` weighs, as far as it does not depend on its start."""
+    from upgradeplan.planner import requirements
     from upgradeplan.versions import parse_version
 
     node = s.nodes[m]
@@ -154,8 +155,12 @@ def _as_end(
         cs = s.idx.sides(comp, b, parse_version(b))
         landed = _landed(s, m, comp, b, cs.landed, landing, read_before)
         parts.append((cs.skip_post & live, cs.trans_post & live, landed))
-    req = s._requires(m - 1, m)
-    if req is None or req.status == "does-not-apply":
+    req = requirements.finding(s, m - 1, m)
+    if rel.requires and not requirements.alike(s, m):
+        # its status depends on what the start has installed: compared there, kept apart
+        read_before.update(f"installed.{p}" for p in rel.requires)
+        parts.append(("apart", m))
+    elif req is None or req.status == "does-not-apply":
         parts.append(None)
     elif req.status != "may-apply":
         parts.append((req.status, req.severity))
@@ -281,4 +286,32 @@ def alike_starts(
     return all(k in landing or first.get(k, j) >= j for k in keys)
 
 
-__all__ = ["alike_starts", "candidates", "first_set", "landing_truth", "prunable"]
+def alike_everywhere(s: Search, h: Hazard) -> bool:
+    """Whether ``alike_starts`` holds for ``h`` at every release of the window: every fact
+    it reads is set by every landing of the window or by none (cached per search)."""
+    hit = s._alike.get(h.id)
+    if hit is None:
+        keys = s.idx.keys.get(h.id)
+        hit = False
+        if keys is not None and not s.idx.refs.get(h.id):
+            first, every = first_set(s), _set_by_every(s)
+            hit = all(k in every or k not in first for k in keys)
+        s._alike[h.id] = hit
+    return hit
+
+
+def _set_by_every(s: Search) -> frozenset[str]:
+    if s._set_by_every is None:
+        keys = [s.landing_map(m).keys() for m in range(1, len(s.nodes))]
+        s._set_by_every = frozenset(keys[0]).intersection(*keys[1:]) if keys else frozenset()
+    return s._set_by_every
+
+
+__all__ = [
+    "alike_everywhere",
+    "alike_starts",
+    "candidates",
+    "first_set",
+    "landing_truth",
+    "prunable",
+]

@@ -11,7 +11,6 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from upgradeplan import collector, conditions, provenance
@@ -27,15 +26,17 @@ from upgradeplan.model import (
     State,
     Truth,
 )
+from upgradeplan.planner import requirements
 from upgradeplan.planner.actions import migration_available
-from upgradeplan.planner.findings import judge, not_in_scope, requires_finding
+from upgradeplan.planner.findings import judge, not_in_scope
 from upgradeplan.planner.index import Index
-from upgradeplan.planner.prune import alike_starts, first_set, landing_truth
+from upgradeplan.planner.prune import alike_everywhere, alike_starts, first_set, landing_truth
 from upgradeplan.planner.truths import Sweep, Truths
 from upgradeplan.releases import may_hop
 from upgradeplan.versions import is_exact, parse_version
 
 if TYPE_CHECKING:
+    from upgradeplan.conditions.evaluate import Memo
     from upgradeplan.planner.fanout import Fanout
 
 # hop weights, in tenths (integers: a path's cost is exact whatever the order of its terms)
@@ -51,6 +52,9 @@ EXHAUSTIVE_WINDOW = 40
 # weigh every hop out of a start at once (planner/fanout.py) where that is exact, and find
 # truths through planner/truths.py; off: hop by hop, each truth by conditions.truth
 FANOUT = True
+# with the fan-out: the cheapest path in one pass over the window in version order
+# (planner/columns.py) rather than Dijkstra over the pruned releases
+COLUMNS = True
 
 
 @record
@@ -111,12 +115,16 @@ class Search:
         self._hop_cache: dict[tuple[int, int], _Hop] = {}
         self._truth_cache: dict[tuple[Any, ...], Truth] = {}
         self._req_cache: dict[tuple[int, str | None], Finding | None] = {}
+        self._req_alike: dict[int, bool] = {}
+        self._req_status: dict[tuple[int, str | None], tuple[str, tuple[str, ...]] | None] = {}
         self._fix_cache: dict[str, bool] = {}
         self._weights: dict[str, tuple[int, int, bool]] = {}
         self.truths = Truths(kb)
         self._sweep: Sweep | Literal[False] | None = None
         self._swept: dict[int, dict[str, Truth]] = {}  # id of a window state -> hazard truths
         self._first_set: dict[str, int] | None = None
+        self._alike: dict[str, bool] = {}  # hazard id -> prune.alike_everywhere
+        self._set_by_every: frozenset[str] | None = None  # fact keys every landing sets
         self._prunable: dict[tuple[str, ...], bool] = {}
         self._truth_info: dict[str, _TruthInfo] = {}
         self._landed_cache: dict[tuple[str, str, int], _Known] = {}
@@ -128,6 +136,7 @@ class Search:
         self._allowed_ready = False  # whether _allowed is computed
         self._landed_states: dict[tuple[int, int], State] = {}
         self._landing: dict[int, list[Fact]] = {}
+        self._landing_maps: dict[int, dict[str, Fact]] = {}
 
     @property
     def carried(self) -> tuple[str, ...]:
@@ -158,6 +167,13 @@ class Search:
             cached = self.state_at(i).with_facts(*self._landing_facts(j))
             self._landed_states[key] = cached
         return cached
+
+    def landing_map(self, j: int) -> dict[str, Fact]:
+        """The facts landing on release ``j`` sets, by key (cached)."""
+        hit = self._landing_maps.get(j)
+        if hit is None:
+            hit = self._landing_maps[j] = {f.key: f for f in self._landing_facts(j)}
+        return hit
 
     def _landing_facts(self, j: int) -> list[Fact]:
         """Installed version, lockstep pins and effects that landing on release ``j`` sets.
@@ -333,14 +349,23 @@ class Search:
         key = (product, t, j)
         hit = self._landed_cache.get(key)
         if hit is None:
-            landing = {fact.key: fact for fact in self._landing_facts(j)}
             state = self.state_at(j)
             swept = self._swept.get(id(state), {}) if self.sweep() else {}
-            first = first_set(self)
+            alike = self._alike
             hit = self._landed_cache[key] = []
+            landing: dict[str, Fact] | None = None
             for h in hazards:
                 known = swept.get(h.id)
-                if known is None or not alike_starts(self, h, landing, first, j):
+                if known is not None:
+                    everywhere = alike.get(h.id)
+                    if everywhere is None:
+                        everywhere = alike_everywhere(self, h)
+                    if everywhere:
+                        hit.append((h, known))
+                        continue
+                if landing is None:
+                    landing = self.landing_map(j)
+                if known is None or not alike_starts(self, h, landing, first_set(self), j):
                     known = self._independent(h, state, landing, t, j)
                 hit.append((h, known))
         return hit
@@ -387,26 +412,11 @@ class Search:
                 out.append((comp, a, b))
         return out
 
-    def _requires(self, i: int, j: int) -> Finding | None:
-        found = self._requires_found(i, j)
-        if found is not None and found.from_version != self.nodes[i].version:
-            found = replace(found, from_version=self.nodes[i].version)
-        return found
-
-    def _requires_found(self, i: int, j: int) -> Finding | None:
-        """The requirement finding of hop i -> j, its from_version possibly another start's."""
-        rel = self.nodes[j].release
-        if rel is None or not rel.requires:
-            return None
-        before = self.nodes[i].release
-        already = before.requires if before else {}
-        # the status depends on where the hop starts only through a requirement's `when`
-        ck = (j, self.nodes[i].version if rel.requires_when else None)
-        if ck not in self._req_cache:
-            self._req_cache[ck] = requires_finding(
-                self.kb, rel, self.state_at(j), self.nodes[i].version, already
-            )
-        return self._req_cache[ck]
+    def lands_on(self, post: State) -> None:
+        """Judge the target's landing and requirements on ``post`` (the direct jump's state
+        after the hop, which holds every target's moves)."""
+        self.nodes[self.target].state = post
+        self._req_alike[self.target] = True  # judged on that state, wherever the hop starts
 
     def fixable_id(self, hazard_id: str) -> bool:
         hit = self._fix_cache.get(hazard_id)
@@ -435,15 +445,15 @@ class Search:
         )
         for comp, a, b in self._moved(pre, post):
             found += self._scan(comp, a, b, parse_version(a), parse_version(b), pre, post, j)
-        cost = HOP_COST + self.requirement_cost(i, j)
+        cost = HOP_COST + requirements.cost(self, i, j)
         forbidden: list[str] = []
         for h, truth in found:
             w = self.weigh(h, truth)
             cost += w
             if w >= FORBIDDEN_COST:
                 forbidden.append(h.id)
-        req = self._requires_found(i, j)
-        if req is not None and self.requirement_cost(i, j) >= FORBIDDEN_COST:  # it forbids
+        req = requirements.found_for(self, i, j)
+        if req is not None and requirements.cost(self, i, j) >= FORBIDDEN_COST:  # it forbids
             forbidden.append(req.hazard)
         result = self._hop_cache[(i, j)] = _Hop(tuple(forbidden), cost)
         return result
@@ -459,16 +469,6 @@ class Search:
             return w[0]
         return w[1] + FORBIDDEN_COST if w[2] else w[1]
 
-    def requirement_cost(self, i: int, j: int) -> int:
-        """What the requirements of release ``j`` add to the hop ``i -> j``."""
-        req = self._requires_found(i, j)
-        if req is None or req.status == "does-not-apply":
-            return 0
-        w = self._weight_of(f"\0{req.severity}", req.severity, False)
-        if req.status == "may-apply":
-            return 0 if self._inherited(i, j, [m.key for m in req.missing]) else w[0]
-        return w[1] + FORBIDDEN_COST if w[2] else w[1]
-
     def _weight_of(self, key: str, severity: str, can_fix: bool) -> tuple[int, int, bool]:
         """What a hazard adds to a hop: (may apply, applies, applying forbids the hop)."""
         hit = self._weights.get(key)
@@ -477,17 +477,6 @@ class Search:
             forbids = not can_fix and SEVERITY_RANK[severity] >= self.limit
             hit = self._weights[key] = (MAY_APPLY_COST[severity], applies, forbids)
         return hit
-
-    def _inherited(self, i: int, j: int, missing: Sequence[str]) -> bool:
-        """Whether every unknown requirement of hop i -> j is one the release at i already has
-        (it may apply to every path alike, so it does not steer the choice of path)."""
-        rel, before = self.nodes[j].release, self.nodes[i].release
-        if rel is None or before is None:
-            return False
-        products = [k.removeprefix("installed.") for k in missing]
-        return bool(products) and all(
-            before.requires.get(p) == rel.requires.get(p) for p in products
-        )
 
     def hop_findings(self, i: int, j: int, *, out_of_scope: bool = False) -> list[Finding]:
         pre, post = self.state_at(i), self.landed_state(i, j)
@@ -506,7 +495,7 @@ class Search:
             findings += self.product_findings(
                 comp, a, b, parse_version(a), parse_version(b), pre, post
             )
-        req = self._requires(i, j)
+        req = requirements.finding(self, i, j)
         if req is not None:
             findings.append(req)
         return findings
@@ -527,9 +516,11 @@ class Search:
         kb = self.kb
         out: list[Finding] = []
         skipped: list[Hazard] = []
+        memos: dict[bool, Memo] = {True: {}, False: {}}  # per state judged on: before, after
         for scope in pidx.scopes():
             if scope.covers(fv, tv):
-                out.append(judge(scope.hazard, pre if scope.before else post, kb, f, t))
+                st, memo = (pre, memos[True]) if scope.before else (post, memos[False])
+                out.append(judge(scope.hazard, st, kb, f, t, memo))
             else:
                 skipped.append(scope.hazard)
         if out_of_scope:
@@ -539,10 +530,21 @@ class Search:
     def search(self) -> list[int]:
         """Node indices of the cheapest path from the current version to the target."""
         with collector.paused():  # many small acyclic objects, most kept
-            return self._search()
+            try:
+                return self._search()
+            finally:
+                # the fan-out refers back to this search: dropped, so that the search is
+                # freed by reference counting, not left to the cyclic collector
+                self._fanout = None
 
     def _search(self) -> list[int]:
         fan = self._fan()
+        if fan is not None and COLUMNS and self._allowed is None:
+            from upgradeplan.planner.columns import cheapest
+
+            found = cheapest(self, fan)
+            if found is not None:
+                return found
         dist: dict[int, int] = {0: 0}
         prev: dict[int, int] = {}
         heap: list[tuple[int, int]] = [(0, 0)]

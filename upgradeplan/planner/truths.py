@@ -1,12 +1,13 @@
 """Truths of hazard conditions during the search, each predicate evaluated once per facts read.
 
 Many hazards share predicates (the same drift-detection or pin test, the same plain fact), and
-along a window of releases most facts stay the same object from one state to the next. So the
-truth of a predicate is cached by its content (name and arguments) and the identity of the
-facts it reads (``conditions.facts_read``), and a condition tree is combined from those truths
-with Kleene logic. The combination does not depend on the order of the children (``all`` is
-FALSE when one child is, else UNKNOWN when one is, else TRUE; ``any`` alike), so the children
-whose truth is already known are looked at first: one deciding child spares the others.
+along a window of releases most facts keep their value from one state to the next. So the
+truth of a predicate is cached by its content (name and arguments) and the values (scalars;
+else the identity) of the facts it reads (``conditions.facts_read``), and a condition tree is
+combined from those truths with Kleene logic. The combination does not depend on the order
+of the children (``all`` is FALSE when one child is, else UNKNOWN when one is, else TRUE;
+``any`` alike), so the children whose truth is already known are looked at first: one
+deciding child spares the others.
 
 Only conditions without ``$from`` / ``$to`` and without templated fact keys are evaluated here
 (the caller checks); the result is the one ``conditions.truth`` gives.
@@ -14,6 +15,8 @@ Only conditions without ``$from`` / ``$to`` and without templated fact keys are 
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from upgradeplan import conditions
@@ -38,12 +41,31 @@ def _pred_of(cond: Condition) -> _Pred:
     return hit[1]
 
 
+_SCALARS = frozenset({str, bool, int, float})
+
+
+def _key(content: Any, read: Sequence[Any]) -> tuple[Any, ...]:
+    """The cache key of a predicate on the facts it read: per fact its value where that is a
+    scalar (a predicate's truth is a function of the values it reads: moving a pin again to
+    an exact version need not be judged again), else the fact's identity; None: not set."""
+    out: list[Any] = [content]
+    for f in read:
+        if f is None:
+            out.append(None)
+            continue
+        v = f.value
+        out.append((type(v), v) if v is None or type(v) in _SCALARS else id(f))
+    return tuple(out)
+
+
 class Truths:
-    """Kleene truth of conditions on states, predicates cached by content and facts read."""
+    """Kleene truth of conditions on states, predicates cached by content and the values (or
+    the identity) of the facts read."""
 
     def __init__(self, kb: KnowledgeBase) -> None:
         self.kb = kb
-        # (content, *fact ids) -> (truth, the facts read: kept alive so an id is never reused)
+        # (content, *per fact read: its value or id) -> (truth, the facts read: kept alive so
+        # an id is never reused)
         self._cache: dict[tuple[Any, ...], tuple[Truth, tuple[Any, ...]]] = {}
 
     def _pred(self, cond: Condition) -> _Pred:
@@ -58,7 +80,7 @@ class Truths:
             return None
         content, keys = self._pred(cond)
         facts = state.facts
-        hit = self._cache.get((content, *[id(facts.get(k)) for k in keys]))
+        hit = self._cache.get(_key(content, [facts.get(k) for k in keys]))
         return None if hit is None else hit[0]
 
     def of(self, cond: Condition, state: State) -> Truth:
@@ -66,7 +88,7 @@ class Truths:
         if cond.op == "pred":
             content, keys = self._pred(cond)
             read = tuple(state.facts.get(k) for k in keys)
-            ck = (content, *map(id, read))
+            ck = _key(content, read)
             hit = self._cache.get(ck)
             if hit is None:
                 hit = self._cache[ck] = (conditions.truth(cond, state, self.kb), read)
@@ -125,6 +147,7 @@ class Sweep:
         self.at: list[dict[str, Truth]] = []
         self._conds = dict(hazards)
         self._rises: dict[str, bool] = {}
+        self._marks: dict[str, tuple[list[int], list[Any]]] = {}
         preds: dict[Any, Condition] = {}
         users: dict[Any, list[str]] = {}
         for hid, cond in hazards:
@@ -141,24 +164,37 @@ class Sweep:
         changed: list[frozenset[str]],
     ) -> None:
         first = self.states[0]
-        now = {c: self.t.of(p, first) for c, p in preds.items()}
-        events: dict[int, list[Any]] = {}
+        now: dict[Any, Truth] = {}
+        events: dict[int, list[tuple[Any, Truth | None]]] = {}  # None: evaluate there
         readers: dict[str, list[Any]] = {}
         for c, p in preds.items():
-            at = self._turn(p)
-            if at is not None:
+            direct = self._direct(p)
+            if direct is not None:
+                at, now[c], then = direct
                 if at > 0:
-                    events.setdefault(at, []).append(c)
+                    events.setdefault(at, []).append((c, then))
+                continue
+            now[c] = self.t.of(p, first)
+            turn = self._turn(p)
+            if turn is not None:
+                if turn > 0:
+                    events.setdefault(turn, []).append((c, None))
                 continue
             for key in self.t._pred(p)[1]:
                 readers.setdefault(key, []).append(c)
         here = {hid: _fold(cond, now, self.t) for hid, cond in self._conds.items()}
         self.at.append(here)
         for i in range(1, len(self.states)):
-            moved = set(events.get(i, ()))
-            for key in changed[i - 1]:
-                moved.update(readers.get(key, ()))
-            flipped = [c for c in moved if self._update(c, preds[c], i, now)]
+            flipped = []
+            for c, known in events.get(i, ()):
+                if known is None:
+                    if self._update(c, preds[c], i, now):
+                        flipped.append(c)
+                elif known is not now[c]:
+                    now[c] = known
+                    flipped.append(c)
+            moved = {c for key in changed[i - 1] for c in readers.get(key, ())}
+            flipped += [c for c in moved if self._update(c, preds[c], i, now)]
             if flipped:
                 here = dict(here)
                 for hid in {h for c in flipped for h in users[c]}:
@@ -171,6 +207,25 @@ class Sweep:
             return False
         now[c] = t
         return True
+
+    def _direct(self, p: Condition) -> tuple[int, Truth, Truth] | None:
+        """For a MONOTONE predicate over a version that every state holds, strictly rising,
+        and a bound that is a version: (the first state where the truth is that of the last
+        state, 0 when it never changes; the truth on the first state; on the last), found
+        by bisection over the versions (the predicate compares the installed version with
+        the bound: TRUE or FALSE, never UNKNOWN, on such states); None: not such a one."""
+        keys = self.t._pred(p)[1]
+        if p.predicate not in MONOTONE or len(keys) != 1 or not self._rising(keys[0]):
+            return None
+        bound = _version_arg(p)
+        if bound is None:
+            return None
+        marks, versions = self._marks[keys[0]]
+        below = p.predicate == "version_below"
+        k = bisect.bisect_left(versions, bound)  # the first version at or above the bound
+        truth = {True: Truth.TRUE, False: Truth.FALSE}
+        start, end = truth[below == (k > 0)], truth[below == (k == len(versions))]
+        return (marks[k] if start is not end else 0), start, end
 
     def _turn(self, p: Condition) -> int | None:
         """For a MONOTONE predicate over a rising version: the first state where its truth is
@@ -198,11 +253,15 @@ class Sweep:
         return hit
 
     def _rises_through(self, key: str) -> bool:
+        """Whether ``key`` holds a version on every state, strictly rising where it is set
+        (then ``_marks[key]`` holds the states where it is set and the parsed versions)."""
         from upgradeplan.versions import parse_version
 
         seen: Any = None
         last: Any = object()
-        for st in self.states:
+        marks: list[int] = []
+        versions: list[Any] = []
+        for i, st in enumerate(self.states):
             fact = st.facts.get(key)
             if fact is last:
                 continue
@@ -216,6 +275,9 @@ class Sweep:
             if seen is not None and not v > seen:
                 return False
             seen = v
+            marks.append(i)
+            versions.append(v)
+        self._marks[key] = (marks, versions)
         return True
 
 
@@ -237,6 +299,20 @@ def window_sweep(s: Search) -> Sweep | None:
     states = [s.state_at(i) for i in range(n)]
     changed = [frozenset(f.key for f in s._landing_facts(i)) for i in range(1, n)]
     return Sweep(s.truths, states, changed, hazards)
+
+
+def _version_arg(p: Condition) -> Any:
+    """The parsed ``version`` argument of a MONOTONE predicate (None: not a version; the
+    predicate itself then says so)."""
+    from upgradeplan.versions import parse_version
+
+    text = p.args.get("version")
+    if not isinstance(text, str):
+        return None
+    try:
+        return parse_version(text)
+    except Exception:
+        return None
 
 
 def _preds(cond: Condition) -> list[Condition]:

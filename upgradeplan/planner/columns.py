@@ -1,0 +1,201 @@
+"""The cheapest path through a window in one pass over its releases, in version order.
+
+Releases rise strictly through the window and every hop goes up, so the hops form a DAG in
+version order: the cheapest cost of reaching release ``j`` is the least, over the releases
+``i`` before it that may hop to it, of the cost of reaching ``i`` plus the hop ``i -> j``.
+The hop's cost (planner/fanout.py) is a sum of terms, each a function of the start alone, of
+the end alone, or of a skip or transition hazard that adds its weight to every hop from a run
+of starts into a run of ends. So the search keeps one *column*: for every start ``i``, what
+the skip and transition hazards whose ends include ``j`` add to a hop from it. Moving from
+``j - 1`` to ``j`` adds a hazard's weights over its starts where one of its runs of ends
+begins and takes them away where one ends; the least over the column is found with C-level
+``min``/``map`` over whole lists, and the terms of the end (landing and state hazards, the
+requirements) are added once per end.
+
+Ties are broken as Dijkstra's heap breaks them (planner/search.py): of the starts that give
+an end its least cost, the one reached cheapest, then the lowest release; the key compared is
+``(cost through i) * M + (cost of i) * B + i``, one integer. The result is the path and cost of
+the search over every release, hop by hop; ``tests/test_planner_prune.py`` checks both.
+
+It applies where the fan-out does (planner/fanout.py ``fan_of``) and no landing truth depends
+on the start; otherwise the search runs Dijkstra over the fan-out.
+"""
+
+from __future__ import annotations
+
+import operator
+from itertools import repeat
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from upgradeplan.planner.fanout import Fanout
+    from upgradeplan.planner.search import Search
+
+_Segs = list[list[int]]  # [lo, hi, weight] runs of starts with one weight
+
+
+def cheapest(s: Search, fan: Fanout) -> list[int] | None:
+    """Node indices of the cheapest path from node 0 to the target ([] when none); None when
+    a term of a hop's cost depends on both its start and its end in another way."""
+    if any(fan.dependent):
+        return None
+    n = len(s.nodes)
+    starts = _comp_starts(s, fan)
+    if starts is None:
+        return None
+    weights = _start_weights(s, fan, starts)
+    events: list[list[tuple[_Segs, int]]] = [[] for _ in range(n + 1)]
+    for (mover, hid), segs in weights.items():
+        for lo, hi in fan.runs[mover].get(hid, ()):
+            events[lo].append((segs, 1))
+            events[hi].append((segs, -1))
+    bound = _bound(s, fan)
+    b = n + 1
+    m = b * (bound + 1)  # cost-of-i * B + i < M for every cost
+    inf = m * (4 * bound + 4)  # above every key, also with a column's weights added
+    enc = [inf] * n  # cost of i * (M + B) + i; inf: not reached
+    enc[0] = 0
+    col = [0] * n  # what the skip/transition hazards active at the end add from each start, * M
+    prev = [0] * n
+    best = [0] * n
+    may_apply = set(fan.requires)
+    for j in range(1, n):
+        for segs, sign in events[j]:
+            for lo, hi, w in segs:  # starts at or after j are not read before they count
+                col[lo:hi] = map(operator.add, col[lo:hi], repeat(sign * w * m, hi - lo))
+        if s.nodes[j].release.upgrade_from is not None or j in may_apply:  # type: ignore[union-attr]
+            key = _per_start(s, fan, j, enc, col, starts, m)
+        else:
+            key = _all_starts(fan, j, enc, col, starts, m)
+        if key >= inf:
+            continue
+        best[j] = key // m + fan.base[j]
+        prev[j] = key % b
+        enc[j] = best[j] * (m + b) + j
+    if enc[-1] >= inf:
+        return []
+    path = [n - 1]
+    while path[-1] != 0:
+        path.append(prev[path[-1]])
+    return path[::-1]
+
+
+def _comp_starts(s: Search, fan: Fanout) -> dict[str, int] | None:
+    """Per lockstep component: the first start whose state has it installed (every later one
+    has it too); None when that is not so."""
+    out: dict[str, int] = {}
+    n = len(s.nodes)
+    for comp in fan.comps:
+        has = [s.state_at(i).installed(comp) is not None for i in range(n)]
+        first = has.index(True) if True in has else n
+        if not all(has[first:]):
+            return None
+        out[comp] = first
+    return out
+
+
+def _start_weights(s: Search, fan: Fanout, starts: dict[str, int]) -> dict[tuple[str, str], _Segs]:
+    """Per mover and skip/transition hazard: its weight on a hop from each start, as runs
+    (the truths as ``Search._starting`` finds them: swept, else judged on the start)."""
+    from upgradeplan.model import Truth
+
+    out: dict[tuple[str, str], _Segs] = {}
+    weigh, sides_of = s.weigh, s.idx.sides
+    s.sweep()
+    for i in range(len(s.nodes) - 1):
+        pre = s.state_at(i)
+        swept = s._swept.get(id(pre), {})
+        movers = [(s.product, s.nodes[i].version)]
+        movers += [(c, pre.installed(c) or "") for c, first in starts.items() if i >= first]
+        for mover, f in movers:
+            sides = sides_of(mover, f, fan._parse(mover, f))
+            for h in (*sides.skip_pre, *sides.trans_pre):
+                known = swept.get(h.id)
+                if known is None:  # not swept: judged on the start (no $to: fan-out applies)
+                    known = s._truth(h, pre, f, f)
+                if known is Truth.FALSE:
+                    continue
+                w = weigh(h, known)
+                if not w:
+                    continue
+                segs = out.get((mover, h.id))
+                if segs is None:
+                    out[(mover, h.id)] = [[i, i + 1, w]]
+                elif segs[-1][1] == i and segs[-1][2] == w:
+                    segs[-1][1] = i + 1
+                else:
+                    segs.append([i, i + 1, w])
+    return out
+
+
+def _bound(s: Search, fan: Fanout) -> int:
+    """Above the cost of every path: every hop at most the greatest weight of every hazard of
+    every mover and of a requirement."""
+    from upgradeplan.planner.search import APPLIES_COST, FORBIDDEN_COST, HOP_COST
+
+    per = FORBIDDEN_COST + max(APPLIES_COST.values())
+    hazards = sum(len(s.idx.by_product.get(m, ())) for m in (s.product, *fan.comps))
+    return len(s.nodes) * (HOP_COST + per * (hazards + 1))
+
+
+def _extras(fan: Fanout, j: int, starts: dict[str, int], n: int) -> list[tuple[int, int]]:
+    """(first start, what the components starting there add) in start order."""
+    at: dict[int, int] = {0: 0}
+    for comp, first in starts.items():
+        if first < n:
+            at[first] = at.get(first, 0) + fan.comp_base[comp][j]
+    out, total = [], 0
+    for first in sorted(at):
+        total += at[first]
+        out.append((first, total))
+    return out
+
+
+def _all_starts(
+    fan: Fanout, j: int, enc: list[int], col: list[int], starts: dict[str, int], m: int
+) -> int:
+    """The least key over every start before ``j``."""
+    pieces = _extras(fan, j, starts, len(enc))
+    key = -1
+    for k, (lo, extra) in enumerate(pieces):
+        hi = min(pieces[k + 1][0], j) if k + 1 < len(pieces) else j
+        if lo >= hi:
+            continue
+        found = min(map(operator.add, enc[lo:hi], col[lo:hi])) + extra * m
+        if key < 0 or found < key:
+            key = found
+    return key
+
+
+def _per_start(
+    s: Search,
+    fan: Fanout,
+    j: int,
+    enc: list[int],
+    col: list[int],
+    starts: dict[str, int],
+    m: int,
+) -> int:
+    """The least key over the starts that may hop to ``j`` (its ``upgrade_from``), with the
+    requirement's cost where it depends on the start."""
+    from upgradeplan.planner import requirements
+
+    rel = s.nodes[j].release
+    assert rel is not None
+    pieces = _extras(fan, j, starts, len(enc))
+    may_apply = j in fan.requires
+    may_hop, nodes = s.idx.may_hop, s.nodes
+    key = -1
+    for i in range(j):
+        if not may_hop(rel, nodes[i].version):
+            continue
+        extra = next(e for lo, e in reversed(pieces) if lo <= i)
+        if may_apply:
+            extra += requirements.cost(s, i, j)
+        found = enc[i] + col[i] + extra * m
+        if key < 0 or found < key:
+            key = found
+    return key
+
+
+__all__ = ["cheapest"]

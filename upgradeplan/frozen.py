@@ -10,10 +10,9 @@ facts and evidence are built by the thousand), and only when the first instance 
 :mod:`upgradeplan.compiled`); the other methods are closures over the field names, with the
 same results as the dataclass ones:
 
-- ``__init__`` takes the fields in order, with their defaults and default factories, puts
-  them in the instance's ``__dict__`` (as a frozen dataclass does through
-  ``object.__setattr__``, without a call per field; a slots class's slots through
-  ``object.__setattr__``) and calls ``__post_init__`` when the class has one;
+- ``__init__`` takes the fields in order, with their defaults and default factories, sets
+  them as a frozen dataclass does (``object.__setattr__``; a mutable record's by plain
+  assignment) and calls ``__post_init__`` when the class has one;
 - ``__eq__`` compares the tuple of compared fields when both are of the same class (else
   ``NotImplemented``), ``__hash__`` hashes that tuple (fields with ``hash=False`` left out),
   the order methods (``order=True``) compare it;
@@ -220,20 +219,17 @@ def init_of(cls: type) -> Callable[..., None]:
 
 def _init(cls: type, fields: dict[str, Field[Any]]) -> Callable[..., None]:
     """``__init__`` compiled for the fields: the one method that must have their signature."""
-    # Each field goes straight into the instance's __dict__: what ``object.__setattr__`` does
-    # for a field (no class attribute of a field's name is a data descriptor: the class
-    # attribute is its default), in half the time. A slots class has no __dict__: its slots
-    # are set with ``object.__setattr__``, as the dataclass does; a mutable record's
-    # attributes are assigned, as the dataclass does.
+    # A frozen class's fields (slots or not) are set with ``object.__setattr__``, as the
+    # dataclass does; a mutable record's attributes are assigned, as the dataclass does.
+    # (Writing them into ``self.__dict__`` instead built an instance in half the time, but a
+    # filled ``__dict__``, which CPython 3.11 otherwise keeps as inline values, made every
+    # later attribute read about five times slower.)
     scope: dict[str, Any] = {"_FACTORY": _FACTORY, "_set": object.__setattr__}
     params, lines = ["self"], []
-    if "__slots__" in cls.__dict__:
-        store = "_set(self, {!r}, {})".format
-    elif getattr(cls.__setattr__, "__module__", "") != __name__:  # @record
-        store = "self.{} = {}".format
+    if "__slots__" not in cls.__dict__ and getattr(cls.__setattr__, "__module__", "") != __name__:
+        store = "self.{} = {}".format  # @record
     else:
-        lines.append("_instance_dict = self.__dict__")
-        store = "_instance_dict[{!r}] = {}".format
+        store = "_set(self, {!r}, {})".format
     for i, (name, f) in enumerate(fields.items()):
         if not f.init:
             if f.default_factory is not MISSING:

@@ -313,3 +313,25 @@ def test_knowledge_yaml_reads_ints_as_yaml_does() -> None:
     data, duplicates = load_text_with_duplicates(text)
     assert data == yaml.load(text, Loader=yaml.CSafeLoader) and not duplicates
     assert data["a"] == 493
+
+
+def test_an_alias_inside_the_node_it_names_is_a_yaml_error(tmp_path: Path) -> None:
+    """A recursive alias is reported as KB001 for its file, not a RecursionError."""
+    (tmp_path / "products").mkdir()
+    (tmp_path / "products" / "loop.yaml").write_text(
+        "schema_version: 1\nkind: product\nid: loop\nname: &n [*n]\n"
+    )
+    _, problems = load_with_problems([tmp_path], bundled=False)
+    assert [(p.code, p.location.file) for p in problems] == [
+        ("KB001", f"{tmp_path.name}/products/loop.yaml")
+    ]
+    assert "an alias inside the node it names" in problems[0].message
+
+
+def test_equal_texts_of_a_load_are_one_object(mini: KnowledgeBase) -> None:
+    """The parser makes a new string per scalar; the loader keeps one per distinct text, so
+    the knowledge (and its cache entry) holds each text once."""
+    files = [r.location.file for rs in mini.releases.values() for r in rs]
+    products = [r.product for rs in mini.releases.values() for r in rs]
+    assert len({id(p) for p in products}) == len(set(products))
+    assert len(files) == len({id(f) for f in files})  # file names differ: no false sharing

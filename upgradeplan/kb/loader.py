@@ -99,6 +99,7 @@ class _Builder:
         self.releases: dict[tuple[str, str], Release] = {}
         self.hazards: dict[str, Hazard] = {}
         self.migrations: dict[str, Migration] = {}
+        self.strings: dict[str, str] = {}  # one object per distinct text of the load
 
     # -- files
 
@@ -116,7 +117,7 @@ class _Builder:
             )
             return
         try:
-            data, duplicates = load_text_with_duplicates(text)
+            data, duplicates = load_text_with_duplicates(text, self.strings)
         except YamlSyntaxError as exc:
             self.problems.append(problem("KB001", Location(file, exc.line), exc.message))
             return

@@ -1,19 +1,22 @@
 """YAML with line numbers: every mapping remembers the line of each key.
 
-PyYAML's C parser (``yaml.CSafeLoader``) does the parsing; a small constructor builds
-:class:`LineDict` / :class:`LineList` (plain ``dict`` / ``list`` subclasses) that carry the
-1-based line of the node and of each key or item. Dates stay strings (``2026-09-20`` is a
-date in the format, not a ``datetime.date``), and a key written twice is recorded so lint can
-report it instead of YAML silently keeping the last one.
+PyYAML's C parser composes the nodes through the one fast-resolving C loader
+(:class:`upgradeplan.readers.yamldata.FastLoader`: the safe loader's tags, looked up in a
+C-level cache); one walk over the nodes builds :class:`LineDict` / :class:`LineList` (plain
+``dict`` / ``list`` subclasses) that carry the 1-based line of the node and of each key or
+item. The data is the safe loader's (YAML 1.1: ``0755`` is octal, ``yes`` is true), except that
+dates stay strings (``2026-09-20`` is a date in the format, not a ``datetime.date``), and a key
+written twice is recorded so lint can report it instead of YAML silently keeping the last one.
 """
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import yaml
+
+from upgradeplan.readers.yamldata import FastLoader
 
 
 class LineDict(dict[Any, Any]):
@@ -40,88 +43,69 @@ class LineList(list[Any]):
 
 _STR = "tag:yaml.org,2002:str"
 _INT = "tag:yaml.org,2002:int"
-_MAP = "tag:yaml.org,2002:map"
-_SEQ = "tag:yaml.org,2002:seq"
+_NULL = "tag:yaml.org,2002:null"
+_BOOL = "tag:yaml.org,2002:bool"
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
 _MERGE = "tag:yaml.org,2002:merge"
-_PLAIN_TAGS: dict[str, str] = {}  # plain scalar text -> its implicit tag
+_BOOLS: dict[str, bool] = yaml.constructor.SafeConstructor.bool_values
+_SCALAR, _MAPPING, _SEQUENCE = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
+_new_dict: Callable[[type[LineDict]], LineDict] = dict.__new__
+_new_list: Callable[[type[LineList]], LineList] = list.__new__
 
 
-class _Loader(yaml.CSafeLoader):
-    """CSafeLoader whose timestamps stay text (the format's dates are strings).
+def _walker(
+    loader: FastLoader, duplicates: list[tuple[Any, int]], strings: dict[str, str]
+) -> Callable[[Any], Any]:
+    """The function building the data of a node (a closure: the walk's locals stay local).
 
-    The C parser calls back into Python for every node to resolve its tag; these callbacks are
-    the hot path of loading thousands of files, so they are short-circuited: a quoted scalar
-    is a string, mappings and sequences have their default tags (no path resolvers are used),
-    and the implicit tag of a plain scalar is remembered per text.
+    Strings, null, booleans, dates and plain decimal integers are built directly; other
+    scalars (``0755``, ``1_000``, floats, ``!!binary``…) by the safe constructor, which also
+    raises its errors (an unknown tag). Aliases are built again where they are used. A string
+    value equal to one already in ``strings`` is that one (the parser makes a new object for
+    every scalar; the knowledge repeats the same words thousands of times).
     """
+    construct = loader.construct_object
+    same = strings.setdefault
 
-    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
-        return None
-
-    def ascend_resolver(self) -> None:
-        return None
-
-    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-        if kind is yaml.ScalarNode:
-            if not implicit[0]:
-                return _STR
-            tag = _PLAIN_TAGS.get(value)
-            if tag is None:
-                tag = super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
-                if len(_PLAIN_TAGS) < 100_000:
-                    _PLAIN_TAGS[value] = tag
-            return tag
-        return _MAP if kind is yaml.MappingNode else _SEQ
-
-
-_Loader.add_constructor("tag:yaml.org,2002:timestamp", lambda loader, node: str(node.value))
-
-
-class _Builder:
-    """Builds LineDict/LineList/scalars from the C parser's nodes.
-
-    Walking the nodes directly is several times faster than PyYAML's generic constructor;
-    scalars other than plain strings (int, bool, null, float, dates) go through the loader's
-    safe constructors.
-    """
-
-    def __init__(self, loader: _Loader) -> None:
-        self.loader = loader
-        self.duplicate_keys: list[tuple[Any, int]] = []
-
-    def build(self, node: yaml.Node) -> Any:
+    def build(node: Any) -> Any:
         cls = node.__class__
-        if cls is yaml.ScalarNode:
+        if cls is _SCALAR:
             tag = node.tag
-            if tag == _STR:
-                return node.value
             value = node.value
+            if tag in (_STR, _TIMESTAMP):
+                return same(value, value)
             # decimal digits only: "0755" is octal to YAML 1.1 and "٣" no YAML int at all
             if tag == _INT and value.isascii() and value.isdigit() and value[:1] != "0":
                 return int(value)
-            return self.loader.construct_object(node, deep=True)
-        if cls is yaml.MappingNode:
-            return self.mapping(node)  # type: ignore[arg-type]
-        if cls is yaml.SequenceNode:
-            out = LineList([self.build(child) for child in node.value])
-            out.line = node.start_mark.line + 1
-            out.lines = [child.start_mark.line + 1 for child in node.value]
-            return out
-        return self.loader.construct_object(node, deep=True)
+            if tag == _NULL:
+                return None
+            if tag == _BOOL:
+                return _BOOLS[value.lower()]
+            return construct(node, deep=True)
+        if cls is _MAPPING:
+            return mapping(node)
+        if cls is _SEQUENCE:
+            children = node.value
+            seq = _new_list(LineList)
+            seq.extend([build(child) for child in children])
+            seq.line = node.start_mark.line + 1
+            seq.lines = [child.start_mark.line + 1 for child in children]
+            return seq
+        return construct(node, deep=True)
 
-    def mapping(self, node: yaml.MappingNode) -> LineDict:
-        out = LineDict()
+    def mapping(node: Any) -> LineDict:
+        out = _new_dict(LineDict)
         out.line = node.start_mark.line + 1
-        lines = out.lines
+        out.lines = lines = {}
         for key_node, value_node in node.value:
-            if key_node.__class__ is yaml.ScalarNode and key_node.tag == _STR:
-                key = key_node.value
+            if key_node.__class__ is _SCALAR and key_node.tag == _STR:
+                key = same(key_node.value, key_node.value)
             elif key_node.tag == _MERGE:
                 # `<<: *anchor` merge keys: let PyYAML flatten them, then build again
-                self.loader.flatten_mapping(node)
-                return self.mapping(node)
+                loader.flatten_mapping(node)
+                return mapping(node)
             else:
-                key = self.build(key_node)
+                key = build(key_node)
                 try:
                     hash(key)
                 except TypeError:
@@ -133,10 +117,12 @@ class _Builder:
                     ) from None
             line = key_node.start_mark.line + 1
             if key in out:
-                self.duplicate_keys.append((key, line))
-            out[key] = self.build(value_node)
+                duplicates.append((key, line))
+            out[key] = build(value_node)
             lines[key] = line
         return out
+
+    return build
 
 
 class YamlSyntaxError(Exception):
@@ -148,32 +134,47 @@ class YamlSyntaxError(Exception):
         self.line = line
 
 
-def load_text_with_duplicates(text: str) -> tuple[Any, list[tuple[Any, int]]]:
+def load_text_with_duplicates(
+    text: str, strings: dict[str, str] | None = None
+) -> tuple[Any, list[tuple[Any, int]]]:
     """Parse one YAML document, keeping line numbers, and every (key, line) written twice in
-    one mapping. Raises :class:`YamlSyntaxError`."""
-    loader = _Loader(text)
-    gc_was_enabled = gc.isenabled()
-    gc.disable()  # thousands of small acyclic objects: the cyclic collector only costs time
+    one mapping. Raises :class:`YamlSyntaxError`.
+
+    ``strings``: equal string values share one object through it (pass the same dict for
+    every file of a load: the knowledge base and its cache entry hold each text once)."""
+    from upgradeplan import collector
+
+    loader = FastLoader(text)
     try:
-        node = loader.get_single_node()
-        if node is None:
-            return None, []
-        builder = _Builder(loader)
-        return builder.build(node), builder.duplicate_keys
+        with collector.paused():  # thousands of small acyclic objects: collecting only costs
+            node = loader.get_single_node()
+            if node is None:
+                return None, []
+            duplicates: list[tuple[Any, int]] = []
+            return _walker(loader, duplicates, {} if strings is None else strings)(node), duplicates
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else 0
-        what = ": ".join(p for p in (exc.context, exc.problem) if p) or "invalid YAML"
-        start = exc.context_mark
-        if start is not None and mark is not None and start.line != mark.line:
-            what += f" (it started on line {start.line + 1})"
-        raise YamlSyntaxError(f"YAML syntax error: {what}", line) from None
+        raise YamlSyntaxError(f"YAML syntax error: {_what(exc)}", _line(exc)) from None
     except yaml.YAMLError as exc:
         raise YamlSyntaxError(f"YAML syntax error: {exc}", 0) from None
+    except RecursionError:
+        what = "nested too deeply (or an alias inside the node it names)"
+        raise YamlSyntaxError(f"YAML syntax error: {what}", 0) from None
     finally:
-        if gc_was_enabled:
-            gc.enable()
         loader.dispose()
+
+
+def _line(exc: yaml.MarkedYAMLError) -> int:
+    mark = exc.problem_mark or exc.context_mark
+    return mark.line + 1 if mark is not None else 0
+
+
+def _what(exc: yaml.MarkedYAMLError) -> str:
+    mark = exc.problem_mark or exc.context_mark
+    what = ": ".join(p for p in (exc.context, exc.problem) if p) or "invalid YAML"
+    start = exc.context_mark
+    if start is not None and mark is not None and start.line != mark.line:
+        what += f" (it started on line {start.line + 1})"
+    return what
 
 
 def line_of(doc: Any, path: Sequence[Any]) -> int:

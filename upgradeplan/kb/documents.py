@@ -1,12 +1,12 @@
 """What the loader produces: the parsed knowledge files (:class:`Document`) and the result of a
 load (:class:`Loaded`: the knowledge, every problem, the documents). The semantic checks and
 ``kb lint`` read these; they never need the loader itself, so the loader may run the checks
-without an import cycle.
+without an import cycle. Plain classes (no dataclass machinery at import: the knowledge
+loader is on the path of a command's first run).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,27 +15,42 @@ from upgradeplan.kb.yamlio import LineDict, line_of
 from upgradeplan.model import KnowledgeBase, Location
 
 
-@dataclass
 class Document:
     """One parsed knowledge file."""
 
-    path: Path
-    file: str  # shown in messages: relative to the parent of its knowledge root
-    root: str
-    kind: str  # from the directory it is in (or its `kind:` when that is all there is)
-    data: LineDict
+    __slots__ = ("data", "file", "kind", "path", "root")
+
+    def __init__(self, path: Path, file: str, root: str, kind: str, data: LineDict) -> None:
+        self.path = path
+        self.file = file  # shown in messages: relative to the parent of its knowledge root
+        self.root = root
+        self.kind = kind  # from the directory it is in (or its `kind:` when that is all there is)
+        self.data = data
+
+    def __repr__(self) -> str:
+        return f"Document({self.file!r}, kind={self.kind!r})"
 
     def at(self, *path: Any) -> Location:
         return Location(self.file, line_of(self.data, path))
 
 
-@dataclass
 class Loaded:
     """What the loader produced: the knowledge, every problem, and the parsed documents."""
 
-    kb: KnowledgeBase
-    problems: list[Problem]
-    documents: dict[str, Document] = field(default_factory=dict)
+    __slots__ = ("documents", "kb", "problems")
+
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        problems: list[Problem],
+        documents: dict[str, Document] | None = None,
+    ) -> None:
+        self.kb = kb
+        self.problems = problems
+        self.documents: dict[str, Document] = {} if documents is None else documents
+
+    def __repr__(self) -> str:
+        return f"Loaded({len(self.documents)} documents, {len(self.problems)} problems)"
 
 
 __all__ = ["Document", "Loaded"]

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from upgradeplan.frozen import frozen
 
 KINDS: tuple[str, ...] = ("product", "release", "hazard", "migration")
 
@@ -29,7 +30,7 @@ def top_level_properties(kind: str) -> frozenset[str]:
     return frozenset(load_schema(kind)["properties"])
 
 
-@dataclass(frozen=True)
+@frozen
 class PredicateSpec:
     """The argument shape of one predicate, as the hazard schema states it."""
 
@@ -89,7 +90,7 @@ def predicate_specs() -> dict[str, PredicateSpec]:
     return out
 
 
-@dataclass(frozen=True)
+@frozen
 class SchemaError:
     path: tuple[str | int, ...]
     message: str

@@ -7,7 +7,6 @@ come from the hazard JSON Schema (:func:`upgradeplan.kb.schema.predicate_specs`)
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from typing import Any
 
@@ -49,6 +48,8 @@ def parse_condition(
     specs = predicate_specs()
     spec = specs.get(key) if isinstance(key, str) else None
     if spec is None:
+        import difflib  # only for a misspelt predicate
+
         close = difflib.get_close_matches(str(key), list(specs), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(sorted(specs))}"
         report("KB018", sub, f"unknown predicate {key!r}{hint}")

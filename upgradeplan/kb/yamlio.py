@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import yaml
+from upgradeplan.readers.yamldata import FastLoader  # first: it imports yaml quickly
 
-from upgradeplan.readers.yamldata import FastLoader
+# isort: split
+import yaml
 
 
 class LineDict(dict[Any, Any]):

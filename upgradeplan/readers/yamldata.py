@@ -15,6 +15,9 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from upgradeplan.readers import yamlimport  # noqa: F401  (before yaml: see there)
+
+# isort: split
 import yaml
 
 _STR = "tag:yaml.org,2002:str"

@@ -65,3 +65,21 @@ def test_offline_check_from_a_snapshot_does_not_import_kubernetes() -> None:
     )
     assert code == 3
     assert "kubernetes" not in loaded
+
+
+def test_a_warm_offline_check_imports_neither_openssl_nor_pickle_py(tmp_path: Path) -> None:
+    """The console script's second run (caches filled) keeps the warm path's imports light.
+
+    (pathlib is not asserted: an editable install's import finder loads it at start-up.)"""
+    import os
+
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    env.pop("UPGRADEPLAN_NO_CACHE", None)
+    argv = [sys.executable, "-X", "importtime", "-m", "upgradeplan", "check", *S1_STATED]
+    argv += ["--to", "agent-platform=4.8.0"]
+    runs = [subprocess.run(argv, capture_output=True, text=True, env=env) for _ in range(2)]
+    assert [r.returncode for r in runs] == [3, 3] and runs[0].stdout == runs[1].stdout
+    warm = {line.rsplit("|", 1)[-1].strip() for line in runs[1].stderr.splitlines()}
+    assert warm >= {"click", "upgradeplan.planner", "_blake2"}
+    assert not warm & {"_hashlib", "hashlib", "pickle", "yaml", "jinja2", "click.shell_completion"}
+    assert list(tmp_path.glob("upgradeplan/inits-*.marshal"))  # the kept __init__ code

@@ -56,9 +56,11 @@ class Fanout:
                 value = _landing_value(s, j, f"installed.{comp}")
                 at.append(value if isinstance(value, str) else None)
             self.lands[comp] = at
-        self.parsed = {
-            (m, v): parse_version(v) for m, at in self.lands.items() for v in at if v is not None
-        }
+        self.parsed = {(s.product, x.version): x.parsed for x in s.nodes}
+        for comp in self.comps:
+            for v in self.lands[comp]:
+                if v is not None and (comp, v) not in self.parsed:
+                    self.parsed[(comp, v)] = parse_version(v)
         self.runs = {m: self._runs(m) for m in self.lands}
         self.base = [0] * n
         self.comp_base = {c: [0] * n for c in self.comps}

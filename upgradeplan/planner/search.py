@@ -517,6 +517,13 @@ class Search:
         out: list[Finding] = []
         skipped: list[Hazard] = []
         memos: dict[bool, Memo] = {True: {}, False: {}}  # per state judged on: before, after
+        if not out_of_scope and fv is not None and tv is not None:
+            # the hazards in scope, in the order of pidx.scopes(), from the index's sides
+            a, b = self.idx.sides(product, f, fv), self.idx.sides(product, t, tv)
+            before = [h for h in a.skip_pre if h.id in b.skip_post]
+            before += [h for h in a.trans_pre if h.id in b.trans_post]
+            out = [judge(h, pre, kb, f, t, memos[True]) for h in before]
+            return out + [judge(h, post, kb, f, t, memos[False]) for h in b.landed]
         for scope in pidx.scopes():
             if scope.covers(fv, tv):
                 st, memo = (pre, memos[True]) if scope.before else (post, memos[False])

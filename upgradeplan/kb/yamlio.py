@@ -11,7 +11,7 @@ written twice is recorded so lint can report it instead of YAML silently keeping
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from upgradeplan.readers.yamldata import FastLoader  # first: it imports yaml quickly
@@ -44,69 +44,61 @@ class LineList(list[Any]):
 
 _STR = "tag:yaml.org,2002:str"
 _INT = "tag:yaml.org,2002:int"
-_NULL = "tag:yaml.org,2002:null"
-_BOOL = "tag:yaml.org,2002:bool"
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
 _MERGE = "tag:yaml.org,2002:merge"
-_BOOLS: dict[str, bool] = yaml.constructor.SafeConstructor.bool_values
 _SCALAR, _MAPPING, _SEQUENCE = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
-_new_dict: Callable[[type[LineDict]], LineDict] = dict.__new__
-_new_list: Callable[[type[LineList]], LineList] = list.__new__
 
 
-def _walker(
-    loader: FastLoader, duplicates: list[tuple[Any, int]], strings: dict[str, str]
-) -> Callable[[Any], Any]:
-    """The function building the data of a node (a closure: the walk's locals stay local).
+class _Builder:
+    """Builds LineDict/LineList/scalars from the C composer's nodes in one walk.
 
-    Strings, null, booleans, dates and plain decimal integers are built directly; other
-    scalars (``0755``, ``1_000``, floats, ``!!binary``…) by the safe constructor, which also
+    Strings, dates and plain decimal integers are built directly; other scalars (null,
+    booleans, ``0755``, ``1_000``, floats, ``!!binary``…) by the safe constructor, which also
     raises its errors (an unknown tag). Aliases are built again where they are used. A string
-    value equal to one already in ``strings`` is that one (the parser makes a new object for
-    every scalar; the knowledge repeats the same words thousands of times).
+    equal to one already in ``strings`` is that one (the parser makes a new object for every
+    scalar; the knowledge repeats the same words thousands of times).
     """
-    construct = loader.construct_object
-    same = strings.setdefault
 
-    def build(node: Any) -> Any:
+    def __init__(self, loader: FastLoader, strings: dict[str, str]) -> None:
+        self.loader = loader
+        self.same = strings.setdefault
+        self.duplicate_keys: list[tuple[Any, int]] = []
+
+    def build(self, node: yaml.Node) -> Any:
         cls = node.__class__
         if cls is _SCALAR:
             tag = node.tag
             value = node.value
-            if tag in (_STR, _TIMESTAMP):
-                return same(value, value)
+            if tag == _STR:
+                return self.same(value, value)
             # decimal digits only: "0755" is octal to YAML 1.1 and "٣" no YAML int at all
             if tag == _INT and value.isascii() and value.isdigit() and value[:1] != "0":
                 return int(value)
-            if tag == _NULL:
-                return None
-            if tag == _BOOL:
-                return _BOOLS[value.lower()]
-            return construct(node, deep=True)
+            if tag == _TIMESTAMP:
+                return value  # dates stay text
+            return self.loader.construct_object(node, deep=True)
         if cls is _MAPPING:
-            return mapping(node)
+            return self.mapping(node)  # type: ignore[arg-type]
         if cls is _SEQUENCE:
-            children = node.value
-            seq = _new_list(LineList)
-            seq.extend([build(child) for child in children])
-            seq.line = node.start_mark.line + 1
-            seq.lines = [child.start_mark.line + 1 for child in children]
-            return seq
-        return construct(node, deep=True)
+            out = LineList([self.build(child) for child in node.value])
+            out.line = node.start_mark.line + 1
+            out.lines = [child.start_mark.line + 1 for child in node.value]
+            return out
+        return self.loader.construct_object(node, deep=True)
 
-    def mapping(node: Any) -> LineDict:
-        out = _new_dict(LineDict)
+    def mapping(self, node: yaml.MappingNode) -> LineDict:
+        out = LineDict()
         out.line = node.start_mark.line + 1
-        out.lines = lines = {}
+        lines = out.lines
         for key_node, value_node in node.value:
             if key_node.__class__ is _SCALAR and key_node.tag == _STR:
-                key = same(key_node.value, key_node.value)
+                key = self.same(key_node.value, key_node.value)
             elif key_node.tag == _MERGE:
                 # `<<: *anchor` merge keys: let PyYAML flatten them, then build again
-                loader.flatten_mapping(node)
-                return mapping(node)
+                self.loader.flatten_mapping(node)
+                return self.mapping(node)
             else:
-                key = build(key_node)
+                key = self.build(key_node)
                 try:
                     hash(key)
                 except TypeError:
@@ -118,12 +110,10 @@ def _walker(
                     ) from None
             line = key_node.start_mark.line + 1
             if key in out:
-                duplicates.append((key, line))
-            out[key] = build(value_node)
+                self.duplicate_keys.append((key, line))
+            out[key] = self.build(value_node)
             lines[key] = line
         return out
-
-    return build
 
 
 class YamlSyntaxError(Exception):
@@ -151,8 +141,8 @@ def load_text_with_duplicates(
             node = loader.get_single_node()
             if node is None:
                 return None, []
-            duplicates: list[tuple[Any, int]] = []
-            return _walker(loader, duplicates, {} if strings is None else strings)(node), duplicates
+            builder = _Builder(loader, {} if strings is None else strings)
+            return builder.build(node), builder.duplicate_keys
     except yaml.MarkedYAMLError as exc:
         raise YamlSyntaxError(f"YAML syntax error: {_what(exc)}", _line(exc)) from None
     except yaml.YAMLError as exc:

@@ -31,7 +31,9 @@ def main() -> None:
     # the default threshold (700) the collector walks them again and again (about a tenth of
     # an offline check's CPU). Cycles are still collected, every 50,000 allocations.
     gc.set_threshold(50_000, 20, 20)
-    from upgradeplan import compiled, usercache
+    from upgradeplan import collector, compiled, usercache
+
+    collector.freeze_on_resume(True)  # what a read or load built is kept until the exit anyway
 
     usercache.defer_writes()  # a cold knowledge load's cache entry: written after the answer
     compiled.keep_between_runs()  # the record classes' __init__ compiled in an earlier run

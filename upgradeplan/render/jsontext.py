@@ -46,7 +46,10 @@ def _key(key: Any) -> str:
     raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
 
 
-def _scalar(value: Any) -> str:
+def scalar(value: Any) -> str:
+    """A string, number, boolean or None as json writes it (a NaN or infinity as ``json`` does)."""
+    if type(value) is str:
+        return _escape(value)
     if value is None:
         return "null"
     if value is True:
@@ -139,7 +142,7 @@ def _write(value: Any, out: list[str], newline: str) -> None:
     elif isinstance(value, Prewritten):
         value.write(out, newline)
     else:
-        out.append(_scalar(value))
+        out.append(scalar(value))
 
 
 escape = _escape  # a string's JSON text, as json writes it (ensure_ascii=False)

@@ -16,24 +16,10 @@ import dataclasses
 
 from upgradeplan.model import State
 from upgradeplan.readers.snapshot import fact_entry, to_document
-from upgradeplan.render.jsontext import Prewritten, escape, write
+from upgradeplan.render.jsontext import Prewritten, escape, scalar, write
 
 _INDENT = "  "
-_SCALARS = (str, int, bool, type(None))  # values written as json writes them, below
-
-
-def _scalar(value: object) -> str:
-    if type(value) is str:
-        return escape(value)
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return int.__repr__(value)
-    raise TypeError(f"not a scalar: {type(value).__name__}")
+_SCALARS = (str, int, bool, type(None))  # values written by jsontext.scalar
 
 
 class StateJSON(Prewritten):
@@ -82,9 +68,9 @@ class _Facts(Prewritten):
                     separator
                     + escape(key)
                     + opened
-                    + _scalar(value)
+                    + scalar(value)
                     + source_at
-                    + escape(f"{source.origin}: {source.detail}")
+                    + escape(str(source))
                     + from_at
                     + escape(source.origin)
                     + detail_at

@@ -75,17 +75,17 @@ def load_with_problems(dirs: Sequence[str | Path] = (), *, bundled: bool = True)
         hit = read(where, key)
         if hit is not None:
             return hit
-    from upgradeplan.kb.loader import load_all
+    from upgradeplan.kb.loader import _read_text, load_all
 
-    def read_text(path: Path) -> str:
+    def read_text(path: str) -> str:
         """The text the key was computed from (what the file held), as read_text gives it."""
-        data = texts.pop(str(path), None)
+        data = texts.pop(path, None)
         if data is None:
-            return path.read_text(encoding="utf-8")
+            return _read_text(path)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
-            return path.read_text(encoding="utf-8")  # the loader reports it, worded as always
+            return _read_text(path)  # the loader reports it, worded as always
         return text.replace("\r\n", "\n").replace("\r", "\n")  # universal newlines
 
     loaded = load_all(roots, bundled=False, read_text=read_text)
@@ -188,11 +188,14 @@ def read(where: StrPath, key: str) -> Entry | None:
 
 def write(where: StrPath, key: str, entry: Entry) -> bool:
     """Store ``entry`` atomically; False (and nothing left behind) when it cannot be written."""
-    import pickle
+    try:
+        from _pickle import PicklingError  # the C pickler: pickle.py is not imported
+    except ImportError:
+        from pickle import PicklingError
 
     try:
         payload = _dumps(entry)
-    except (pickle.PicklingError, RecursionError, TypeError, AttributeError):
+    except (PicklingError, RecursionError, TypeError, AttributeError):
         return False
     if not write_private(entry_path(where, key), MAGIC + digest(payload) + payload):
         return False
@@ -201,10 +204,13 @@ def write(where: StrPath, key: str, entry: Entry) -> bool:
 
 
 def _dumps(entry: Entry) -> bytes:
-    import pickle
+    try:
+        from _pickle import dumps  # pickle.py's own Pickler classes: not needed to write
+    except ImportError:
+        from pickle import dumps
 
     with collector.paused():  # pickling allocates no cycles worth collecting
-        return pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
+        return dumps(entry, protocol=5)  # pickle.HIGHEST_PROTOCOL of Python 3.8 and later
 
 
 __all__ = [

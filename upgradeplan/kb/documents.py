@@ -7,7 +7,7 @@ loader is on the path of a command's first run).
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 from typing import Any
 
 from upgradeplan.kb.problems import Problem
@@ -20,8 +20,8 @@ class Document:
 
     __slots__ = ("data", "file", "kind", "path", "root")
 
-    def __init__(self, path: Path, file: str, root: str, kind: str, data: LineDict) -> None:
-        self.path = path
+    def __init__(self, path: str, file: str, root: str, kind: str, data: LineDict) -> None:
+        self.path = path  # the file as opened (a string: no pathlib on a command's path)
         self.file = file  # shown in messages: relative to the parent of its knowledge root
         self.root = root
         self.kind = kind  # from the directory it is in (or its `kind:` when that is all there is)
@@ -29,6 +29,18 @@ class Document:
 
     def __repr__(self) -> str:
         return f"Document({self.file!r}, kind={self.kind!r})"
+
+    @property
+    def name(self) -> str:
+        """The file's name (``x.yaml``)."""
+        return os.path.basename(self.path)
+
+    @property
+    def stem(self) -> str:
+        """The file's name without its suffix (``x``), as ``PurePath.stem`` gives it."""
+        name = self.name
+        i = name.rfind(".")
+        return name[:i] if 0 < i < len(name) - 1 else name
 
     def at(self, *path: Any) -> Location:
         return Location(self.file, line_of(self.data, path))

@@ -63,11 +63,11 @@ def product_of(ctx: Fields) -> Product:
 
 def _named_by_file(ctx: Fields, what: str, ident: str) -> None:
     """KB003 when an entry's id is not its file's name (``<id>.yaml``)."""
-    if ident != ctx.doc.path.stem:
+    if ident != ctx.doc.stem:
         ctx.report(
             "KB003",
             ("id",),
-            f"{what} {ident!r} is in {ctx.doc.path.name}; name the file {ident}.yaml",
+            f"{what} {ident!r} is in {ctx.doc.name}; name the file {ident}.yaml",
         )
 
 
@@ -95,18 +95,18 @@ def release_of(ctx: Fields, rel: tuple[str, ...]) -> Release:
     if len(rel) != 3:
         ctx.report("KB003", (), "a release file is releases/<product>/<version>.yaml")
     product = ctx.ident("product", default=dir_product)
-    version = ctx.text("version", required=True, default=ctx.doc.path.stem)
+    version = ctx.text("version", required=True, default=ctx.doc.stem)
     if dir_product and product != dir_product:
         ctx.report(
             "KB003",
             ("product",),
             f"a release of {product!r} in releases/{dir_product}/; move it to releases/{product}/",
         )
-    if version != ctx.doc.path.stem:
+    if version != ctx.doc.stem:
         ctx.report(
             "KB003",
             ("version",),
-            f"release {version!r} is in {ctx.doc.path.name}; name the file {version}.yaml",
+            f"release {version!r} is in {ctx.doc.name}; name the file {version}.yaml",
         )
     notes = []
     for i, item in ctx.items("notes"):

@@ -111,7 +111,7 @@ class Fields:
         return default
 
     def ident(self, key: str, *, default: str | None = None) -> str:
-        fallback = self.doc.path.stem if default is None else default
+        fallback = self.doc.stem if default is None else default
         return self.text(key, required=True, default=fallback)
 
     def choice(

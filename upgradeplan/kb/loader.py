@@ -16,9 +16,9 @@ Reading one document's fields is :mod:`upgradeplan.kb.fields`, turning it into a
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from upgradeplan.errors import KnowledgeError
 from upgradeplan.kb import entries
@@ -27,9 +27,12 @@ from upgradeplan.kb.documents import Document, Loaded
 from upgradeplan.kb.fields import DIRECTORIES, Fields
 from upgradeplan.kb.problems import Problem, problem
 from upgradeplan.kb.roots import bundled_dir as bundled_dir  # re-exported
-from upgradeplan.kb.roots import roots_of
+from upgradeplan.kb.roots import root_dirs
 from upgradeplan.kb.yamlio import LineDict, YamlSyntaxError, line_of, load_text_with_duplicates
 from upgradeplan.model import NEXT, Hazard, KnowledgeBase, Location, Migration, Product, Release
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def load(dirs: Sequence[str | Path] = (), *, bundled: bool = True) -> KnowledgeBase:
@@ -54,23 +57,24 @@ def load_all(
     *,
     bundled: bool = True,
     semantic: bool = True,
-    read_text: Callable[[Path], str] | None = None,
+    read_text: Callable[[str], str] | None = None,
 ) -> Loaded:
     """Parse, build and (with ``semantic``) run the load-time semantic checks.
 
-    ``read_text`` reads a file's text (default: ``Path.read_text``, UTF-8); the knowledge
-    cache passes the text it has already read to compute its key.
+    ``read_text`` reads a file's text from its path (default: UTF-8, universal newlines, as
+    ``Path.read_text``); the knowledge cache passes the text it has already read to compute
+    its key. Paths are strings: pathlib is not imported on a command's path.
     """
     import gc
 
     builder = _Builder(read_text)
-    roots = roots_of(dirs, bundled=bundled)
+    roots = root_dirs(dirs, bundled=bundled)
     gc_was_enabled = gc.isenabled()
     gc.disable()  # many small objects, all kept: the cyclic collector would only cost time
     try:
         for root in roots:
             builder.load_root(root)
-        kb = builder.finish(tuple(str(r) for r in roots))
+        kb = builder.finish(tuple(roots))
         loaded = Loaded(kb, builder.problems, builder.documents)
         if semantic:
             from upgradeplan.kb.checks import run_checks
@@ -86,12 +90,13 @@ def load_all(
 # --------------------------------------------------------------------------- building
 
 
-def _read_text(path: Path) -> str:
-    return path.read_text(encoding="utf-8")
+def _read_text(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
 
 
 class _Builder:
-    def __init__(self, read_text: Callable[[Path], str] | None = None) -> None:
+    def __init__(self, read_text: Callable[[str], str] | None = None) -> None:
         self.read_text = read_text or _read_text
         self.problems: list[Problem] = []
         self.documents: dict[str, Document] = {}
@@ -103,12 +108,13 @@ class _Builder:
 
     # -- files
 
-    def load_root(self, root: Path) -> None:
-        name = root.resolve().name  # files are shown relative to the root's parent
+    def load_root(self, root: str) -> None:
+        # files are shown relative to the root's parent
+        name = os.path.basename(os.path.realpath(root))
         for rel in _yaml_files(root):
-            self.load_file(root, root.joinpath(*rel), "/".join((name, *rel)), rel)
+            self.load_file(root, os.path.join(root, *rel), "/".join((name, *rel)), rel)
 
-    def load_file(self, root: Path, path: Path, file: str, rel: tuple[str, ...]) -> None:
+    def load_file(self, root: str, path: str, file: str, rel: tuple[str, ...]) -> None:
         try:
             text = self.read_text(path)
         except (OSError, UnicodeDecodeError) as exc:
@@ -160,7 +166,7 @@ class _Builder:
                     f"a {kind} file in {rel[0]}/; move it to the directory of its kind",
                 )
             )
-        doc = Document(path, file, str(root), dir_kind, data)
+        doc = Document(path, file, root, dir_kind, data)
         self.documents[file] = doc
         ctx = Fields(doc, self.problems)
         ctx.header(dir_kind)
@@ -229,15 +235,13 @@ class _Builder:
         )
 
 
-def _yaml_files(root: Path) -> list[tuple[str, ...]]:
+def _yaml_files(root: str) -> list[tuple[str, ...]]:
     """Every *.yaml / *.yml file under ``root`` as path parts relative to it, sorted.
 
     Hidden and dunder directories are skipped.
     """
-    import os
-
     found: list[tuple[str, ...]] = []
-    top = str(root)
+    top = root
     for dirpath, dirnames, filenames in os.walk(top):
         dirnames[:] = [d for d in dirnames if not d.startswith((".", "__"))]
         rel_dir = os.path.relpath(dirpath, top)

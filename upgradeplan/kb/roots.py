@@ -62,10 +62,3 @@ def root_dirs(dirs: Sequence[str | Path], *, bundled: bool) -> list[str]:
             seen.add(key)
             out.append(r)
     return out
-
-
-def roots_of(dirs: Sequence[str | Path], *, bundled: bool) -> list[Path]:
-    """:func:`root_dirs` as Paths (the loader's)."""
-    from pathlib import Path
-
-    return [Path(r) for r in root_dirs(dirs, bundled=bundled)]

@@ -7,9 +7,9 @@ property lists and predicate table, which are plain JSON.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from upgradeplan.frozen import frozen
@@ -21,7 +21,9 @@ KINDS: tuple[str, ...] = ("product", "release", "hazard", "migration")
 def load_schema(kind: str) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of one kind of knowledge file."""
     # the package's own directory, not importlib.resources (see kb.loader.bundled_dir)
-    text = (Path(__file__).parent.parent / "schemas" / f"{kind}.json").read_text("utf-8")
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(here, "schemas", f"{kind}.json"), encoding="utf-8") as f:
+        text = f.read()
     data: dict[str, Any] = json.loads(text)
     return data
 

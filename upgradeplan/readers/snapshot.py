@@ -15,6 +15,9 @@ import sys
 from collections.abc import Iterable
 from typing import Any, Literal
 
+from upgradeplan.readers import yamlimport  # noqa: F401  (before yaml: see there)
+
+# isort: split
 import yaml
 
 from upgradeplan import collector, errors, provenance

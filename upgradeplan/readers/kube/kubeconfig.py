@@ -30,6 +30,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from upgradeplan.readers import yamlimport  # noqa: F401  (before yaml: see there)
+
+# isort: split
 import yaml
 
 from upgradeplan.errors import BadInput, ExitCode, UpgradeplanError

@@ -26,6 +26,7 @@ LAYERS: dict[str, int] = {
     "unreadable": 0,
     "redact": 0,
     "compiled": 0,  # record classes' compiled __init__ kept between console runs
+    "inits": 0,  # the record classes' __init__ written out (generated; imports nothing)
     "collector": 0,  # the cyclic garbage collector paused while many acyclic objects are built
     "escape": 0,  # values made safe for shell, YAML and Markdown; control characters refused
     "keypath": 0,

@@ -1,10 +1,12 @@
 """upgradeplan.compiled: record classes' __init__ kept between console runs, never trusted."""
 
 from __future__ import annotations
+import __future__
 
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -91,3 +93,86 @@ def test_a_damaged_or_shared_file_is_ignored_and_rewritten(tmp_path: Path, damag
     redone = _run(tmp_path, "compile")  # compiles, and writes the file again
     assert redone.returncode == 0 and redone.stdout.startswith("Rec(a=1")
     assert _run(tmp_path, "kept").returncode == 0
+
+
+def test_the_written_out_inits_are_generated_as_the_package_is_now() -> None:
+    """upgradeplan/inits.py is what `python -m upgradeplan.compiled` writes for today's classes.
+
+    A stale file is only slower (a class whose source changed is compiled as before, and the
+    test below still holds), so a change to a record class does not fail here: it warns, and
+    the file is regenerated with that command."""
+    fresh = subprocess.run(
+        [sys.executable, "-c", "from upgradeplan.compiled import generate; print(generate())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert fresh.startswith('"""The ``__init__`` of every') and "\nCODE = {\n" in fresh
+    shipped = (Path(compiled.__file__).parent / "inits.py").read_text(encoding="utf-8")
+    if fresh != shipped + "\n":
+        warnings.warn(
+            "upgradeplan/inits.py is stale: run `python -m upgradeplan.compiled`", stacklevel=1
+        )
+
+
+SAME = (  # all but the line table: the written-out body is on one line
+    *("co_code", "co_consts", "co_names", "co_varnames", "co_argcount", "co_posonlyargcount"),
+    *("co_kwonlyargcount", "co_flags", "co_name", "co_qualname", "co_filename", "co_freevars"),
+    *("co_cellvars", "co_stacksize", "co_exceptiontable", "co_nlocals"),
+)
+# compiled.code compiles with the future flags of upgradeplan/compiled.py
+FLAGS = __future__.annotations.compiler_flag
+
+
+def test_each_written_out_init_is_the_code_compile_gives() -> None:
+    from types import CodeType, FunctionType
+
+    from upgradeplan.inits import CODE
+
+    assert len(CODE) > 50
+    for key, maker in CODE.items():
+        filename, _, source = key.partition("\0")
+        wanted = compile(source, filename, "exec", FLAGS, True)
+        (want,) = [c for c in wanted.co_consts if type(c) is CodeType]
+        (got,) = [
+            c for c in compiled.as_module_code(maker, filename).co_consts if type(c) is CodeType
+        ]
+        for attr in SAME:
+            assert getattr(got, attr) == getattr(want, attr), (filename, attr)
+        defaults = {"_set": object.__setattr__, "_FACTORY": object()}
+        for i in range(source.count(",") + 1):
+            defaults[f"_d{i}"] = defaults[f"_f{i}"] = i
+        mine, theirs = dict(defaults), dict(defaults)
+        exec(compiled.as_module_code(maker, filename), mine)
+        exec(compile(source, filename, "exec", FLAGS, True), theirs)
+        made, compiled_ = mine["__init__"], theirs["__init__"]
+        assert isinstance(made, FunctionType) and isinstance(compiled_, FunctionType)
+        assert made.__defaults__ == compiled_.__defaults__, filename
+        assert made.__annotations__ == compiled_.__annotations__, filename
+        assert made.__globals__ is mine, filename
+
+
+def test_a_first_run_compiles_no_init_of_the_package(tmp_path: Path) -> None:
+    """With an empty cache directory, the console script's check (the bundled knowledge loaded
+    from its YAML: every knowledge class built) compiles no record class's __init__."""
+    run = """
+import sys
+from upgradeplan import __main__, compiled
+
+def compile(source, filename, mode):
+    raise SystemExit(f"compiled {filename}")
+
+compiled.compile = compile
+sys.argv = ["upgradeplan", "check", "--to", "agent-platform=4.8.0",
+            "--installed", "agent-platform=4.7.18", "--fact", "kubernetes=1.35.0"]
+__main__.main()
+"""
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    env.pop("UPGRADEPLAN_NO_CACHE", None)
+    done = subprocess.run(
+        [sys.executable, "-c", run], capture_output=True, text=True, env=env, check=False
+    )
+    assert done.returncode in (0, 3, 4) and "compiled" not in done.stderr, done.stderr
+    assert "agent-platform" in done.stdout
+    assert not _files(tmp_path)  # nothing compiled, nothing kept
+    assert list((tmp_path / "upgradeplan").glob("kb-*.pickle"))  # the knowledge was loaded

@@ -205,7 +205,7 @@ def _plan(
             acc.blocked_by.append(f"no-upgrade-path:{t.product}")
             continue
         searches.append((t, search, path))
-        evolving = search.state_at(path[-1])
+        evolving = search.walk(path)[-1]  # the state this path reaches
 
     # fixes the installation needs where it stands (no hop of its product in the plan)
     moving = {p for _t, s, _p in searches for p in (s.product, *s.carried)}
@@ -219,9 +219,11 @@ def _plan(
             _step(kb, None, product, cur, cur, state, state, [], found, acc, holds, fail_on, {}, ())
         )
     for _t, search, path in searches:
-        for a, b in itertools.pairwise(path):
-            hop = search.hop(a, b)
-            hop_findings = search.hop_findings(a, b)
+        states = search.walk(path)
+        for k, (a, b) in enumerate(itertools.pairwise(path)):
+            pre, post = states[k], states[k + 1]
+            hop = search.hop(a, b, pre, post)
+            hop_findings = search.hop_findings(a, b, pre, post)
             for hz in hop.forbidden:
                 if hz not in acc.blocked_by:
                     acc.blocked_by.append(hz)
@@ -235,8 +237,8 @@ def _plan(
                     search.product,
                     search.nodes[a].version,
                     search.nodes[b].version,
-                    search.state_at(a),
-                    search.landed_state(a, b),
+                    pre,
+                    post,
                     hop_findings,
                     mine,
                     acc,
@@ -299,6 +301,5 @@ def _direct(
         post = post.with_facts(*changed)
     findings: list[Finding] = []
     for s in searches:
-        s.lands_on(post)
-        findings += s.hop_findings(0, s.target, out_of_scope=True)
+        findings += s.jump_findings(post)
     return Jump(findings=tuple(findings), verdict=verdict_of(findings, fail_on))

@@ -18,7 +18,11 @@ an end its least cost, the one reached cheapest, then the lowest release; the ke
 the search over every release, hop by hop; ``tests/test_planner_prune.py`` checks both.
 
 It applies where the fan-out does (planner/fanout.py ``fan_of``) and no landing truth depends
-on the start; otherwise the search runs Dijkstra over the fan-out.
+on the start; otherwise the search runs Dijkstra over the fan-out. Like the fan-out and the
+pruning, it weighs a hop from release ``i`` on ``Search.state_at(i)``, the state as if every
+release before ``i`` had been installed, which is the state every path reaches there only
+when no fact key a weight reads is path-dependent (planner/paths.py); where one is, the
+search runs over the expanded nodes of planner/paths.py instead and none of these is used.
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ integers, so a sum does not depend on the order of its terms:
 
 It is used when the pruning's conditions hold (planner/prune.py ``prunable``: no ``$from`` /
 ``$to``, no templated keys, no conditional requirements, releases and lockstep components
-strictly ascending); otherwise the search weighs hop by hop.
+strictly ascending) and no fact key a weight reads is path-dependent (planner/paths.py);
+otherwise the search weighs hop by hop.
 """
 
 from __future__ import annotations

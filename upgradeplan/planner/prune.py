@@ -18,7 +18,9 @@ state before the hop are compared (by identity) for the releases a hop may start
 
 When that reasoning cannot be applied (a condition refers to ``$from``/``$to`` or reads
 templated keys, a requirement has a ``when``, a lockstep component does not move up strictly),
-nothing is pruned: every release is a candidate.
+nothing is pruned: every release is a candidate. Nor is anything pruned where a fact key a
+weight reads is path-dependent (planner/paths.py: the search then runs over releases with
+the values the path reached them with).
 """
 
 from __future__ import annotations

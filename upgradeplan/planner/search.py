@@ -3,7 +3,9 @@
 Each hop costs 1 plus the cost of the hazards it meets; a hop on which a hazard at or above
 ``fail_on`` applies and cannot be fixed by actions is *forbidden* (it only appears in a path
 when no path avoids it). Large windows are pruned to the releases the cheapest path may need
-(planner/prune.py: exact, the same path and cost as trying every release).
+(planner/prune.py: exact, the same path and cost as trying every release). Every hop is
+weighed on the state its path reaches (planner/paths.py): where that depends on which
+releases the path stopped at, the search runs over (release, path-dependent facts) nodes.
 """
 
 from __future__ import annotations
@@ -13,8 +15,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from upgradeplan import collector, conditions, provenance
-from upgradeplan.conditions import resolve_pin
+from upgradeplan import collector, conditions
 from upgradeplan.frozen import record
 from upgradeplan.model import (
     SEVERITY_RANK,
@@ -28,7 +29,7 @@ from upgradeplan.model import (
 )
 from upgradeplan.planner import requirements
 from upgradeplan.planner.actions import migration_available
-from upgradeplan.planner.findings import judge, not_in_scope
+from upgradeplan.planner.hopfindings import hop_findings
 from upgradeplan.planner.index import Index
 from upgradeplan.planner.prune import alike_everywhere, alike_starts, first_set, landing_truth
 from upgradeplan.planner.truths import Sweep, Truths
@@ -36,7 +37,6 @@ from upgradeplan.releases import may_hop
 from upgradeplan.versions import is_exact, parse_version
 
 if TYPE_CHECKING:
-    from upgradeplan.conditions.evaluate import Memo
     from upgradeplan.planner.fanout import Fanout
 
 # hop weights, in tenths (integers: a path's cost is exact whatever the order of its terms)
@@ -117,6 +117,8 @@ class Search:
         self._req_cache: dict[tuple[int, str | None], Finding | None] = {}
         self._req_alike: dict[int, bool] = {}
         self._req_status: dict[tuple[int, str | None], tuple[str, tuple[str, ...]] | None] = {}
+        self._req_on: dict[tuple[int, int, int], tuple[State, Any]] = {}
+        self._req_status_on: dict[tuple[int, int, int], tuple[State, Any]] = {}
         self._fix_cache: dict[str, bool] = {}
         self._weights: dict[str, tuple[int, int, bool]] = {}
         self.truths = Truths(kb)
@@ -137,6 +139,10 @@ class Search:
         self._landed_states: dict[tuple[int, int], State] = {}
         self._landing: dict[int, list[Fact]] = {}
         self._landing_maps: dict[int, dict[str, Fact]] = {}
+        self._dependent: tuple[str, ...] | None = None  # planner/paths.py dependent_keys
+        self._walk: tuple[tuple[int, ...], list[State]] | None = None
+        self._kept: list[State] = []  # states whose facts' identities key the caches
+        self._state_hops: dict[tuple[int, int, int, int], tuple[State, State, _Hop]] = {}
 
     @property
     def carried(self) -> tuple[str, ...]:
@@ -145,7 +151,9 @@ class Search:
         return tuple(sorted((self._pins & published) - {self.product} - set(self.holds)))
 
     def state_at(self, i: int) -> State:
-        """The state once the path has reached release ``i`` (every release before it visited)."""
+        """The state at release ``i`` as if every release before it had been installed: what
+        a path reaches there in every fact key no landing of the window sets partly
+        (planner/paths.py); ``walk`` gives the state a given path reaches."""
         node = self.nodes[i]
         if node.state is not None:
             return node.state
@@ -155,10 +163,8 @@ class Search:
         return node.state
 
     def landed_state(self, i: int, j: int) -> State:
-        """The state right after the hop ``i -> j``: what ``j`` brings on top of ``i``.
-
-        Releases the hop skips contribute nothing (their effects never happened).
-        """
+        """The state right after the hop ``i -> j``: what ``j`` brings on top of
+        ``state_at(i)`` (the releases the hop skips contribute nothing)."""
         if j == i + 1 or j == i:
             return self.state_at(j)
         key = (i, j)
@@ -176,46 +182,15 @@ class Search:
         return hit
 
     def _landing_facts(self, j: int) -> list[Fact]:
-        """Installed version, lockstep pins and effects that landing on release ``j`` sets.
-
-        Built once per release, so the facts keep their identity across hops (the truth
-        cache is keyed by the identity of the facts a condition reads).
-        """
+        """What landing on release ``j`` sets (planner/paths.py ``landing_facts``), built once
+        per release, so the facts keep their identity across hops (the truth cache is keyed
+        by the identity of the facts a condition reads)."""
         hit = self._landing.get(j)
-        if hit is not None:
-            return hit
-        rel = self.nodes[j].release
-        assert rel is not None
-        landed = provenance.supposed(f"plan: {rel.key}")
-        facts: list[Fact] = [Fact(f"installed.{self.product}", rel.version, landed)]
-        if self.product in self._pins and self.product not in self.holds:
-            # the product's own exact pin is what the user bumps to make the hop
-            src = self.start_state.get(f"pin.{self.product}")
-            moved = provenance.moved(src.source if src else None, rel.version, rel.key)
-            facts.append(Fact(f"pin.{self.product}", rel.version, moved))
-        for comp, version in rel.bom.items():
-            if comp in self._pins and comp not in self.holds and comp != self.product:
-                src = self.start_state.get(f"pin.{comp}")
-                moved = provenance.moved(src.source if src else None, version, rel.key)
-                facts.append(Fact(f"pin.{comp}", version, moved))
-                bom = provenance.supposed(f"plan: BOM of {rel.key}")
-                facts.append(Fact(f"installed.{comp}", version, bom))
-        for comp, rng in rel.components.items():
-            # a component the installation does not pin follows the range the release publishes
-            own = self.start_state.get(f"pin.{comp}")
-            if comp in self.holds or (own is not None and own.source.kind != "release-default"):
-                continue
-            source = provenance.release_default(rel.key, f"components.{comp}.versionRange")
-            facts.append(Fact(f"pin.{comp}", rng, source))
-            chosen = resolve_pin(self.kb, comp, rng)
-            if chosen is not None:
-                admits = provenance.supposed(f"plan: {source} admits {chosen}")
-                facts.append(Fact(f"installed.{comp}", chosen, admits))
-        effects = provenance.supposed(f"effects of {rel.key} ({rel.location})")
-        for key, value in rel.effects.items():
-            facts.append(Fact(str(key), value, effects))
-        self._landing[j] = facts
-        return facts
+        if hit is None:
+            from upgradeplan.planner.paths import landing_facts
+
+            hit = self._landing[j] = landing_facts(self, j)
+        return hit
 
     @property
     def allowed(self) -> list[int] | None:
@@ -412,11 +387,11 @@ class Search:
                 out.append((comp, a, b))
         return out
 
-    def lands_on(self, post: State) -> None:
-        """Judge the target's landing and requirements on ``post`` (the direct jump's state
-        after the hop, which holds every target's moves)."""
-        self.nodes[self.target].state = post
-        self._req_alike[self.target] = True  # judged on that state, wherever the hop starts
+    def walk(self, path: list[int]) -> list[State]:
+        """The state at each stop of ``path``, as that path reaches it (planner/paths.py)."""
+        from upgradeplan.planner.paths import walk
+
+        return walk(self, path)
 
     def fixable_id(self, hazard_id: str) -> bool:
         hit = self._fix_cache.get(hazard_id)
@@ -433,30 +408,44 @@ class Search:
             self._fix_cache[hazard_id] = hit
         return hit
 
-    def hop(self, i: int, j: int) -> _Hop:
-        """The weight of the hop i -> j (cached)."""
-        hit = self._hop_cache.get((i, j))
-        if hit is not None:
+    def hop(self, i: int, j: int, pre: State | None = None, post: State | None = None) -> _Hop:
+        """The weight of the hop i -> j from ``pre`` to ``post`` (default: ``state_at(i)`` to
+        ``landed_state(i, j)``), cached."""
+        if pre is None or post is None:
+            hit = self._hop_cache.get((i, j))
+            if hit is None:
+                hit = self._hop_cache[(i, j)] = self._weigh(
+                    i, j, self.state_at(i), self.landed_state(i, j), None
+                )
             return hit
-        pre, post = self.state_at(i), self.landed_state(i, j)
+        key = (i, j, id(pre), id(post))
+        known = self._state_hops.get(key)
+        if known is None or known[0] is not pre or known[1] is not post:
+            known = self._state_hops[key] = (pre, post, self._weigh(i, j, pre, post, post))
+        return known[2]
+
+    def _weigh(self, i: int, j: int, pre: State, post: State, judged: State | None) -> _Hop:
+        """The hop's weight; ``judged``: the state its requirements are judged on (None: as
+        planner/requirements.py finds it from ``i`` and ``j``)."""
         f, t = self.nodes[i].version, self.nodes[j].version
         found = self._scan(
             self.product, f, t, self.nodes[i].parsed, self.nodes[j].parsed, pre, post, j
         )
         for comp, a, b in self._moved(pre, post):
             found += self._scan(comp, a, b, parse_version(a), parse_version(b), pre, post, j)
-        cost = HOP_COST + requirements.cost(self, i, j)
+        req_cost = requirements.cost(self, i, j, judged)
+        cost = HOP_COST + req_cost
         forbidden: list[str] = []
         for h, truth in found:
             w = self.weigh(h, truth)
             cost += w
             if w >= FORBIDDEN_COST:
                 forbidden.append(h.id)
-        req = requirements.found_for(self, i, j)
-        if req is not None and requirements.cost(self, i, j) >= FORBIDDEN_COST:  # it forbids
+        if req_cost >= FORBIDDEN_COST:  # the requirement forbids the hop
+            req = requirements.found_for(self, i, j, judged)
+            assert req is not None
             forbidden.append(req.hazard)
-        result = self._hop_cache[(i, j)] = _Hop(tuple(forbidden), cost)
-        return result
+        return _Hop(tuple(forbidden), cost)
 
     def weigh(self, h: Hazard, truth: Truth) -> int:
         """What ``h`` with ``truth`` adds to a hop (FORBIDDEN_COST included where it forbids)."""
@@ -478,61 +467,30 @@ class Search:
             hit = self._weights[key] = (MAY_APPLY_COST[severity], applies, forbids)
         return hit
 
-    def hop_findings(self, i: int, j: int, *, out_of_scope: bool = False) -> list[Finding]:
-        pre, post = self.state_at(i), self.landed_state(i, j)
-        f, t = self.nodes[i].version, self.nodes[j].version
-        findings = self.product_findings(
-            self.product,
-            f,
-            t,
-            self.nodes[i].parsed,
-            self.nodes[j].parsed,
-            pre,
-            post,
-            out_of_scope=out_of_scope,
-        )
-        for comp, a, b in self._moved(pre, post):
-            findings += self.product_findings(
-                comp, a, b, parse_version(a), parse_version(b), pre, post
-            )
-        req = requirements.finding(self, i, j)
-        if req is not None:
-            findings.append(req)
-        return findings
-
-    def product_findings(
+    def hop_findings(
         self,
-        product: str,
-        f: str,
-        t: str,
-        fv: Any,
-        tv: Any,
-        pre: State,
-        post: State,
+        i: int,
+        j: int,
+        pre: State | None = None,
+        post: State | None = None,
         *,
         out_of_scope: bool = False,
     ) -> list[Finding]:
-        pidx = self.idx.product(product)
-        kb = self.kb
-        out: list[Finding] = []
-        skipped: list[Hazard] = []
-        memos: dict[bool, Memo] = {True: {}, False: {}}  # per state judged on: before, after
-        if not out_of_scope and fv is not None and tv is not None:
-            # the hazards in scope, in the order of pidx.scopes(), from the index's sides
-            a, b = self.idx.sides(product, f, fv), self.idx.sides(product, t, tv)
-            before = [h for h in a.skip_pre if h.id in b.skip_post]
-            before += [h for h in a.trans_pre if h.id in b.trans_post]
-            out = [judge(h, pre, kb, f, t, memos[True]) for h in before]
-            return out + [judge(h, post, kb, f, t, memos[False]) for h in b.landed]
-        for scope in pidx.scopes():
-            if scope.covers(fv, tv):
-                st, memo = (pre, memos[True]) if scope.before else (post, memos[False])
-                out.append(judge(scope.hazard, st, kb, f, t, memo))
-            else:
-                skipped.append(scope.hazard)
-        if out_of_scope:
-            out += [not_in_scope(h, f, t) for h in skipped]
-        return out
+        """The findings of the hop i -> j from ``pre`` to ``post`` (default: ``state_at(i)``
+        to ``landed_state(i, j)``)."""
+        judged = post
+        if pre is None or post is None:
+            pre, post = self.state_at(i), self.landed_state(i, j)
+        return hop_findings(self, i, j, pre, post, self._moved(pre, post), judged, out_of_scope)
+
+    def jump_findings(self, post: State) -> list[Finding]:
+        """The direct jump's findings: the hop from the start to the target, its skip and
+        transition hazards judged on the start, its landing and state hazards and its
+        requirements on ``post`` (the state after the one step, with every target's
+        landing); the components it moves are those its own landing moves."""
+        pre = self.start_state
+        moved = self._moved(pre, self.landed_state(0, self.target))
+        return hop_findings(self, 0, self.target, pre, post, moved, post, True)
 
     def search(self) -> list[int]:
         """Node indices of the cheapest path from the current version to the target."""
@@ -545,6 +503,12 @@ class Search:
                 self._fanout = None
 
     def _search(self) -> list[int]:
+        from upgradeplan.planner.paths import dependent_keys, expanded
+
+        keys = dependent_keys(self)
+        if keys:  # the state a stop has depends on the path to it: every release, hop by hop
+            self.allowed = None
+            return expanded(self, keys)
         fan = self._fan()
         if fan is not None and COLUMNS and self._allowed is None:
             from upgradeplan.planner.columns import cheapest

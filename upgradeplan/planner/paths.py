@@ -1,0 +1,195 @@
+"""The state a path reaches, and the search where that state depends on the path taken.
+
+After a path ``0 -> p1 -> ... -> pk`` the installation holds what the start held with the
+facts of each landing laid on in order (``Search._landing_facts``: the installed version, the
+pins moved in lockstep by the BOM rule, the components a release's ranges select, the
+release's effects). A release the path skips moves nothing.
+
+``Search.state_at(i)`` is the state as if every release up to ``i`` had been installed. For a
+fact key that every landing of the window sets, or none does, the two agree: its value at a
+release is that release's (or the start's), whatever the path. A key that some landings set
+and a later one does not (a component only some BOMs list, an effect of one release) has the
+value of the last release *the path stopped at* that sets it: it is *path-dependent*. Where
+no path-dependent key is read by anything a hop's weight reads (the conditions of the
+product's and lockstep components' hazards, a lockstep component's installed version, the
+products a release requires), ``state_at`` is exact for every weight and the search runs as
+before (the fan-out, the one pass in version order, the pruning). Otherwise the search runs
+Dijkstra over *expanded* nodes: a release together with the values of the path-dependent keys
+the path has reached it with, each hop weighed on the state that path reaches. Where no such
+key exists (the bundled knowledge's common case) the expanded graph is the plain one.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import TYPE_CHECKING, Any
+
+from upgradeplan import provenance
+from upgradeplan.conditions import resolve_pin
+from upgradeplan.model import Fact, State
+
+if TYPE_CHECKING:
+    from upgradeplan.planner.search import Search
+
+_Sig = tuple[Any, ...]
+
+
+def landing_facts(s: Search, j: int) -> list[Fact]:
+    """What landing on release ``j`` sets: the installed version (and the product's own exact
+    pin), the exact pins of the components its BOM lists with their installed versions (the
+    BOM rule, unless held), the components it publishes a range for that the installation does
+    not pin, and its effects."""
+    rel = s.nodes[j].release
+    assert rel is not None
+    landed = provenance.supposed(f"plan: {rel.key}")
+    facts: list[Fact] = [Fact(f"installed.{s.product}", rel.version, landed)]
+    if s.product in s._pins and s.product not in s.holds:
+        # the product's own exact pin is what the user bumps to make the hop
+        src = s.start_state.get(f"pin.{s.product}")
+        moved = provenance.moved(src.source if src else None, rel.version, rel.key)
+        facts.append(Fact(f"pin.{s.product}", rel.version, moved))
+    for comp, version in rel.bom.items():
+        if comp in s._pins and comp not in s.holds and comp != s.product:
+            src = s.start_state.get(f"pin.{comp}")
+            moved = provenance.moved(src.source if src else None, version, rel.key)
+            facts.append(Fact(f"pin.{comp}", version, moved))
+            bom = provenance.supposed(f"plan: BOM of {rel.key}")
+            facts.append(Fact(f"installed.{comp}", version, bom))
+    for comp, rng in rel.components.items():
+        # a component the installation does not pin follows the range the release publishes
+        own = s.start_state.get(f"pin.{comp}")
+        if comp in s.holds or (own is not None and own.source.kind != "release-default"):
+            continue
+        source = provenance.release_default(rel.key, f"components.{comp}.versionRange")
+        facts.append(Fact(f"pin.{comp}", rng, source))
+        chosen = resolve_pin(s.kb, comp, rng)
+        if chosen is not None:
+            admits = provenance.supposed(f"plan: {source} admits {chosen}")
+            facts.append(Fact(f"installed.{comp}", chosen, admits))
+    effects = provenance.supposed(f"effects of {rel.key} ({rel.location})")
+    for key, value in rel.effects.items():
+        facts.append(Fact(str(key), value, effects))
+    return facts
+
+
+def dependent_keys(s: Search) -> tuple[str, ...]:
+    """The path-dependent fact keys some hop weight reads (sorted; empty: none), cached."""
+    if s._dependent is None:
+        s._dependent = _dependent(s)
+    return s._dependent
+
+
+def _dependent(s: Search) -> tuple[str, ...]:
+    n = len(s.nodes)
+    if n <= 2:  # one hop at most: nothing to skip
+        return ()
+    sets = [s.landing_map(j).keys() for j in range(1, n)]
+    first: dict[str, int] = {}
+    for j, keys in enumerate(sets):
+        for k in keys:
+            first.setdefault(k, j)
+    # set by some landing and not by a later one: the value depends on the last stop
+    moving = {k for k, at in first.items() if any(k not in keys for keys in sets[at + 1 :])}
+    if not moving:
+        return ()
+    read = read_keys(s)
+    return tuple(sorted(moving if read is None else moving & read))
+
+
+def read_keys(s: Search) -> set[str] | None:
+    """The fact keys a hop's weight may read (None: any, a condition reads templated keys)."""
+    out: set[str] = set()
+    for product in (s.product, *s.comps()):
+        s.idx.product(product)  # fills idx.keys
+        hazards = s.idx.by_product.get(product, ())
+        if hazards and product != s.product:
+            out.add(f"installed.{product}")  # where its hops start (Search._moved)
+        for h in hazards:
+            if h.when is None:
+                continue
+            keys = s.idx.keys.get(h.id)
+            if keys is None:
+                return None
+            out.update(keys)
+    for node in s.nodes[1:]:
+        rel = node.release
+        if rel is None:
+            continue
+        if rel.requires_when:
+            return None
+        out.update(f"installed.{p}" for p in rel.requires)
+    return out
+
+
+def walk(s: Search, path: list[int]) -> list[State]:
+    """The state at each stop of ``path``: the start, then each landing laid on in turn
+    (cached for the last path asked; the states stay alive with the search)."""
+    key = tuple(path)
+    if s._walk is not None and s._walk[0] == key:
+        return s._walk[1]
+    states = [s.start_state]
+    for j in path[1:]:
+        states.append(states[-1].with_facts(*s._landing_facts(j)))
+    s._walk = (key, states)
+    s._kept.extend(states)
+    return states
+
+
+def _sig(state: State, keys: tuple[str, ...]) -> _Sig:
+    return tuple(_value_of(state.facts.get(k)) for k in keys)
+
+
+def _value_of(fact: Fact | None) -> Any:
+    if fact is None:
+        return None
+    try:
+        hash(fact.value)
+    except TypeError:
+        return ("id", id(fact))  # an unhashable value: told apart by its fact
+    return (type(fact.value).__name__, fact.value, fact.source.kind)
+
+
+def expanded(s: Search, keys: tuple[str, ...]) -> list[int]:
+    """Node indices of the cheapest path when ``keys`` are path-dependent: Dijkstra over
+    (release, the values of ``keys`` the path reached it with), ties broken by the lower
+    release as in the plain search. Every hop is weighed on the state its path reaches."""
+    Node = tuple[int, _Sig]
+    origin: Node = (0, _sig(s.start_state, keys))
+    states: dict[Node, State] = {origin: s.start_state}
+    dist: dict[Node, int] = {origin: 0}
+    prev: dict[Node, Node] = {}
+    heap: list[tuple[int, int, int, Node]] = [(0, 0, 0, origin)]
+    done: set[Node] = set()
+    order = 0
+    end: Node | None = None
+    while heap:
+        d, i, _, node = heapq.heappop(heap)
+        if node in done:
+            continue
+        done.add(node)
+        if i == s.target:
+            end = node
+            break
+        pre = states[node]
+        for j in s.successors(i):
+            post = pre.with_facts(*s._landing_facts(j))
+            nxt = (j, _sig(post, keys))
+            if nxt in done:
+                continue
+            # one state per expanded node: states alike in every key a weight reads
+            post = states.setdefault(nxt, post)
+            nd = d + s.hop(i, j, pre, post).cost
+            if nd < dist.get(nxt, nd + 1):
+                dist[nxt], prev[nxt] = nd, node
+                order += 1
+                heapq.heappush(heap, (nd, j, order, nxt))
+    s._kept.extend(states.values())  # truths are cached by the identity of the facts read
+    if end is None:
+        return []
+    path = [end]
+    while path[-1] != origin:
+        path.append(prev[path[-1]])
+    return [i for i, _ in reversed(path)]
+
+
+__all__ = ["dependent_keys", "expanded", "landing_facts", "read_keys", "walk"]

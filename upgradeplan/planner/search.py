@@ -387,6 +387,12 @@ class Search:
                 out.append((comp, a, b))
         return out
 
+    def dependent(self) -> tuple[str, ...]:
+        """The path-dependent fact keys some weight reads (planner/paths.py)."""
+        from upgradeplan.planner.paths import dependent_keys
+
+        return dependent_keys(self)
+
     def walk(self, path: list[int]) -> list[State]:
         """The state at each stop of ``path``, as that path reaches it (planner/paths.py)."""
         from upgradeplan.planner.paths import walk
@@ -409,9 +415,11 @@ class Search:
         return hit
 
     def hop(self, i: int, j: int, pre: State | None = None, post: State | None = None) -> _Hop:
-        """The weight of the hop i -> j from ``pre`` to ``post`` (default: ``state_at(i)`` to
-        ``landed_state(i, j)``), cached."""
-        if pre is None or post is None:
+        """The weight of the hop i -> j from ``pre`` to ``post``, the states a path reaches at
+        ``i`` and ``j`` (``walk``), cached. Without them, or where no fact key is path-dependent
+        (then ``state_at(i)`` and ``landed_state(i, j)`` hold the same facts for every key a
+        weight reads), the hop from ``state_at(i)`` to ``landed_state(i, j)``."""
+        if pre is None or post is None or not self.dependent():
             hit = self._hop_cache.get((i, j))
             if hit is None:
                 hit = self._hop_cache[(i, j)] = self._weigh(
@@ -476,10 +484,12 @@ class Search:
         *,
         out_of_scope: bool = False,
     ) -> list[Finding]:
-        """The findings of the hop i -> j from ``pre`` to ``post`` (default: ``state_at(i)``
-        to ``landed_state(i, j)``)."""
+        """The findings of the hop i -> j from ``pre`` to ``post``, the states a path reaches
+        (default, and where no fact key is path-dependent: ``state_at(i)`` to
+        ``landed_state(i, j)``, alike in every fact a finding reads; see ``hop``)."""
         judged = post
-        if pre is None or post is None:
+        if pre is None or post is None or not self.dependent():
+            judged = None
             pre, post = self.state_at(i), self.landed_state(i, j)
         return hop_findings(self, i, j, pre, post, self._moved(pre, post), judged, out_of_scope)
 
@@ -503,9 +513,9 @@ class Search:
                 self._fanout = None
 
     def _search(self) -> list[int]:
-        from upgradeplan.planner.paths import dependent_keys, expanded
+        from upgradeplan.planner.paths import expanded
 
-        keys = dependent_keys(self)
+        keys = self.dependent()
         if keys:  # the state a stop has depends on the path to it: every release, hop by hop
             self.allowed = None
             return expanded(self, keys)

@@ -56,6 +56,7 @@ def gather(kb: KnowledgeBase, inputs: Inputs) -> list[Gathered]:
         changes = gitops_gate.pin_changes(kb, base_state, head)
         moved = moved_pins(base_state, changes.locations)
         judged_state = with_changes(base_state, head, changes.locations)  # change.<product>
+        judged_state = gitops_gate.with_head_unread(judged_state, base_state, head)
         judged.append((judged_state, tuple(changes.targets), tuple(changes.holds), moved))
         changed[base_state.name] = {p: w for p, w in changes.locations.items() if w is not None}
     out = _gathered_with(kb, inputs, offline, said, judged)

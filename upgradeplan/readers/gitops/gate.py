@@ -7,6 +7,11 @@ is exactly what the meta chart's target release publishes needs no target of its
 planner moves it in lockstep. An exact pin the change leaves alone is held, because the change
 keeps it where it is. Each target remembers the ``file:line`` of its new pin so the finding
 can point there.
+
+What the working tree could not be read is part of what the change asks for: a file of the
+change that does not parse, a source it cannot follow, and a product whose new pin cannot be
+read (an unresolved substitution, a digest) leave the change undetermined, never "safe"
+(:func:`with_head_unread`).
 """
 
 from __future__ import annotations
@@ -23,8 +28,12 @@ from upgradeplan.model import (
     Target,
 )
 from upgradeplan.provenance import Source
+from upgradeplan.unreadable import Unreadable, covers
 
-__all__ = ["PinChanges", "gitops_targets", "pin_changes"]
+__all__ = ["PinChanges", "gitops_targets", "pin_changes", "with_head_unread"]
+
+# the index keys of sources (files, Flux sources): a state holding one is never "safe"
+_SOURCE_KEYS = ("file ", "source ")
 
 
 @dataclass(frozen=True)
@@ -105,6 +114,48 @@ def pin_changes(kb: KnowledgeBase, base_state: State, head_state: State) -> PinC
         holds=tuple(holds),
         locations={c.product: c.source for c in changes},
         changes=tuple(changes),
+    )
+
+
+def with_head_unread(judged: State, base: State, head: State) -> State:
+    """``judged`` (the state at the base ref with its change facts) with what the change
+    could not be read: the files and sources the working tree reached and could not read,
+    and one record per product whose pin the base holds and the working tree's pin leaves
+    unknown (the change moves it to a version nobody could read)."""
+    index = dict(judged.unreadable)
+    recs = list(judged.unread)
+    for rec in head.unread:
+        if any(k.startswith(_SOURCE_KEYS) for k in rec.keys) and rec not in recs:
+            recs.append(rec)
+    for key, why in head.unreadable.items():
+        if key.startswith(_SOURCE_KEYS):
+            index.setdefault(key, why)
+    before, after = _pins(base), _pins(head)
+    for product in sorted(set(before) - set(after)):
+        prefix = next((p for p in head.unreadable if covers(p, f"pin.{product}")), None)
+        if prefix is None:
+            continue  # the change drops the pin (a release removed): nothing moves
+        rec = _unread_pin(product, before[product], prefix, head)
+        recs.append(rec)
+        index.setdefault(rec.keys[0], f"{rec.location}: {rec.detail}" if rec.location else str(rec))
+    if len(index) == len(judged.unreadable) and len(recs) == len(judged.unread):
+        return judged
+    return State(facts=judged.facts, name=judged.name, unreadable=index, unread=tuple(recs))
+
+
+def _unread_pin(product: str, before: Fact, prefix: str, head: State) -> Unreadable:
+    """The record of a product whose new pin could not be read."""
+    cause = next((r for r in head.unread if prefix in r.keys), None)
+    was = before.value if isinstance(before.value, str) else "its pin"
+    why = (cause.detail or cause.cause) if cause else head.unreadable[prefix]
+    return Unreadable(
+        f"the new pin of {product}",
+        cause.cause if cause else "could not be read",
+        kind="fact",
+        location=cause.location if cause else "",
+        detail=f"the change moves {product} from {was} to a version that could not be read: {why}",
+        keys=(f"source pin.{product}",),
+        at=cause.at if cause else None,
     )
 
 

@@ -1,0 +1,100 @@
+"""The PR gate (``--gitops PATH --base REF``) when the working tree cannot be read in full:
+a change is judged by what merging it runs, so what the change's files leave unknown is never
+"safe"."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from support.cli import git as _git
+
+from upgradeplan.cli import cli
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "gitops"
+PIN_FILE = "clusters/prod/agent-platform/ocirepository.yaml"
+KNOWN = [
+    "--fact", "object.Harness.kagent.kagent.exists=true",
+    "--fact", "object.Harness.kagent.kagent.annotations=",
+    "--fact", "kubernetes=1.35.0",
+]  # fmt: skip
+GATE = ["check", "--gitops", "clusters/prod", "--base", "HEAD", *KNOWN, "-o", "json"]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git repository whose HEAD pins agent-platform 4.7.18 under clusters/prod."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    shutil.copytree(FIXTURES / "s1", tmp_path / "clusters" / "prod")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-q", "-m", "agent-platform 4.7.18")
+    return tmp_path
+
+
+def _gate(repo: Path) -> tuple[int, dict[str, Any], str]:
+    old = Path.cwd()
+    os.chdir(repo)
+    try:
+        result = CliRunner().invoke(cli, GATE)
+    finally:
+        os.chdir(old)
+    assert "Traceback" not in result.stderr, result.stderr
+    [one] = json.loads(result.stdout)["results"]
+    return result.exit_code, one, result.stderr
+
+
+def _rewrite_pin(repo: Path, new: str) -> None:
+    path = repo / PIN_FILE
+    path.write_text(path.read_text().replace('semver: "4.7.18"', f"semver: {new}"))
+
+
+def test_the_gate_is_safe_without_a_change(repo: Path) -> None:
+    code, result, err = _gate(repo)
+    assert (code, result["verdict"]) == (0, "safe"), err  # the baseline the cases below leave
+
+
+def test_a_new_pin_nobody_substitutes_leaves_the_change_undetermined(repo: Path) -> None:
+    # the change writes the meta chart's pin as a variable no Kustomization sets: merged,
+    # Flux would run whatever it substitutes, so the move cannot be called safe
+    _rewrite_pin(repo, '"${PLATFORM_VERSION}"')
+    code, result, err = _gate(repo)
+    assert (code, result["verdict"]) == (4, "undetermined"), err
+    [rec] = [r for r in result["unreadable"] if r["source"] == "the new pin of agent-platform"]
+    assert rec["location"] == f"{PIN_FILE}:13"
+    assert "4.7.18" in rec["detail"] and "PLATFORM_VERSION" in rec["detail"]
+
+
+def test_a_new_pin_written_as_a_digest_leaves_the_change_undetermined(repo: Path) -> None:
+    path = repo / PIN_FILE
+    digest = "sha256:" + "ab" * 32
+    path.write_text(path.read_text().replace('semver: "4.7.18"', f"digest: {digest}"))
+    code, result, err = _gate(repo)
+    assert (code, result["verdict"]) == (4, "undetermined"), err
+    assert "the new pin of agent-platform" in {r["source"] for r in result["unreadable"]}
+
+
+def test_a_change_that_breaks_a_file_is_undetermined_and_names_its_line(repo: Path) -> None:
+    _rewrite_pin(repo, '["4.8.0"')  # an unclosed flow sequence
+    code, result, err = _gate(repo)
+    assert (code, result["verdict"]) == (4, "undetermined"), err
+    [rec] = [r for r in result["unreadable"] if r["kind"] == "file"]
+    assert rec["source"] == PIN_FILE and rec["cause"] == "parse error"
+    assert rec["location"].startswith(f"{PIN_FILE}:")
+
+
+def test_a_change_that_drops_a_release_moves_nothing(repo: Path) -> None:
+    # a pin the change removes (its files deleted) is no unknown: nothing is moved
+    shutil.rmtree(repo / "clusters/prod/agent-platform")
+    kustomization = repo / "clusters/prod/kustomization.yaml"
+    kept = [ln for ln in kustomization.read_text().splitlines() if "agent-platform/" not in ln]
+    kustomization.write_text("\n".join(kept) + "\n")
+    code, result, err = _gate(repo)
+    assert code in (0, 4), err
+    assert not [r for r in result.get("unreadable", []) if "new pin" in r["source"]]

@@ -86,7 +86,7 @@ def test_an_earlier_snapshot_keeps_what_it_read_and_types_what_it_derived(
     tmp_path: Path,
 ) -> None:
     state = snapshot.read(_file(tmp_path, EARLIER_FILE))
-    # the derived version is derived again after merging, so the list's record stays
+    # the derived version is derived again after merging (from the merged pin); the record stays
     assert "installed.agent-platform" not in state.facts
     assert "installed.agent-platform" in state.unreadable
     # the delegate's Deployment was read: a reading, not widened away

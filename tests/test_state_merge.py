@@ -29,3 +29,29 @@ def test_unreadable_stays_until_a_later_input_supplies_it() -> None:
     assert merge(a).unreadable == {"secret": "403"}
     b = _state("stated", secret_ns_name_type="Opaque")
     assert merge(a, b).unreadable == {}
+
+
+def test_a_states_own_facts_under_its_unknown_prefix_never_drop_it() -> None:
+    # one input read some values of a release and could not read the rest (a Secret): the
+    # values it read do not make the rest known, merged alone or first
+    partial = _state(
+        "files", unreadable={"values.x": "Secret x-values not read"}, values_x_replicas="2"
+    )
+    assert merge(partial).unreadable == {"values.x": "Secret x-values not read"}
+    assert merge(partial, _state("snap")).unreadable == {"values.x": "Secret x-values not read"}
+    assert merge(partial).value("values.x.replicas") == "2"
+    # a later input that supplies a fact under the prefix still settles it
+    assert merge(partial, _state("stated", values_x_image="a")).unreadable == {}
+
+
+def test_a_record_of_a_state_with_its_own_facts_under_it_is_kept() -> None:
+    from upgradeplan.unreadable import Unreadable
+
+    rec = Unreadable("Secret x-values", "secret data not read", kind="file", keys=("values.x",))
+    partial = State(
+        facts={"values.x.replicas": Fact("values.x.replicas", "2", text("files"))},
+        name="files",
+        unreadable={"values.x": str(rec)},
+        unread=(rec,),
+    )
+    assert merge(partial).unread == (rec,)

@@ -13,8 +13,9 @@ A state document records its facts and what could not be read. On reading it:
   (``from: {kind: derived}``), or a source recorded as text only that is exactly what the
   writer prints for the file's own pin (``derived: exact pin (<the pin's source>)``, compared
   whole: nothing is read out of the text). Where the file records it as unreadable it is
-  dropped, so the record stays and the version is derived again after merging (the verdict
-  says it rests on a guess); elsewhere it is taken back as the typed derived source.
+  dropped and derived again after merging, from the exact pin the merged inputs hold (a
+  later input's pin, not the file's stale one); the record stays (the verdict says the
+  version rests on a guess). Elsewhere it is taken back as the typed derived source.
 - Any other installed version with a text-only source that the file also records as
   unreadable cannot say where it was read: it is dropped (unknown, or derived again from an
   exact pin) and named as what could not be read: "source recorded as text by an earlier
@@ -61,7 +62,7 @@ def as_read(
         if key not in derived and fact.source.kind != "text":
             continue  # typed where it was read (a person wrote it so): kept
         out = out if out is not facts else dict(facts)
-        del out[key]  # derived again after merging, or unknown
+        del out[key]  # derived again from the merged pin, or unknown
         if key not in derived:
             rec = Unreadable(
                 key, TEXT_ONLY, kind="fact", location=label, keys=(key,),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from upgradeplan import errors, provenance
 from upgradeplan.model import Fact, KnowledgeBase, State
 from upgradeplan.provenance import derived_from_pin
+from upgradeplan.unreadable import covers
 
 
 def derive(state: State, kb: KnowledgeBase | None = None) -> State:
@@ -46,12 +47,17 @@ def _published_ranges(state: State, kb: KnowledgeBase) -> list[Fact]:
         if rel is None or not rel.components:
             continue
         for comp, rng in sorted(rel.components.items()):
-            if f"pin.{comp}" not in state.facts and f"pin.{comp}" in state.unreadable:
+            if f"pin.{comp}" not in state.facts and _unknown(state, f"pin.{comp}"):
                 continue  # the pin was there but could not be read: stays unknown
             if f"pin.{comp}" not in state.facts:
                 source = provenance.release_default(rel.key, f"components.{comp}.versionRange")
                 out.append(Fact(f"pin.{comp}", rng, source))
     return out
+
+
+def _unknown(state: State, key: str) -> bool:
+    """Whether ``key`` lies under an unreadable prefix (``pin`` for a whole list, ``pin.X``)."""
+    return any(covers(prefix, key) for prefix in state.unreadable)
 
 
 __all__ = ["derive"]

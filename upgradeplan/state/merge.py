@@ -11,20 +11,22 @@ def merge(*states: State) -> State:
 
     The name joins the distinct non-empty names in order; ``unreadable`` entries are kept
     unless a later state supplies facts under that prefix, and so are the records naming them.
+    A state's own facts under its own unknown prefix (the values read beside a Secret that
+    was not) never drop it: only a later input can supply what one input could not read.
     """
     facts: dict[str, Fact] = {}
     unreadable: dict[str, str] = {}
     unread: list[Unreadable] = []
     names: list[str] = []
     for state in states:
-        unread.extend(r for r in state.unread if r not in unread)
-        for key, why in state.unreadable.items():
-            unreadable[key] = why
-        for key, fact in state.facts.items():
-            facts[key] = fact
-        for key in list(unreadable):
+        for key in list(unreadable):  # an earlier state's unknown, supplied by this one
             if any(k == key or k.startswith(key + ".") for k in state.facts):
                 del unreadable[key]
+        unread.extend(r for r in state.unread if r not in unread)
+        for key, why in state.unreadable.items():
+            unreadable[key] = why  # kept beside this state's own facts under the prefix
+        for key, fact in state.facts.items():
+            facts[key] = fact
         if state.name and state.name not in names:
             names.append(state.name)
     kept = tuple(r for r in unread if not r.keys or any(k in unreadable for k in r.keys))

@@ -137,3 +137,46 @@ def test_specificity_counts_literal_characters() -> None:
     assert symptoms.specificity("abc") == 3
     assert symptoms.specificity(r"a\.b.*c") == 4
     assert symptoms.specificity(r"\d+ nodes") == 6
+
+
+@pytest.mark.parametrize(
+    ("line", "hazard"),
+    [
+        (
+            # the API server before it explained the rule ("must appear in spec.versions")
+            'CustomResourceDefinition.apiextensions.k8s.io "harnesses.kagent.dev" is invalid: '
+            'status.storedVersions[0]: Invalid value: "v1alpha2": must appear in spec.versions',
+            "kagent-crds-v1alpha2-stored",
+        ),
+        (
+            # Helm before 3.18 (gojsonschema): no quotes, one property per line
+            "- agent-platform-connectivity: Additional property podAnnotations is not allowed",
+            "connectivity-pin-lags-closed-schema",
+        ),
+        (
+            # Helm 3.18 and later: every refused key on one line, the one of the hazard not first
+            "- at '/agent-platform-connectivity': additional properties 'replicas', "
+            "'podDisruptionBudget' not allowed",
+            "connectivity-pin-lags-closed-schema",
+        ),
+        (
+            "- (root): Additional property harness is not allowed",
+            "cutover-pr-race",
+        ),
+        (
+            "- klaus-gateway: Additional property controller is not allowed",
+            "klaus-gateway-crd-keys-refused",
+        ),
+        (
+            "- at '/connectivity': additional properties 'image', 'vmManager' not allowed",
+            "connectivity-pin-lags-closed-schema-441",
+        ),
+    ],
+)
+def test_each_wording_the_tools_print_finds_its_hazard(line: str, hazard: str) -> None:
+    assert hazard in _ranked(line)[:2]
+
+
+def test_a_key_that_only_begins_like_a_refused_one_is_not_it() -> None:
+    ranked = _ranked("- klaus-gateway: Additional property crdsInstall is not allowed")
+    assert "klaus-gateway-crd-keys-refused" not in ranked

@@ -154,3 +154,34 @@ def test_a_terminal_on_stdin_gets_a_hint() -> None:
             proc.wait()
     assert b"paste it, then press Ctrl-D" in err
     assert b"delegate-metadata-flag-renamed" in out
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # `flux logs`: time, level, Kind/name.namespace - message
+        "2026-11-30T08:00:00.000Z error HelmRelease/kagent.flux-giantswarm - upgrade failed",
+        # a Flux alert's object (notification-controller: kind/name.namespace)
+        "helmrelease/kagent.flux-giantswarm: Helm upgrade failed",
+        # `kubectl get events -A`
+        "flux-giantswarm   4m10s   Warning   UpgradeFailed   helmrelease/kagent   Helm upgrade "
+        "failed for release kagent/kagent with chart kagent@0.11.0-gs.9: timeout",
+        # a pasted command with the namespace first
+        "$ kubectl -n flux-giantswarm get hr kagent",
+    ],
+)
+def test_the_gitops_namespace_from_each_shape_flux_and_kubectl_print(line: str) -> None:
+    from upgradeplan import triage
+
+    found = triage.placeholders(line)["<gitops-namespace>"]
+    assert (found.value, found.where) == ("flux-giantswarm", "line 1")
+
+
+def test_a_manifest_path_or_a_release_namespace_is_no_gitops_namespace() -> None:
+    from upgradeplan import triage
+
+    for line in (
+        "kubectl apply -f helmrelease/kagent.yaml",
+        "Helm upgrade failed for release kagent/kagent with chart kagent@0.11.0-gs.9",
+    ):
+        assert triage.placeholders(line) == {}, line

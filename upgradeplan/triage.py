@@ -9,7 +9,9 @@ diagnose`). What the pasted text and an optional state tell beyond that lives he
   a state), which outranks a hazard the state rules out;
 - :func:`placeholders`: ``<gitops-namespace>`` from what the text names (a HelmRelease's
   ``"namespace":"flux-giantswarm"`` in a helm-controller log line, ``-n NS`` of a pasted
-  command, ``NS/kagent`` references) or from the state's HelmRelease namespace;
+  command, ``NS/kagent`` references, ``HelmRelease/kagent.NS`` of ``flux logs`` and Flux
+  alerts, the namespace column of ``kubectl get events -A``) or from the state's HelmRelease
+  namespace;
 - :func:`provider`: the cloud (aks, eks, gke) from ``nodes.provider`` or from node labels and
   provider IDs in the text; :func:`commands_for` keeps the recovery commands of that cloud's
   CLI (``az``, ``aws``/``eksctl``, ``gcloud``) and every other command, all when unknown.
@@ -44,11 +46,23 @@ _PROVIDER_CLUES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     )
 )
 
+# where a HelmRelease's namespace shows, in the shapes the tools print it:
 _HR_NAMESPACE = (
+    # a controller's JSON log line: "HelmRelease":{"name":"kagent","namespace":"flux-giantswarm"}
     re.compile(r'"HelmRelease"\s*:\s*\{[^}]*"namespace"\s*:\s*"(?P<ns>[a-z0-9-]+)"'),
+    # a pasted command: kubectl get hr kagent -n NS, kubectl -n NS describe helmrelease kagent
     re.compile(r"\b(?:hr|helmreleases?)\b.*\s(?:-n|--namespace)[ =](?P<ns>[a-z0-9-]+)"),
-    re.compile(r"(?:-n|--namespace)[ =](?P<ns>[a-z0-9-]+)\s.*\bhelmreleases?\b"),
+    re.compile(r"(?:-n|--namespace)[ =](?P<ns>[a-z0-9-]+)\s.*\b(?:hr|helmreleases?)\b"),
+    # kind/namespace/name, or a report's "HelmRelease NS/name"
     re.compile(r"\bHelmRelease[/ ](?P<ns>[a-z0-9-]+)/[a-z0-9-]+"),
+    # `flux logs` (HelmRelease/name.NS - message) and Flux alerts (helmrelease/name.NS): a
+    # namespace holds no dot, so it is the part after the last one
+    re.compile(
+        r"(?:^|[\s\"'(\[])[Hh]elm[Rr]elease/[a-z0-9][a-z0-9.-]*\."
+        r"(?!(?:ya?ml|json)\b)(?P<ns>[a-z0-9-]+)(?=$|[\s\"',:;)\]])"
+    ),
+    # a row of `kubectl get events -A`: NAMESPACE LAST-SEEN TYPE REASON helmrelease/name …
+    re.compile(r"^(?P<ns>[a-z0-9-]+)\s+\S+\s+(?:Normal|Warning)\s+\w+\s+helmrelease/"),
 )
 
 

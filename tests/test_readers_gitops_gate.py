@@ -98,3 +98,26 @@ def test_a_change_that_drops_a_release_moves_nothing(repo: Path) -> None:
     code, result, err = _gate(repo)
     assert code in (0, 4), err
     assert not [r for r in result.get("unreadable", []) if "new pin" in r["source"]]
+
+
+def test_a_bump_from_a_range_asks_for_what_runs_and_never_says_it_is_not_installed(
+    repo: Path,
+) -> None:
+    # the base pins the meta chart by a range: what runs is not in the files
+    _rewrite_pin(repo, '">=4.7.0 <4.8.0"')
+    _git(repo, "commit", "-q", "-am", "agent-platform follows 4.7")
+    path = repo / PIN_FILE
+    path.write_text(path.read_text().replace('">=4.7.0 <4.8.0"', '"4.8.0"'))
+    old = Path.cwd()
+    os.chdir(repo)
+    try:
+        result = CliRunner().invoke(cli, GATE)
+        stated = CliRunner().invoke(cli, [*GATE, "--installed", "agent-platform=4.7.18"])
+    finally:
+        os.chdir(old)
+    assert result.exit_code == 2, result.output
+    assert "the installed version of agent-platform is unknown" in result.stderr
+    assert "--installed agent-platform=VERSION" in result.stderr
+    assert "not installed" not in result.stderr  # the files do install it
+    [one] = json.loads(stated.stdout)["results"]  # stated, the move is judged
+    assert one["targets"] == [{"product": "agent-platform", "version": "4.8.0"}]

@@ -265,6 +265,8 @@ def require_installed(kb: KnowledgeBase, state: State, targets: Sequence[Target]
     for t in targets:
         if state.installed(t.product) is not None or not _helmreleases(state):
             continue
+        if state.pin(t.product) is not None:
+            continue  # installed by these files under a range: its version is what is unknown
         if any(
             state.installed(meta) is not None and any(t.product in rel.bom for rel in rels)
             for meta, rels in kb.releases.items()

@@ -29,7 +29,8 @@ from upgradeplan.unreadable import Unreadable
 
 FLUX_KS_GROUP = "kustomize.toolkit.fluxcd.io"
 SOURCE_GROUP = "source.toolkit.fluxcd.io"
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[=-])([^}]*))?\}")
+# ``$$`` (Flux's escape: it writes one ``$``, so ``$${VAR}`` stays ``${VAR}``) or ``${VAR}``
+_VAR = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[=-])([^}]*))?\}")
 
 
 def is_flux_kustomization(doc: Doc) -> bool:
@@ -399,7 +400,7 @@ class Applier:
                 (c for c in configmaps if kind == "ConfigMap" and identity(c)[3] == name), None
             )
             if cm is not None and isinstance(cm.get("data"), dict):
-                values.update({str(k): str(v) for k, v in cm.get("data").items()})
+                values.update({str(k): _one_line(v) for k, v in cm.get("data").items()})
             else:
                 unknown[f"{kind} {name}"] = (
                     "a Secret's data is never read"
@@ -408,7 +409,7 @@ class Applier:
                 )
         subst = post.get("substitute")
         if isinstance(subst, dict):
-            values.update({str(k): str(v) for k, v in subst.items()})
+            values.update({str(k): _one_line(v) for k, v in subst.items()})
         _, _, ns, name = identity(ks)
         why = f"Kustomization {ns or 'flux-system'}/{name} does not set it"
         if unknown:
@@ -454,6 +455,11 @@ def _depends_order(order: list[tuple[_Ks, list[Doc]]]) -> list[tuple[_Ks, list[D
     return [by_key[k] for k in done]
 
 
+def _one_line(value: Any) -> str:
+    """A substitution value as kustomize-controller takes it: its line breaks removed."""
+    return str(value).replace("\n", "")
+
+
 def _substitute(doc: Doc, values: dict[str, str], why: str, unresolved: dict[str, str]) -> Doc:
     """Flux's post-build substitution of ``${VAR}`` (with ``:=`` / ``:-`` defaults)."""
     found = False
@@ -461,6 +467,8 @@ def _substitute(doc: Doc, values: dict[str, str], why: str, unresolved: dict[str
     def repl(m: re.Match[str]) -> str:
         nonlocal found
         found = True
+        if m.group(0) == "$$":
+            return "$"
         var, op, default = m.group(1), m.group(2), m.group(3)
         if var in values:
             return values[var]
@@ -470,7 +478,7 @@ def _substitute(doc: Doc, values: dict[str, str], why: str, unresolved: dict[str
         return m.group(0)
 
     def walk(node: Any) -> Any:
-        if isinstance(node, str) and "${" in node:
+        if isinstance(node, str) and "$" in node:
             return _VAR.sub(repl, node)
         if isinstance(node, dict):
             return {k: walk(v) for k, v in node.items()}
@@ -483,5 +491,5 @@ def _substitute(doc: Doc, values: dict[str, str], why: str, unresolved: dict[str
         return doc
     out = clone(doc)
     out.data = data
-    out.raw = {k: _VAR.sub(repl, v) if "${" in v else v for k, v in out.raw.items()}
+    out.raw = {k: _VAR.sub(repl, v) if "$" in v else v for k, v in out.raw.items()}
     return out

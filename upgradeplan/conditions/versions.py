@@ -68,7 +68,8 @@ def p_version_matches(args: Mapping[str, Any], state: State, kb: KnowledgeBase) 
     return _installed_cmp(args, state, claim, lambda v: bool(con.check(v)))
 
 
-def _pin_kind(value: object) -> str:
+def pin_kind(value: object) -> str:
+    """What a pin's value is: "none" (no pin), "exact" (one full version) or "range"."""
     from upgradeplan.versions import is_exact
 
     if value is None or value == "":
@@ -89,7 +90,7 @@ def p_pin_exact(args: Mapping[str, Any], state: State, kb: KnowledgeBase) -> Out
     fact, unknown = _pin_fact(args, state, claim)
     if fact is None:
         return unknown
-    kind = _pin_kind(fact.value)
+    kind = pin_kind(fact.value)
     return Outcome(
         _truth(kind == "exact"),
         f"{claim}: {'yes' if kind == 'exact' else 'no'} "
@@ -104,7 +105,7 @@ def p_pin_kind(args: Mapping[str, Any], state: State, kb: KnowledgeBase) -> Outc
     fact, unknown = _pin_fact(args, state, claim)
     if fact is None:
         return unknown
-    kind = _pin_kind(fact.value)
+    kind = pin_kind(fact.value)
     return Outcome(
         _truth(kind == want),
         f"{claim}: {'yes' if kind == want else 'no'} (pin {_text(fact.value)}, {kind})",

@@ -6,7 +6,7 @@ Nothing from the knowledge is ever executed: a predicate name selects one entry 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from upgradeplan.conditions.objects import (
@@ -50,6 +50,7 @@ from upgradeplan.conditions.versions import (
     p_version_at_least,
     p_version_below,
     p_version_matches,
+    pin_kind,
 )
 
 
@@ -250,3 +251,12 @@ PREDICATES: dict[str, PredicateSpec] = dict(
         ),
     ]
 )
+
+# Per predicate whose truth depends on a class of its facts' values alone (every value of one
+# class gives the same truth, with the same arguments and the other facts alike): that class
+# of a value. The planner keeps such a predicate's truth by the class (a pin moved from one
+# exact version to another is not judged again); any other predicate's by the value itself.
+VALUE_CLASS: dict[str, Callable[[Any], Any]] = {
+    "pin_exact": pin_kind,  # the kind of the pin: none, exact or range
+    "pin_kind": pin_kind,
+}

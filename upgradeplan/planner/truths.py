@@ -16,10 +16,12 @@ Only conditions without ``$from`` / ``$to`` and without templated fact keys are 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+import operator
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from upgradeplan import conditions
+from upgradeplan.conditions.vocabulary import VALUE_CLASS
 from upgradeplan.model import Condition, KnowledgeBase, State, Truth
 
 if TYPE_CHECKING:
@@ -43,18 +45,27 @@ def _pred_of(cond: Condition) -> _Pred:
 
 _SCALARS = frozenset({str, bool, int, float})
 
+# Kleene truths as integers inside the sweep: all = min, any = max, not = 2 - x
+_RANK = {Truth.FALSE: 0, Truth.UNKNOWN: 1, Truth.TRUE: 2}
+_TRUTH = (Truth.FALSE, Truth.UNKNOWN, Truth.TRUE)
+
 
 def _key(content: Any, read: Sequence[Any]) -> tuple[Any, ...]:
-    """The cache key of a predicate on the facts it read: per fact its value where that is a
-    scalar (a predicate's truth is a function of the values it reads: moving a pin again to
-    an exact version need not be judged again), else the fact's identity; None: not set."""
+    """The cache key of a predicate on the facts it read: per fact the class of its value
+    where the predicate's truth depends on that alone (``vocabulary.VALUE_CLASS``: a pin moved
+    from one exact version to another is not judged again), else its value where that is a
+    scalar (a predicate's truth is a function of the values it reads), else the fact's
+    identity; None: not set."""
     out: list[Any] = [content]
+    classify = VALUE_CLASS.get(content[0])
     for f in read:
         if f is None:
             out.append(None)
-            continue
-        v = f.value
-        out.append((type(v), v) if v is None or type(v) in _SCALARS else id(f))
+        elif classify is not None:
+            out.append(("class", classify(f.value)))
+        else:
+            v = f.value
+            out.append((type(v), v) if v is None or type(v) in _SCALARS else id(f))
     return tuple(out)
 
 
@@ -67,6 +78,7 @@ class Truths:
         # (content, *per fact read: its value or id) -> (truth, the facts read: kept alive so
         # an id is never reused)
         self._cache: dict[tuple[Any, ...], tuple[Truth, tuple[Any, ...]]] = {}
+        self._ranks: dict[tuple[Any, ...], int] = {}  # the same keys: the truth as an integer
 
     def _pred(self, cond: Condition) -> _Pred:
         return _pred_of(cond)
@@ -82,6 +94,19 @@ class Truths:
         facts = state.facts
         hit = self._cache.get(_key(content, [facts.get(k) for k in keys]))
         return None if hit is None else hit[0]
+
+    def rank(self, cond: Condition, content: Any, keys: Sequence[str], state: State) -> int:
+        """The truth of predicate ``cond`` (content key and fact keys given) on ``state`` as
+        an integer of _RANK (FALSE 0, UNKNOWN 1, TRUE 2)."""
+        read = tuple(map(state.facts.get, keys))
+        ck = _key(content, read)
+        hit = self._ranks.get(ck)
+        if hit is None:
+            found = self._cache.get(ck)
+            if found is None:
+                found = self._cache[ck] = (conditions.truth(cond, state, self.kb), read)
+            hit = self._ranks[ck] = _RANK[found[0]]
+        return hit
 
     def of(self, cond: Condition, state: State) -> Truth:
         """The truth of ``cond`` on ``state`` (what ``conditions.truth`` gives)."""
@@ -134,6 +159,10 @@ class Sweep:
     predicate of MONOTONE over a fact whose versions rise strictly through the window changes
     at most once: that release is found by bisection. ``at[i]`` maps each hazard to its truth
     on ``states[i]``.
+
+    Inside the sweep truths are the integers of ``_RANK`` (FALSE 0, UNKNOWN 1, TRUE 2), so
+    Kleene ``all`` is ``min``, ``any`` is ``max`` and ``not`` is ``2 - x``, and each hazard's
+    condition is folded by a function compiled once per condition node (``_fold_of``).
     """
 
     def __init__(
@@ -145,76 +174,87 @@ class Sweep:
     ) -> None:
         self.t, self.states = truths, states
         self.at: list[dict[str, Truth]] = []
-        self._conds = dict(hazards)
+        # per state after the first: the hazards whose truth may differ from the state before
+        # (every hazard whose truth changed there is in it); touched[0] is empty
+        self.touched: list[frozenset[str]] = []
         self._rises: dict[str, bool] = {}
         self._marks: dict[str, tuple[list[int], list[Any]]] = {}
-        preds: dict[Any, Condition] = {}
+        preds: dict[Any, tuple[Condition, tuple[str, ...]]] = {}
         users: dict[Any, list[str]] = {}
+        folds: dict[str, Callable[[dict[Any, int]], int]] = {}
         for hid, cond in hazards:
-            for p in _preds(cond):
-                content = truths._pred(p)[0]
-                preds.setdefault(content, p)
-                users.setdefault(content, []).append(hid)
+            contents, fold = _fold_of(cond)
+            folds[hid] = fold
+            for p, content in contents:
+                if content not in preds:
+                    preds[content] = (p, _pred_of(p)[1])
+                    users[content] = [hid]
+                else:
+                    users[content].append(hid)
+        self._folds = folds
         self._sweep(preds, users, changed)
 
     def _sweep(
         self,
-        preds: dict[Any, Condition],
+        preds: dict[Any, tuple[Condition, tuple[str, ...]]],
         users: dict[Any, list[str]],
         changed: list[frozenset[str]],
     ) -> None:
-        first = self.states[0]
-        now: dict[Any, Truth] = {}
-        events: dict[int, list[tuple[Any, Truth | None]]] = {}  # None: evaluate there
+        states, folds, rank = self.states, self._folds, self.t.rank
+        first = states[0]
+        now: dict[Any, int] = {}
+        events: dict[int, list[tuple[Any, int | None]]] = {}  # None: evaluate there
         readers: dict[str, list[Any]] = {}
-        for c, p in preds.items():
-            direct = self._direct(p)
+        for c, (p, keys) in preds.items():
+            direct = self._direct(p, keys)
             if direct is not None:
                 at, now[c], then = direct
                 if at > 0:
                     events.setdefault(at, []).append((c, then))
                 continue
-            now[c] = self.t.of(p, first)
-            turn = self._turn(p)
+            now[c] = rank(p, c, keys, first)
+            turn = self._turn(p, keys)
             if turn is not None:
                 if turn > 0:
                     events.setdefault(turn, []).append((c, None))
                 continue
-            for key in self.t._pred(p)[1]:
+            for key in keys:
                 readers.setdefault(key, []).append(c)
-        here = {hid: _fold(cond, now, self.t) for hid, cond in self._conds.items()}
+        here = {hid: _TRUTH[fold(now)] for hid, fold in folds.items()}
         self.at.append(here)
-        for i in range(1, len(self.states)):
-            flipped = []
+        self.touched.append(frozenset())
+        none: frozenset[str] = frozenset()
+        get_readers = readers.get
+        for i in range(1, len(states)):
+            flipped: list[Any] = []
+            state = states[i]
             for c, known in events.get(i, ()):
                 if known is None:
-                    if self._update(c, preds[c], i, now):
-                        flipped.append(c)
-                elif known is not now[c]:
+                    known = rank(preds[c][0], c, preds[c][1], state)
+                if known != now[c]:
                     now[c] = known
                     flipped.append(c)
-            moved = {c for key in changed[i - 1] for c in readers.get(key, ())}
-            flipped += [c for c in moved if self._update(c, preds[c], i, now)]
+            moved = {c for key in changed[i - 1] for c in get_readers(key, ())}
+            for c in moved:
+                t = rank(preds[c][0], c, preds[c][1], state)
+                if t != now[c]:
+                    now[c] = t
+                    flipped.append(c)
+            hids = none
             if flipped:
                 here = dict(here)
-                for hid in {h for c in flipped for h in users[c]}:
-                    here[hid] = _fold(self._conds[hid], now, self.t)
+                hids = frozenset(h for c in flipped for h in users[c])
+                for hid in hids:
+                    here[hid] = _TRUTH[folds[hid](now)]
             self.at.append(here)
+            self.touched.append(hids)
 
-    def _update(self, c: Any, p: Condition, i: int, now: dict[Any, Truth]) -> bool:
-        t = self.t.of(p, self.states[i])
-        if t is now[c]:
-            return False
-        now[c] = t
-        return True
-
-    def _direct(self, p: Condition) -> tuple[int, Truth, Truth] | None:
+    def _direct(self, p: Condition, keys: tuple[str, ...]) -> tuple[int, int, int] | None:
         """For a MONOTONE predicate over a version that every state holds, strictly rising,
         and a bound that is a version: (the first state where the truth is that of the last
         state, 0 when it never changes; the truth on the first state; on the last), found
         by bisection over the versions (the predicate compares the installed version with
         the bound: TRUE or FALSE, never UNKNOWN, on such states); None: not such a one."""
-        keys = self.t._pred(p)[1]
         if p.predicate not in MONOTONE or len(keys) != 1 or not self._rising(keys[0]):
             return None
         bound = _version_arg(p)
@@ -223,14 +263,12 @@ class Sweep:
         marks, versions = self._marks[keys[0]]
         below = p.predicate == "version_below"
         k = bisect.bisect_left(versions, bound)  # the first version at or above the bound
-        truth = {True: Truth.TRUE, False: Truth.FALSE}
-        start, end = truth[below == (k > 0)], truth[below == (k == len(versions))]
-        return (marks[k] if start is not end else 0), start, end
+        start, end = 2 * (below == (k > 0)), 2 * (below == (k == len(versions)))
+        return (marks[k] if start != end else 0), start, end
 
-    def _turn(self, p: Condition) -> int | None:
+    def _turn(self, p: Condition, keys: tuple[str, ...]) -> int | None:
         """For a MONOTONE predicate over a rising version: the first state where its truth is
         that of the last state (0: it never changes); None: not such a predicate."""
-        keys = self.t._pred(p)[1]
         if p.predicate not in MONOTONE or len(keys) != 1 or not self._rising(keys[0]):
             return None
         states = self.states
@@ -321,17 +359,67 @@ def _preds(cond: Condition) -> list[Condition]:
     return [p for child in cond.children for p in _preds(child)]
 
 
-def _fold(cond: Condition, now: dict[Any, Truth], t: Truths) -> Truth:
-    """Kleene truth of ``cond`` from its predicates' truths."""
+_Fold = Callable[[dict[Any, int]], int]
+_Contents = tuple[tuple[Condition, Any], ...]  # (predicate node, its content key) per node
+
+# per hazard condition (by identity, the node kept so its id is not reused): its predicates
+# with their content keys and its fold over their integer truths
+_FOLDS: dict[int, tuple[Condition, _Contents, _Fold]] = {}
+
+
+def _fold_of(cond: Condition) -> tuple[_Contents, _Fold]:
+    hit = _FOLDS.get(id(cond))
+    if hit is None or hit[0] is not cond:
+        if len(_FOLDS) > 100_000:
+            _FOLDS.clear()
+        contents = tuple((p, _pred_of(p)[0]) for p in _preds(cond))
+        hit = _FOLDS[id(cond)] = (cond, contents, _compile(cond))
+    return hit[1], hit[2]
+
+
+def _compile(cond: Condition) -> _Fold:
+    """``cond``'s Kleene truth (an integer of _RANK) from its predicates' integer truths."""
     if cond.op == "pred":
-        return now[t._pred(cond)[0]]
+        return operator.itemgetter(_pred_of(cond)[0])
     if cond.op == "not":
-        return ~_fold(cond.children[0], now, t)
-    out = Truth.TRUE if cond.op == "all" else Truth.FALSE
-    for child in cond.children:
-        v = _fold(child, now, t)
-        out = (out & v) if cond.op == "all" else (out | v)
-    return out
+        inner = _compile(cond.children[0])
+        return lambda now: 2 - inner(now)
+    pos = tuple(_pred_of(c)[0] for c in cond.children if c.op == "pred")
+    neg = tuple(
+        _pred_of(c.children[0])[0]
+        for c in cond.children
+        if c.op == "not" and c.children[0].op == "pred"
+    )
+    subs = tuple(
+        _compile(c)
+        for c in cond.children
+        if c.op != "pred" and not (c.op == "not" and c.children[0].op == "pred")
+    )
+    if cond.op == "all":
+
+        def all_of(now: dict[Any, int]) -> int:
+            t = min(map(now.__getitem__, pos), default=2)
+            if neg and t:
+                t = min(t, 2 - max(map(now.__getitem__, neg)))
+            for sub in subs:
+                if not t:
+                    break
+                t = min(t, sub(now))
+            return t
+
+        return all_of
+
+    def any_of(now: dict[Any, int]) -> int:
+        t = max(map(now.__getitem__, pos), default=0)
+        if neg and t < 2:
+            t = max(t, 2 - min(map(now.__getitem__, neg)))
+        for sub in subs:
+            if t == 2:
+                break
+            t = max(t, sub(now))
+        return t
+
+    return any_of
 
 
 __all__ = ["MONOTONE", "Sweep", "Truths", "window_sweep"]

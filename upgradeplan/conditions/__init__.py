@@ -31,6 +31,7 @@ from upgradeplan.conditions.evaluate import (
     facts_read,
     hop_refs,
     phrase,
+    shared_outcomes,
     truth,
 )
 from upgradeplan.conditions.hints import READERS_HINT, missing_fact_hint
@@ -54,5 +55,6 @@ __all__ = [
     "missing_fact_hint",
     "phrase",
     "resolve_pin",
+    "shared_outcomes",
     "truth",
 ]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from upgradeplan import errors
@@ -74,6 +76,71 @@ def _content(cond: Condition) -> tuple[str, str]:
 
 Memo = dict[tuple[str, str], Outcome]
 
+# Within :func:`shared_outcomes`: predicate outcomes by content and the identity of every fact
+# the predicate reads (the facts kept in the entry, so no id is reused), shared by every state
+# evaluated in that block — a predicate on the same facts has the same outcome on any state
+_Shared = dict[tuple[Any, ...], list[Any]]
+_SHARED: ContextVar[_Shared | None] = ContextVar("upgradeplan_shared_outcomes", default=None)
+
+# per predicate node: the fact keys it reads when they are all it reads (no templated key, no
+# $from / $to argument); None: its outcome is not shared across states
+_PLAIN: dict[int, tuple[Condition, tuple[str, ...] | None, Any]] = {}
+
+
+@contextmanager
+def shared_outcomes() -> Iterator[None]:
+    """Share predicate outcomes across the states evaluated in the block (one knowledge base:
+    a planner call); nested blocks use the outermost one's."""
+    if _SHARED.get() is not None:
+        yield
+        return
+    token = _SHARED.set({})
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
+def _plain_of(cond: Condition) -> tuple[Condition, tuple[str, ...] | None, Any]:
+    """(cond, the keys it reads or None, its content key), cached per predicate node."""
+    hit = _PLAIN.get(id(cond))
+    if hit is None or hit[0] is not cond:
+        keys: tuple[str, ...] | None = None
+        if not any(v in ("$from", "$to") for v in cond.args.values()):
+            read = facts_read(cond)
+            keys = None if any("<" in k for k in read) else tuple(read)
+        if len(_PLAIN) > 100_000:
+            _PLAIN.clear()
+        hit = _PLAIN[id(cond)] = (cond, keys, _content(cond))
+    return hit
+
+
+def _entry(cond: Condition, state: State, kb: KnowledgeBase, hop: Hop) -> list[Any] | None:
+    """The shared entry of predicate ``cond`` on ``state``: [outcome, the facts read, its
+    evidence, its evidence under a negation] (evidence built on first use); None when no
+    block of shared outcomes is open or the predicate's outcome is not shared."""
+    store = _SHARED.get()
+    if store is None:
+        return None
+    plain = _PLAIN.get(id(cond))
+    if plain is None or plain[0] is not cond:
+        plain = _plain_of(cond)
+    keys = plain[1]
+    if keys is None:
+        return None
+    read = tuple(map(state.facts.get, keys))
+    key = (plain[2], *map(id, read))
+    hit = store.get(key)
+    if hit is None:
+        hit = store[key] = [_outcome(cond, state, kb, hop), read, None, None]
+    return hit
+
+
+def _shared_outcome(cond: Condition, state: State, kb: KnowledgeBase, hop: Hop) -> Outcome:
+    """``_outcome``, through the shared outcomes when a block of them is open."""
+    entry = _entry(cond, state, kb, hop)
+    return _outcome(cond, state, kb, hop) if entry is None else entry[0]
+
 
 def evaluate_full(
     cond: Condition,
@@ -103,9 +170,7 @@ def evaluate(
 def truth(cond: Condition, state: State, kb: KnowledgeBase, *, hop: Hop = (None, None)) -> Truth:
     """Only the truth of ``cond`` (short-circuit Kleene evaluation, no evidence kept)."""
     if cond.op == "pred":
-        spec = _spec_of(cond)
-        args, unbound = bind(cond.args, spec, hop)
-        return Truth.UNKNOWN if unbound else spec.fn(args, state, kb).result
+        return _shared_outcome(cond, state, kb, hop).result
     if cond.op == "not":
         return ~truth(cond.children[0], state, kb, hop=hop)
     stop = Truth.FALSE if cond.op == "all" else Truth.TRUE
@@ -130,6 +195,14 @@ def _eval(
     memo: Memo | None = None,
 ) -> tuple[Truth, list[str]]:
     if cond.op == "pred":
+        entry = _entry(cond, state, kb, hop)
+        if entry is not None:  # shared: its outcome and evidence (immutable) reused
+            out = entry[0]
+            ev = entry[2 + negated]
+            if ev is None:
+                ev = entry[2 + negated] = _evidence(cond, out, negated)
+            evidence.append(ev)
+            return out.result, list(out.missing) if out.result is Truth.UNKNOWN else []
         found = memo.get(_content(cond)) if memo is not None else None
         if found is not None:
             out = found
@@ -137,9 +210,7 @@ def _eval(
             out = _outcome(cond, state, kb, hop)
             if memo is not None:
                 memo[_content(cond)] = out
-        evidence.append(
-            Evidence(cond.predicate, out.description, out.result, out.facts, out.missing, negated)
-        )
+        evidence.append(_evidence(cond, out, negated))
         return out.result, list(out.missing) if out.result is Truth.UNKNOWN else []
     if cond.op == "not":
         if len(cond.children) != 1:
@@ -159,6 +230,10 @@ def _eval(
         if t is Truth.UNKNOWN:
             missing.extend(m)
     return truth, missing
+
+
+def _evidence(cond: Condition, out: Outcome, negated: bool) -> Evidence:
+    return Evidence(cond.predicate, out.description, out.result, out.facts, out.missing, negated)
 
 
 def _outcome(cond: Condition, state: State, kb: KnowledgeBase, hop: Hop) -> Outcome:

@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import field, replace
 
-from upgradeplan import collector, errors
+from upgradeplan import collector, conditions, errors
 from upgradeplan.frozen import record
 from upgradeplan.model import (
     SEVERITY_RANK,
@@ -152,8 +152,9 @@ def plan(
     """
     # tens of thousands of small acyclic objects (states, truths, findings), all dropped when
     # the plan is made: with the cyclic collector on, each collection walked them (and, once
-    # enough survived, the whole knowledge base) again
-    with collector.paused():
+    # enough survived, the whole knowledge base) again; a predicate judged again on the same
+    # facts (the search's sweep, each step, the direct jump) takes the outcome found first
+    with collector.paused(), conditions.shared_outcomes():
         return _plan(kb, state, targets, holds, fail_on)
 
 

@@ -32,6 +32,7 @@ from itertools import repeat
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from upgradeplan.model import Hazard
     from upgradeplan.planner.fanout import Fanout
     from upgradeplan.planner.search import Search
 
@@ -100,7 +101,61 @@ def _comp_starts(s: Search, fan: Fanout) -> dict[str, int] | None:
 
 def _start_weights(s: Search, fan: Fanout, starts: dict[str, int]) -> dict[tuple[str, str], _Segs]:
     """Per mover and skip/transition hazard: its weight on a hop from each start, as runs
-    (the truths as ``Search._starting`` finds them: swept, else judged on the start)."""
+    (the truths as ``Search._starting`` finds them: swept, else judged on the start).
+
+    One sweep over the starts: a hazard's run goes on unchanged until it leaves the hazards a
+    start can meet (``Index.sides``) or its swept truth may change (``Sweep.touched``), so
+    only those hazards are looked at again at a start."""
+    sweep = s.sweep()
+    if sweep is None:
+        return _each_start(s, fan, starts)
+    out: dict[tuple[str, str], _Segs] = {}
+    running: dict[tuple[str, str], list[int]] = {}  # (mover, hazard) -> its last run, open
+    before: dict[str, frozenset[str]] = {}  # mover -> the hazards the start before can meet
+    met: dict[int, tuple[frozenset[str], dict[str, Hazard]]] = {}  # per sides: ids, hazards
+    weigh, sides_of = s.weigh, s.idx.sides
+    last = len(s.nodes) - 1
+    for i in range(last):
+        swept = sweep.at[i]
+        movers = [(s.product, s.nodes[i].version)]
+        if starts:
+            pre = s.state_at(i)
+            movers += [(c, pre.installed(c) or "") for c, first in starts.items() if i >= first]
+        for mover, f in movers:
+            sides = sides_of(mover, f, fan._parse(mover, f))
+            hit = met.get(id(sides))
+            if hit is None:
+                hazards = {h.id: h for h in (*sides.skip_pre, *sides.trans_pre)}
+                hit = met[id(sides)] = (frozenset(hazards), hazards)
+            ids, hazards = hit
+            old = before.get(mover)
+            before[mover] = ids
+            look = ids if old is None else (ids ^ old) | (sweep.touched[i] & ids)
+            for hid in look:
+                h = hazards.get(hid)
+                w = 0
+                if h is not None:
+                    known = swept.get(hid)
+                    if known is None:
+                        if h.when is not None:  # not swept: judged on each start
+                            return _each_start(s, fan, starts)
+                        known = s._truth(h, s.state_at(i), f, f)
+                    w = weigh(h, known)
+                key = (mover, hid)
+                run = running.get(key)
+                if run is not None:
+                    if run[2] == w:
+                        continue
+                    run[1] = i
+                    del running[key]
+                if w:
+                    run = running[key] = [i, last, w]
+                    out.setdefault(key, []).append(run)
+    return out  # the runs still open end at the last start
+
+
+def _each_start(s: Search, fan: Fanout, starts: dict[str, int]) -> dict[tuple[str, str], _Segs]:
+    """``_start_weights`` start by start, every hazard a start can meet looked at."""
     from upgradeplan.model import Truth
 
     out: dict[tuple[str, str], _Segs] = {}

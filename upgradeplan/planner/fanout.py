@@ -74,18 +74,22 @@ class Fanout:
         """Per skip/transition hazard of ``mover``: the runs [lo, hi) of ends it lands on."""
         s, at = self.s, self.lands[mover]
         out: dict[str, list[tuple[int, int]]] = {}
+        opened: dict[str, int] = {}  # hazard -> where its run now open began
+        before: frozenset[str] = frozenset()
         for j, v in enumerate(at):
-            if v is None:
+            here: frozenset[str] = frozenset()
+            if v is not None:
+                sides = s.idx.sides(mover, v, self.parsed[(mover, v)])
+                here = sides.skip_post | sides.trans_post
+            if here is before or here == before:
                 continue
-            sides = s.idx.sides(mover, v, self.parsed[(mover, v)])
-            for hid in itertools.chain(sides.skip_post, sides.trans_post):
-                runs = out.get(hid)
-                if runs is None:
-                    out[hid] = [(j, j + 1)]
-                elif runs[-1][1] == j:
-                    runs[-1] = (runs[-1][0], j + 1)
-                else:
-                    runs.append((j, j + 1))
+            for hid in before - here:  # its run ends before j
+                out.setdefault(hid, []).append((opened.pop(hid), j))
+            for hid in here - before:
+                opened[hid] = j
+            before = here
+        for hid, lo in opened.items():
+            out.setdefault(hid, []).append((lo, len(at)))
         return out
 
     def _end(self, j: int) -> None:

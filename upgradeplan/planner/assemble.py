@@ -189,8 +189,6 @@ def _plan(
     involved = _involved(kb, resolved, currents) if resolved else None
     state_findings = current_findings(kb, state, products=involved)
 
-    direct = _direct(kb, idx, state, ordered, currents, holds, limit, fail_on)
-
     acc = _Acc()
     pending = [f for f in state_findings if fixable(kb, f, holds)]
     evolving = state
@@ -207,6 +205,10 @@ def _plan(
             continue
         searches.append((t, search, path))
         evolving = search.walk(path)[-1]  # the state this path reaches
+    # a target's search from the installation as it is serves the direct jump as well: the
+    # same landing facts (so the same predicate outcomes), not built again
+    same = {s.product: s for _t, s, _p in searches if s.start_state is state}
+    direct = _direct(kb, idx, state, ordered, currents, holds, limit, fail_on, same)
 
     # fixes the installation needs where it stands (no hop of its product in the plan)
     moving = {p for _t, s, _p in searches for p in (s.product, *s.carried)}
@@ -288,14 +290,19 @@ def _direct(
     holds: Sequence[str],
     limit: int,
     fail_on: str,
+    made: Mapping[str, Search],
 ) -> Jump:
-    """Every target in one step: skip/transition on the state before, the rest after."""
+    """Every target in one step: skip/transition on the state before, the rest after
+    (``made``: searches from ``state`` already made, by product)."""
     searches: list[Search] = []
     post = state
     for t in targets:
-        if parse_named(currents[t.product], t.product) == parse_named(t.version, t.product):
+        cur = currents[t.product]
+        if parse_named(cur, t.product) == parse_named(t.version, t.product):
             continue
-        s = Search(kb, idx, t.product, state, currents[t.product], t.version, holds, limit)
+        s = made.get(t.product)  # from the same state, current version and target: reused
+        if s is None or (s.nodes[0].version, s.nodes[s.target].version) != (cur, t.version):
+            s = Search(kb, idx, t.product, state, cur, t.version, holds, limit)
         searches.append(s)
         end = s.landed_state(0, s.target)
         changed = [f for k, f in end.facts.items() if state.facts.get(k) is not f]

@@ -47,6 +47,9 @@ def check(
         verdict = "undetermined"
     if verdict in ("safe", "safe-with-actions") and unknown_versions(kb, state):
         verdict = "undetermined"  # the knowledge cannot vouch for a release it does not list
+    ranged = ranged_running(kb, state) if not targets else []
+    if ranged and verdict in ("safe", "safe-with-actions") and fail_on != "never":
+        verdict = "undetermined"  # what a range installed may carry a hazard of its own
     guesses = resting_on_guesses(state, findings, [t.product for t in targets])
     if guesses and fail_on != "never":  # what runs was never read, only derived from a pin
         verdict, recommended = _undetermined(verdict), _undetermined_plan(recommended)
@@ -58,7 +61,7 @@ def check(
         verdict=verdict,
         exit_code=int(EXIT_OF_VERDICT[verdict]),
         recommended=recommended,
-        notes=(*read_notes(kb, state), *guesses),
+        notes=(*read_notes(kb, state), *guesses, *ranged),
         unreadable=tuple(unread),
         changed=dict(changed or {}),
         fix_in_change=held_fixes(kb, findings, holds, fail_on) if verdict == "blocked" else (),
@@ -257,6 +260,44 @@ def unknown_versions(kb: KnowledgeBase, state: State) -> list[tuple[str, str]]:
         known = [r.version for r in kb.releases[product] if r.version != NEXT]
         if not any(Version.parse(k) == wanted for k in known):
             out.append((product, installed))
+    return out
+
+
+def ranged_running(kb: KnowledgeBase, state: State) -> list[str]:
+    """One line per product pinned by a range whose running version nobody read, when a
+    release the range admits runs into a landing or state hazard: what runs may carry it."""
+    from upgradeplan.planner.scopes import judged_before, scope_of
+    from upgradeplan.versions import parse_constraint, parse_version
+
+    out: list[str] = []
+    for product in sorted(kb.products):
+        pin = state.pin(product)
+        if pin is None or not isinstance(pin.value, str) or state.installed(product):
+            continue
+        try:
+            admits = parse_constraint(pin.value)
+        except errors.InvalidConstraint:
+            continue
+        hazards = [
+            h for h in kb.hazards.values()
+            if h.product == product and h.withdrawn is None and not judged_before(h)
+        ]  # fmt: skip
+        hit = next(
+            (
+                (h.id, r.version)
+                for r in kb.releases.get(product, ())
+                if r.version != NEXT and admits.check(parse_version(r.version))
+                for h in hazards
+                if (scope := scope_of(h)) is not None and scope.lands(parse_version(r.version))
+            ),
+            None,
+        )
+        if hit is not None:
+            out.append(
+                f"{product} is pinned by the range {pin.value} ({pin.source}): which release "
+                f"runs is not read, and {hit[0]} concerns {product} {hit[1]}, which the range "
+                f"admits; state it with --installed {product}=VERSION"
+            )
     return out
 
 

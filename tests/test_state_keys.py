@@ -8,6 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from upgradeplan import conditions, errors
 from upgradeplan.kb.lint import lint
@@ -156,3 +158,55 @@ def test_literal_prefix_stops_before_what_is_not_literal() -> None:
     assert keys.literal_prefix(r"^a\.b{2}") == "a."
     assert keys.literal_prefix(r"^a|b") == ""  # an alternation: no filter
     assert keys.literal_prefix(r"a\.b") == ""  # not anchored: no filter
+
+
+def _by_regex(key: str) -> keys.Match | None:
+    """keys.match as the regular expressions alone answer it (the reference)."""
+    for row in keys.KEYS:
+        m = row.compiled.match(key)
+        if m is not None:
+            return keys.Match(row, m.groupdict().get("p"))
+    return None
+
+
+_ROW_WORDS = sorted({w for row in keys.KEYS for w in re.split(r"[^A-Za-z-]+", row.pattern) if w})
+_WORDS = st.sampled_from(
+    [".", "..", "a", "Z", "9", "-", "\n", "é", "_", "Harness", "kagent", "exists", *_ROW_WORDS]
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(_WORDS, max_size=9).map("".join))
+def test_a_key_matches_the_row_and_product_its_regular_expression_gives(key: str) -> None:
+    """The rows' patterns are run as string tests (keys.shape_of): the same answers."""
+    assert keys.match(key) == _by_regex(key)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "installed.kagent",
+        "installed.kagent\n",
+        "object.Harness.kagent.kagent.exists",
+        "object.Harness.kagent.a.b.exists",
+        "object.Har-ness.kagent.kagent.exists",
+        "object.9Harness.ns.n.labels",
+        "object.Harness",
+        "object.Harness.ns.n.spec.x",
+        "crd..stored-versions",
+        "crd.x.stored-versions",
+        "values.kagent.",
+        "values.kagent.a.b",
+        "cloud.",
+        "cloud.x",
+        "workload..namespace",
+        "secret.ns.a.b.type",
+    ],
+)
+def test_the_string_tests_answer_as_the_regex_on_edges(key: str) -> None:
+    assert keys.match(key) == _by_regex(key)
+
+
+def test_every_row_of_the_table_is_read_as_string_tests() -> None:
+    assert all(row.shape is not None for row in keys.KEYS)
+    assert keys.shape_of(r"^a(b|c)$") is None and keys.shape_of(r"^a\.[^.]+x$") is None

@@ -8,6 +8,7 @@ from typing import Any
 
 from upgradeplan import conditions, errors, releases
 from upgradeplan.model import NEXT, KnowledgeBase, State, Target
+from upgradeplan.unreadable import covers
 
 
 def parse_named(text: str, what: str) -> Any:
@@ -153,7 +154,7 @@ def check_resolved(kb: KnowledgeBase, targets: Sequence[Target]) -> None:
 def current_version(state: State, product: str) -> str:
     installed = state.installed(product)
     key = f"installed.{product}"
-    why = next((w for p, w in state.unreadable.items() if p == key or key.startswith(p + ".")), "")
+    why = next((w for p, w in state.unreadable.items() if covers(p, key)), "")
     if installed is None and why:  # what runs was there to read and could not be read
         raise errors.Unread(
             f"the installed version of {product} could not be read ({why})",

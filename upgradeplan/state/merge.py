@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from upgradeplan.model import Fact, State
-from upgradeplan.unreadable import Unreadable
+from upgradeplan.unreadable import Unreadable, covers
 
 
 def merge(*states: State) -> State:
@@ -20,7 +20,7 @@ def merge(*states: State) -> State:
     names: list[str] = []
     for state in states:
         for key in list(unreadable):  # an earlier state's unknown, supplied by this one
-            if any(k == key or k.startswith(key + ".") for k in state.facts):
+            if any(covers(key, k) for k in state.facts):
                 del unreadable[key]
         unread.extend(r for r in state.unread if r not in unread)
         for key, why in state.unreadable.items():

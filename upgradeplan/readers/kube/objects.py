@@ -48,7 +48,7 @@ from upgradeplan.readers.recognise import (
     source_pin,
     values_keys,
 )
-from upgradeplan.unreadable import Unreadable
+from upgradeplan.unreadable import Unreadable, covers
 
 # The pseudo-object the cluster reader makes of GET /version.
 VERSION_API = "upgradeplan.dev/v1"
@@ -301,11 +301,7 @@ def state_from_objects(
     records = widen(kb, unread, b.unreadable, b.facts)
     facts = b.facts
     if b.unreadable:
-        facts = {
-            k: f
-            for k, f in b.facts.items()
-            if not any(k == p or k.startswith(p + ".") for p in b.unreadable)
-        }
+        facts = {k: f for k, f in b.facts.items() if not any(covers(p, k) for p in b.unreadable)}
     return State(
         facts=facts, name=name, unreadable=dict(sorted(b.unreadable.items())), unread=records
     )

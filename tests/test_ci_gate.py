@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
-from support.cli import git as _git
-from support.cli import invoke
+from support.cli import invoke, s1_repo
 from support.fakeapi import FakeAPIFactory, fake_api
 from support.sarif_schema import valid_sarif
 
@@ -375,13 +374,7 @@ def test_uris_are_relative_to_the_repository_root_whatever_the_working_directory
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A git repository whose HEAD holds S1 (4.7.18 pins) under clusters/prod."""
-    if shutil.which("git") is None:
-        pytest.skip("git is not installed")
-    shutil.copytree(GITOPS / "s1", tmp_path / "clusters" / "prod")
-    _git(tmp_path, "init", "-q")
-    _git(tmp_path, "add", ".")
-    _git(tmp_path, "commit", "-q", "-m", "agent-platform 4.7.18")
-    return tmp_path
+    return s1_repo(tmp_path)
 
 
 def test_base_gate_points_at_the_changed_meta_chart_line(repo: Path) -> None:

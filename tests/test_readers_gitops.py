@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 from support import sources
 from support.cli import git as _git
+from support.cli import s1_repo
 from support.fakeapi import FakeAPIFactory, fake_api
 from support.scenarios import (
     CASES,
@@ -690,13 +691,7 @@ def test_s4_actions_use_the_gitops_namespace_from_the_bom() -> None:
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A git repository whose HEAD holds S1 (4.7.18 pins) under clusters/prod."""
-    if shutil.which("git") is None:
-        pytest.skip("git is not installed")
-    shutil.copytree(FIXTURES / "s1", tmp_path / "clusters" / "prod")
-    _git(tmp_path, "init", "-q")
-    _git(tmp_path, "add", ".")
-    _git(tmp_path, "commit", "-q", "-m", "agent-platform 4.7.18")
-    return tmp_path
+    return s1_repo(tmp_path)
 
 
 def _bump(repo: Path, *, extra_comment: bool = False) -> None:

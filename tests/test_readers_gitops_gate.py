@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from support.cli import git as _git
+from support.cli import s1_repo
 
 from upgradeplan.cli import cli
 
@@ -29,13 +30,7 @@ GATE = ["check", "--gitops", "clusters/prod", "--base", "HEAD", *KNOWN, "-o", "j
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A git repository whose HEAD pins agent-platform 4.7.18 under clusters/prod."""
-    if shutil.which("git") is None:
-        pytest.skip("git is not installed")
-    shutil.copytree(FIXTURES / "s1", tmp_path / "clusters" / "prod")
-    _git(tmp_path, "init", "-q")
-    _git(tmp_path, "add", ".")
-    _git(tmp_path, "commit", "-q", "-m", "agent-platform 4.7.18")
-    return tmp_path
+    return s1_repo(tmp_path)
 
 
 def _gate(repo: Path) -> tuple[int, dict[str, Any], str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -71,3 +72,18 @@ def git(repo: Path, *args: str) -> None:
         check=True,
         capture_output=True,
     )
+
+
+def s1_repo(root: Path) -> Path:
+    """``root`` made a git repository whose HEAD holds the S1 GitOps fixture (agent-platform
+    4.7.18 pins) under clusters/prod; the test is skipped where git is not installed."""
+    import pytest
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    fixture = Path(__file__).resolve().parent.parent / "fixtures" / "gitops" / "s1"
+    shutil.copytree(fixture, root / "clusters" / "prod")
+    git(root, "init", "-q")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "agent-platform 4.7.18")
+    return root

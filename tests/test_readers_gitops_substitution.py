@@ -1,4 +1,4 @@
-"""Flux's post-build substitution as kustomize-controller performs it (drone/envsubst over
+"""Flux's post-build substitution as kustomize-controller performs it (fluxcd/pkg's envsubst over
 each object): ``$$`` writes one ``$`` (so ``$${VAR}`` reaches the cluster as ``${VAR}``), and a
 value's line breaks are removed."""
 

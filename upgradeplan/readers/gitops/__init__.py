@@ -102,6 +102,7 @@ def read_installations(kb: KnowledgeBase, path: str, *, ref: str | None = None) 
 def _installation_state(kb: KnowledgeBase, inst: Installation, *, whole: bool = True) -> State:
     reader = _Reader(kb, whole=whole)
     reader.unresolved = inst.unresolved
+    reader.literal = inst.literal
     views = [view for obj in inst.objects for view in iter_objects(obj)]
     reader.chart_sources(views)
     for view in views:

@@ -2,13 +2,14 @@
 
 Several files may state the same fact (a base and its overlay, a values file and the
 Deployment rendered from it). Each statement has a priority; the higher wins and, on a tie,
-the file read later (kustomize's order). A value Flux fills in at apply time (post-build
-substitution, ``${var}``) stays unknown, with the reason, and a pin Flux would refuse is bad
-input at its line.
+the file read later (kustomize's order). A value post-build substitution leaves unknown
+(``${var}`` nobody sets in the files) stays unknown, with the reason; a pin that is text after
+it (``$${var}``, Flux's escape) is no version; a pin Flux would refuse is bad input at its line.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,8 @@ REMOTE = "remote"
 OTHER_SOURCE = "not this repository"
 NOT_RENDERED = "rendered at apply time"
 UNRESOLVED = "unresolved substitution"
+SUBSTITUTION_FAILS = "post-build substitution fails"
+MAY_FAIL = "post-build substitution may fail"
 SECRET = "secret data not read"
 NOT_A_VERSION = "not a version"
 
@@ -79,7 +82,9 @@ class FactSink:
         self.kb = kb
         self._facts: dict[str, tuple[int, Fact]] = {}
         self.unread = Unread()
-        self.unresolved: dict[str, str] = {}  # ${VAR} post-build substitution left -> why
+        # post-build substitution: expression -> why its value is unknown / why it is text
+        self.unresolved: dict[str, str] = {}
+        self.literal: dict[str, str] = {}
         # the products' recognisers, shared with the cluster reader (readers/recognise)
         self.recogniser = Recogniser(kb)
         self.by_release = self.recogniser.by_release
@@ -92,29 +97,43 @@ class FactSink:
         current = self._facts.get(key)
         if current is not None and prio < current[0]:
             return
-        if isinstance(value, str) and "${" in value:
-            # Flux post-build substitution fills it in at apply time: not in the files.
-            names = [n for n in self.unresolved if "${" + n in value]
-            why = "; ".join(f"${{{n}}}: {self.unresolved[n]}" for n in names)
-            detail = f"{value!r} is filled in by Flux post-build substitution" + (
-                f" ({why})" if why else ""
-            )
-            rec = Unreadable(
-                ", ".join(f"${{{n}}}" for n in names) or value,
-                UNRESOLVED,
-                kind="fact",
-                location=str(source),
-                detail=detail,
-                keys=(key,),
-                at=source.file_line,
-            )
-            self.unread.add(
-                key, f"{source}: {detail}; state the value with --fact {key}=VALUE", rec
-            )
+        if isinstance(value, str) and "$" in value and self._substituted(key, value, source):
             return
         if key.startswith("pin.") and isinstance(value, str):
             check_constraint(value, source, key[len("pin.") :])
         self._facts[key] = (prio, Fact(key, value, source))
+
+    def _substituted(self, key: str, value: str, source: Source) -> bool:
+        """Whether ``value`` is left to post-build substitution (recorded unknown) or is a
+        pin that is text Flux applies as written (recorded: not a version)."""
+        unknown = [e for e in self.unresolved if e in value]
+        if not unknown and "${" not in value:
+            return False
+        if unknown:
+            why = "; ".join(self.unresolved[e] for e in unknown)
+            detail = f"{value!r} is not known after Flux's post-build substitution ({why})"
+        elif any(e in value for e in self.literal):
+            if not key.startswith("pin."):
+                return False  # a text like any other
+            why = "; ".join(self.literal[e] for e in self.literal if e in value)
+            self.not_a_version(key[len("pin.") :], source, f"{value!r} is no version ({why})")
+            return True
+        else:  # no Kustomization of these files substitutes it: one elsewhere may
+            detail = (
+                f"{value!r} may be filled in by the post-build substitution of a Flux "
+                "Kustomization these files do not hold"
+            )
+        rec = Unreadable(
+            ", ".join(unknown) or value,
+            UNRESOLVED,
+            kind="fact",
+            location=str(source),
+            detail=detail,
+            keys=(key,),
+            at=source.file_line,
+        )
+        self.unread.add(key, f"{source}: {detail}; state the value with --fact {key}=VALUE", rec)
+        return True
 
     def not_a_version(self, pid: str, where: Source, why: str, *, first: bool = True) -> None:
         """The pin of ``pid`` is written but is no version (a digest, a tag like latest)."""
@@ -133,6 +152,8 @@ class FactSink:
         return {k: self._facts[k][1] for k in sorted(self._facts)}
 
     def pin_from_tag(self, pid: str, tag: str, where: Source, prio: int) -> None:
+        if "$" in tag and self._substituted(f"pin.{pid}", tag, where):
+            return
         version = tag[1:] if tag[:1] in ("v", "V") and tag[1:2].isdigit() else tag
         try:
             versions.parse_version(version)
@@ -148,10 +169,13 @@ def check_constraint(text: str, where: Source, product: str) -> None:
         versions.parse_constraint(text)
     except UpgradeplanError as exc:
         reason = getattr(exc, "reason", str(exc))
+        hint = 'write an exact version ("4.7.18") or a range (">=4.7.0 <5.0.0")'
+        if re.search(r"\$[A-Za-z_]", text):
+            hint = "Flux's post-build substitution fills in ${VAR} only, never $VAR: " + hint
         raise BadInput(
             f"the pin {text!r} of {product} is not a version constraint: {reason}",
             location=str(where),
-            hint='write an exact version ("4.7.18") or a range (">=4.7.0 <5.0.0")',
+            hint=hint,
         ) from None
 
 

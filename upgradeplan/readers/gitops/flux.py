@@ -18,19 +18,23 @@ import posixpath
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
-from upgradeplan.readers.gitops.facts import NOT_FOUND, OTHER_SOURCE, Unread
+from upgradeplan.readers.gitops.facts import (
+    MAY_FAIL,
+    NOT_FOUND,
+    OTHER_SOURCE,
+    SUBSTITUTION_FAILS,
+    Unread,
+)
+from upgradeplan.readers.gitops.postbuild import post_build, postbuild_line
 from upgradeplan.readers.gitops.render import YAML_SUFFIXES, Renderer
-from upgradeplan.readers.gitops.transform import clone, identity, set_namespace
+from upgradeplan.readers.gitops.transform import identity, set_namespace
 from upgradeplan.readers.gitops.trees import Tree, norm
 from upgradeplan.readers.gitops.yamldocs import Doc
 from upgradeplan.unreadable import Unreadable
 
 FLUX_KS_GROUP = "kustomize.toolkit.fluxcd.io"
 SOURCE_GROUP = "source.toolkit.fluxcd.io"
-# ``$$`` (Flux's escape: it writes one ``$``, so ``$${VAR}`` stays ``${VAR}``) or ``${VAR}``
-_VAR = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[=-])([^}]*))?\}")
 
 
 def is_flux_kustomization(doc: Doc) -> bool:
@@ -46,7 +50,9 @@ class Installation:
     root: str  # tree path of the entry directory
     objects: list[Doc] = field(default_factory=list)
     unread: Unread = field(default_factory=Unread)
-    unresolved: dict[str, str] = field(default_factory=dict)  # ${VAR} -> why it is unknown
+    # post-build substitution: expression -> why its value is unknown / why it is text
+    unresolved: dict[str, str] = field(default_factory=dict)
+    literal: dict[str, str] = field(default_factory=dict)
     kustomizations: list[str] = field(default_factory=list)  # namespace/name, in apply order
 
 
@@ -268,10 +274,9 @@ class Applier:
             if key in seen:
                 continue
             seen.add(key)
-            objs = self._build(doc, inst)
-            configmaps += [d for d in objs if identity(d)[1] == "ConfigMap"]
             # substituted before its children are followed: their spec.path may hold ${VAR}
-            objs = self._post_build(doc, objs, configmaps, inst)
+            objs = self._post_build(doc, self._build(doc, inst), configmaps, inst)
+            configmaps += [d for d in objs if identity(d)[1] == "ConfigMap"]
             order.append((_Ks(doc, key, parent), objs))
             queue += [(d, key) for d in objs if is_flux_kustomization(d)]
         for ks, objs in _depends_order(order):
@@ -279,6 +284,36 @@ class Applier:
             inst.objects += [o for o in objs if not is_flux_kustomization(o)]
         inst.unread.update(self.renderer.unread)
         return inst
+
+    @staticmethod
+    def _post_build(
+        ks: Doc, objs: list[Doc], configmaps: list[Doc], inst: Installation
+    ) -> list[Doc]:
+        """``objs`` as Flux applies them after ``ks``'s post-build substitution; a build that
+        fails (or fails with strict substitution) is recorded against the Kustomization."""
+        done = post_build(ks, objs, configmaps)
+        inst.unresolved.update({k: v for k, v in done.unknown.items() if k not in inst.unresolved})
+        inst.literal.update({k: v for k, v in done.literal.items() if k not in inst.literal})
+        why = done.fails or done.may_fail
+        if why:
+            _, _, ns, name = identity(ks)
+            source = f"Kustomization {ns or 'flux-system'}/{name}"
+            cause, detail = (
+                (SUBSTITUTION_FAILS, f"{why}; Flux applies none of it")
+                if done.fails
+                else (
+                    MAY_FAIL,
+                    f"{why}: with strict substitution (kustomize-controller's default from "
+                    "v1.9.0) Flux applies none of it",
+                )
+            )
+            where = f"{ks.file}:{postbuild_line(ks)}"
+            key = f"source {source}"
+            rec = Unreadable(
+                source, cause, kind="resource", location=where, detail=detail, keys=(key,)
+            )
+            inst.unread.add(key, f"{where}: {detail}", rec)
+        return done.objects
 
     def _source_root(self, doc: Doc, inst: Installation) -> str | None:
         """The tree path ``spec.path`` is relative to, or None (recorded) for another source."""
@@ -384,45 +419,6 @@ class Applier:
             ]
         return objs
 
-    def _post_build(
-        self, ks: Doc, objs: list[Doc], configmaps: list[Doc], inst: Installation
-    ) -> list[Doc]:
-        post = ks.get("spec", "postBuild")
-        if not isinstance(post, dict):
-            return objs
-        values: dict[str, str] = {}
-        unknown: dict[str, str] = {}  # the sources that were not read, for the message
-        for ref in post.get("substituteFrom") or []:
-            if not isinstance(ref, dict):
-                continue
-            kind, name = ref.get("kind"), ref.get("name")
-            cm = next(
-                (c for c in configmaps if kind == "ConfigMap" and identity(c)[3] == name), None
-            )
-            if cm is not None and isinstance(cm.get("data"), dict):
-                values.update({str(k): _one_line(v) for k, v in cm.get("data").items()})
-            else:
-                unknown[f"{kind} {name}"] = (
-                    "a Secret's data is never read"
-                    if kind == "Secret"
-                    else "not in the files this entry point applies"
-                )
-        subst = post.get("substitute")
-        if isinstance(subst, dict):
-            values.update({str(k): _one_line(v) for k, v in subst.items()})
-        _, _, ns, name = identity(ks)
-        why = f"Kustomization {ns or 'flux-system'}/{name} does not set it"
-        if unknown:
-            why += " (it may come from " + ", ".join(f"{k}: {v}" for k, v in unknown.items()) + ")"
-        out: list[Doc] = []
-        for o in objs:
-            meta = o.get("metadata", "annotations")
-            if isinstance(meta, dict) and meta.get(f"{FLUX_KS_GROUP}/substitute") == "disabled":
-                out.append(o)
-                continue
-            out.append(_substitute(o, values, why, inst.unresolved))
-        return out
-
 
 def _depends_order(order: list[tuple[_Ks, list[Doc]]]) -> list[tuple[_Ks, list[Doc]]]:
     """The Kustomizations in ``dependsOn`` order (a stable topological sort; cycles kept)."""
@@ -453,43 +449,3 @@ def _depends_order(order: list[tuple[_Ks, list[Doc]]]) -> list[tuple[_Ks, list[D
     for ks, _ in order:
         visit(ks.key)
     return [by_key[k] for k in done]
-
-
-def _one_line(value: Any) -> str:
-    """A substitution value as kustomize-controller takes it: its line breaks removed."""
-    return str(value).replace("\n", "")
-
-
-def _substitute(doc: Doc, values: dict[str, str], why: str, unresolved: dict[str, str]) -> Doc:
-    """Flux's post-build substitution of ``${VAR}`` (with ``:=`` / ``:-`` defaults)."""
-    found = False
-
-    def repl(m: re.Match[str]) -> str:
-        nonlocal found
-        found = True
-        if m.group(0) == "$$":
-            return "$"
-        var, op, default = m.group(1), m.group(2), m.group(3)
-        if var in values:
-            return values[var]
-        if op is not None:
-            return default or ""
-        unresolved.setdefault(var, why)
-        return m.group(0)
-
-    def walk(node: Any) -> Any:
-        if isinstance(node, str) and "$" in node:
-            return _VAR.sub(repl, node)
-        if isinstance(node, dict):
-            return {k: walk(v) for k, v in node.items()}
-        if isinstance(node, list):
-            return [walk(v) for v in node]
-        return node
-
-    data = walk(doc.data)
-    if not found:
-        return doc
-    out = clone(doc)
-    out.data = data
-    out.raw = {k: _VAR.sub(repl, v) if "$" in v else v for k, v in out.raw.items()}
-    return out

@@ -52,6 +52,11 @@ class _Facts(Prewritten):
         detail_at = f",{three}" + '"detail": '
         closed = f"{two}}}{one}}}"
         separator = "{" + one
+        # An object source's text is "<origin>: <detail>"; JSON escapes character by
+        # character, so its escaped text is the escaped "<origin>: " (without its closing
+        # quote) and the escaped detail (without its opening one): each detail is escaped
+        # once, and each origin once for all its facts.
+        origins: dict[str, tuple[str, str]] = {}
         for key in sorted(facts):
             fact = facts[key]
             value, source = fact.value, fact.source
@@ -64,18 +69,16 @@ class _Facts(Prewritten):
                 and not (source.path or source.file or source.line or source.subject)
                 and source.behind is None
             ):
+                origin = origins.get(source.origin)
+                if origin is None:
+                    origin = origins[source.origin] = (
+                        escape(source.origin + ": ")[:-1],
+                        escape(source.origin),
+                    )
+                detail = escape(source.detail)
                 out.append(
-                    separator
-                    + escape(key)
-                    + opened
-                    + scalar(value)
-                    + source_at
-                    + escape(str(source))
-                    + from_at
-                    + escape(source.origin)
-                    + detail_at
-                    + escape(source.detail)
-                    + closed
+                    f"{separator}{escape(key)}{opened}{scalar(value)}{source_at}{origin[0]}"
+                    f"{detail[1:]}{from_at}{origin[1]}{detail_at}{detail}{closed}"
                 )
             else:
                 out.append(separator + escape(key) + ": ")

@@ -112,6 +112,7 @@ def read_context(
         unread=out.unread,
         prepared=out.prepared,
     )
+    collector.keep_until_exit(out)  # the parsed lists: not freed one by one just before the exit
     return ContextResult(name, state, None, session.requests)
 
 

@@ -300,11 +300,12 @@ def _get_one(session: Session, path: str, kind: str, ref: str, key: str, out: Re
 def _secret_refs(state: State) -> list[tuple[str, str]]:
     """(namespace, name) of every Secret a recognised workload references."""
     refs: list[tuple[str, str]] = []
-    for fact in state:
-        if fact.key.startswith("workload.") and fact.key.endswith(".env-secrets"):
-            ns = state.value(fact.key[: -len(".env-secrets")] + ".namespace")
-            if isinstance(ns, str) and isinstance(fact.value, list):
-                refs.extend((ns, str(name)) for name in fact.value)
+    keys = [k for k in state.facts if k.startswith("workload.") and k.endswith(".env-secrets")]
+    for key in sorted(keys):  # in key order, as the state iterates (without sorting them all)
+        value = state.facts[key].value
+        ns = state.value(key[: -len(".env-secrets")] + ".namespace")
+        if isinstance(ns, str) and isinstance(value, list):
+            refs.extend((ns, str(name)) for name in value)
     return refs
 
 

@@ -211,7 +211,7 @@ def state_from_objects(
         if (type(obj) is dict or isinstance(obj, Mapping)) and obj.get("kind"):
             by_kind.setdefault(str(obj["kind"]), []).append(obj)
     for items in by_kind.values():
-        items.sort(key=lambda o: (ns_of(o), name_of(o)))
+        items.sort(key=_order)
     b = Builder(source_prefix, unreadable=dict(unreadable or {}))
     if prepared is None or prepared.kb is not kb or prepared.prefix != source_prefix:
         prepared = Prepared(kb, source_prefix)
@@ -231,9 +231,17 @@ def state_from_objects(
         if group_of(o).startswith("source.")
     }
     pinned: set[str] = set()
+    facts = b.facts
     for hr in by_kind.get("HelmRelease", []):
-        if group_of(hr).startswith("helm.toolkit.fluxcd.io"):
-            _helmrelease(b, rec, prepared.helmrelease(hr), sources, pinned)
+        release = prepared.flux_release(hr)
+        if release is None:
+            continue
+        if release.known is None and release.product is None:  # its own facts only
+            for own in release.facts:
+                if own.key not in facts:
+                    facts[own.key] = own
+        else:
+            _helmrelease(b, rec, release, sources, pinned)
     for source in sources.values():  # the OCIRepositories first, then the HelmCharts
         product = rec.source(source)
         if product is not None and _foreign(
@@ -307,6 +315,13 @@ def state_from_objects(
     )
 
 
+def _order(obj: Mapping[str, Any]) -> tuple[str, str]:
+    """``(ns_of(obj), name_of(obj))`` in one call: the order of a kind's objects."""
+    found = obj.get("metadata")
+    m = found if type(found) is dict or isinstance(found, Mapping) else {}
+    return str(m.get("namespace", "") or ""), str(m.get("name", ""))
+
+
 def _server_version(b: Builder, items: list[Mapping[str, Any]]) -> None:
     for obj in items[:1]:
         git = str(obj.get("gitVersion", ""))
@@ -350,9 +365,12 @@ class Prepared:
                 if group_of(hr).startswith("helm.toolkit.fluxcd.io"):
                     self._releases[id(hr)] = self._release(hr)
 
-    def helmrelease(self, hr: Mapping[str, Any]) -> _Release:
+    def flux_release(self, hr: Mapping[str, Any]) -> _Release | None:
+        """What a Flux HelmRelease (by its apiVersion's group) says by itself, else None."""
         found = self._releases.get(id(hr))
-        return found if found is not None and found.hr is hr else self._release(hr)
+        if found is not None and found.hr is hr:
+            return found  # a page's Flux HelmRelease (checked there)
+        return self._release(hr) if group_of(hr).startswith("helm.toolkit.fluxcd.io") else None
 
     def _release(self, hr: Mapping[str, Any]) -> _Release:
         name, ref = name_of(hr), ref_of("HelmRelease", hr)

@@ -65,3 +65,27 @@ def test_the_fleet_command_never_freezes(tmp_path: Path) -> None:
     tree = FIXTURES / "gitops" / "s1"
     args = ["fleet", "--gitops", str(tree), "--to", "agent-platform=4.8.1", "-j", "1"]
     assert _frozen_by_console(args, tmp_path) == 0
+
+
+def test_only_a_one_shot_command_keeps_a_read_until_the_exit() -> None:
+    import weakref
+
+    class Read:
+        pass
+
+    read = Read()
+    gone = weakref.ref(read)
+    collector.keep_until_exit(read)  # a library caller: nothing kept
+    del read
+    assert gone() is None
+    collector.freeze_on_resume(True)
+    try:
+        read = Read()
+        kept = weakref.ref(read)
+        collector.keep_until_exit(read)
+        del read
+        assert kept() is not None
+    finally:
+        collector.freeze_on_resume(False)
+        collector._kept.clear()
+    assert kept() is None

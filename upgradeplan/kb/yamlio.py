@@ -1,23 +1,19 @@
 """YAML with line numbers: every mapping remembers the line of each key.
 
-PyYAML's C parser composes the nodes through the one fast-resolving C loader
-(:class:`upgradeplan.readers.yamldata.FastLoader`: the safe loader's tags, looked up in a
-C-level cache); one walk over the nodes builds :class:`LineDict` / :class:`LineList` (plain
-``dict`` / ``list`` subclasses) that carry the 1-based line of the node and of each key or
-item. The data is the safe loader's (YAML 1.1: ``0755`` is octal, ``yes`` is true), except that
-dates stay strings (``2026-09-20`` is a date in the format, not a ``datetime.date``), and a key
-written twice is recorded so lint can report it instead of YAML silently keeping the last one.
+:func:`load_text_with_duplicates` builds :class:`LineDict` / :class:`LineList` (plain ``dict`` /
+``list`` subclasses) that carry the 1-based line of the node and of each key or item. The
+knowledge files' plain YAML is read by :mod:`upgradeplan.kb.yamlsubset` without PyYAML; any
+other text, and every syntax error, by libyaml (:mod:`upgradeplan.kb.libyaml`): the same
+result either way. The data is the safe loader's (YAML 1.1: ``0755`` is octal, ``yes`` is
+true), except that dates stay strings (``2026-09-20`` is a date in the format, not a
+``datetime.date``), and a key written twice is recorded so lint can report it instead of YAML
+silently keeping the last one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
-
-from upgradeplan.readers.yamldata import FastLoader  # first: it imports yaml quickly
-
-# isort: split
-import yaml
 
 
 class LineDict(dict[Any, Any]):
@@ -42,80 +38,6 @@ class LineList(list[Any]):
         self.lines: list[int] = []
 
 
-_STR = "tag:yaml.org,2002:str"
-_INT = "tag:yaml.org,2002:int"
-_TIMESTAMP = "tag:yaml.org,2002:timestamp"
-_MERGE = "tag:yaml.org,2002:merge"
-_SCALAR, _MAPPING, _SEQUENCE = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
-
-
-class _Builder:
-    """Builds LineDict/LineList/scalars from the C composer's nodes in one walk.
-
-    Strings, dates and plain decimal integers are built directly; other scalars (null,
-    booleans, ``0755``, ``1_000``, floats, ``!!binary``…) by the safe constructor, which also
-    raises its errors (an unknown tag). Aliases are built again where they are used. A string
-    equal to one already in ``strings`` is that one (the parser makes a new object for every
-    scalar; the knowledge repeats the same words thousands of times).
-    """
-
-    def __init__(self, loader: FastLoader, strings: dict[str, str]) -> None:
-        self.loader = loader
-        self.same = strings.setdefault
-        self.duplicate_keys: list[tuple[Any, int]] = []
-
-    def build(self, node: yaml.Node) -> Any:
-        cls = node.__class__
-        if cls is _SCALAR:
-            tag = node.tag
-            value = node.value
-            if tag == _STR:
-                return self.same(value, value)
-            # decimal digits only: "0755" is octal to YAML 1.1 and "٣" no YAML int at all
-            if tag == _INT and value.isascii() and value.isdigit() and value[:1] != "0":
-                return int(value)
-            if tag == _TIMESTAMP:
-                return value  # dates stay text
-            return self.loader.construct_object(node, deep=True)
-        if cls is _MAPPING:
-            return self.mapping(node)  # type: ignore[arg-type]
-        if cls is _SEQUENCE:
-            out = LineList([self.build(child) for child in node.value])
-            out.line = node.start_mark.line + 1
-            out.lines = [child.start_mark.line + 1 for child in node.value]
-            return out
-        return self.loader.construct_object(node, deep=True)
-
-    def mapping(self, node: yaml.MappingNode) -> LineDict:
-        out = LineDict()
-        out.line = node.start_mark.line + 1
-        lines = out.lines
-        for key_node, value_node in node.value:
-            if key_node.__class__ is _SCALAR and key_node.tag == _STR:
-                key = self.same(key_node.value, key_node.value)
-            elif key_node.tag == _MERGE:
-                # `<<: *anchor` merge keys: let PyYAML flatten them, then build again
-                self.loader.flatten_mapping(node)
-                return self.mapping(node)
-            else:
-                key = self.build(key_node)
-                try:
-                    hash(key)
-                except TypeError:
-                    raise yaml.constructor.ConstructorError(
-                        "while constructing a mapping",
-                        node.start_mark,
-                        "found an unhashable key",
-                        key_node.start_mark,
-                    ) from None
-            line = key_node.start_mark.line + 1
-            if key in out:
-                self.duplicate_keys.append((key, line))
-            out[key] = self.build(value_node)
-            lines[key] = line
-        return out
-
-
 class YamlSyntaxError(Exception):
     """The text is not YAML (or not one document); ``line`` is 1-based (0 when unknown)."""
 
@@ -132,40 +54,19 @@ def load_text_with_duplicates(
     one mapping. Raises :class:`YamlSyntaxError`.
 
     ``strings``: equal string values share one object through it (pass the same dict for
-    every file of a load: the knowledge base and its cache entry hold each text once)."""
-    from upgradeplan import collector
+    every file of a load: the knowledge base and its cache entry hold each text once).
+    The knowledge files' plain YAML is read by :mod:`upgradeplan.kb.yamlsubset` (no PyYAML);
+    any other text by libyaml (:mod:`upgradeplan.kb.libyaml`), with the same result."""
+    from upgradeplan.kb import yamlsubset
 
-    loader = FastLoader(text)
+    shared = {} if strings is None else strings
     try:
-        with collector.paused():  # thousands of small acyclic objects: collecting only costs
-            node = loader.get_single_node()
-            if node is None:
-                return None, []
-            builder = _Builder(loader, {} if strings is None else strings)
-            return builder.build(node), builder.duplicate_keys
-    except yaml.MarkedYAMLError as exc:
-        raise YamlSyntaxError(f"YAML syntax error: {_what(exc)}", _line(exc)) from None
-    except yaml.YAMLError as exc:
-        raise YamlSyntaxError(f"YAML syntax error: {exc}", 0) from None
-    except RecursionError:
-        what = "nested too deeply (or an alias inside the node it names)"
-        raise YamlSyntaxError(f"YAML syntax error: {what}", 0) from None
-    finally:
-        loader.dispose()
+        return yamlsubset.parse(text, shared)
+    except yamlsubset.OutsideSubset:
+        pass
+    from upgradeplan.kb import libyaml
 
-
-def _line(exc: yaml.MarkedYAMLError) -> int:
-    mark = exc.problem_mark or exc.context_mark
-    return mark.line + 1 if mark is not None else 0
-
-
-def _what(exc: yaml.MarkedYAMLError) -> str:
-    mark = exc.problem_mark or exc.context_mark
-    what = ": ".join(p for p in (exc.context, exc.problem) if p) or "invalid YAML"
-    start = exc.context_mark
-    if start is not None and mark is not None and start.line != mark.line:
-        what += f" (it started on line {start.line + 1})"
-    return what
+    return libyaml.load(text, shared)
 
 
 def line_of(doc: Any, path: Sequence[Any]) -> int:

@@ -37,7 +37,6 @@ holds every class built with it to what ``@dataclass(frozen=True)`` gives for th
 from __future__ import annotations
 
 import dataclasses
-import inspect  # loaded by dataclasses anyway
 import operator
 from collections.abc import Callable
 from dataclasses import MISSING, Field, FrozenInstanceError, field
@@ -97,15 +96,26 @@ def _build(cls: type[_T], order: bool, slots: bool = False, frozen: bool = True)
     names = tuple(fields)
     if slots:
         cls = _slotted(cls, names)
-    compared = tuple(n for n, f in fields.items() if f.compare)
-    hashed = tuple(n for n, f in fields.items() if (f.compare if f.hash is None else f.hash))
-    _set(cls, "__init__", _first_init(cls, fields))
-    _set(cls, "__repr__", _repr(tuple(n for n, f in fields.items() if f.repr)))
-    key = _key(compared)
-    _set(cls, "__eq__", _eq(key))
+    compared, hashed, shown = [], [], []
+    for n, f in fields.items():
+        if f.compare:
+            compared.append(n)
+        if f.compare if f.hash is None else f.hash:
+            hashed.append(n)
+        if f.repr:
+            shown.append(n)
     body = cls.__dict__
+    methods: dict[str, Any] = {}  # set below unless the class body defines them
+    methods["__init__"] = _first_init(cls, fields)
+    methods["__repr__"] = _repr(tuple(shown))
+    key = _key(tuple(compared))
+    methods["__eq__"] = _eq(key)
+    methods["__match_args__"] = names
+    for name, value in methods.items():
+        if name not in body:
+            _put(cls, name, value)
     if "__hash__" not in body or (body["__hash__"] is None and "__eq__" in body):
-        _put(cls, "__hash__", _hash(_key(hashed)) if frozen else None)
+        _put(cls, "__hash__", _hash(_key(tuple(hashed))) if frozen else None)
     forced: dict[str, Callable[..., Any]] = {}
     if frozen:
         forced["__setattr__"] = _frozen_setattr(cls, names)
@@ -117,7 +127,6 @@ def _build(cls: type[_T], order: bool, slots: bool = False, frozen: bool = True)
             raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
         _put(cls, name, method)
     _put(cls, "__dataclass_fields__", fields)
-    _set(cls, "__match_args__", names)
     return cls
 
 
@@ -151,14 +160,24 @@ def _slotted(cls: type[_T], names: tuple[str, ...]) -> type[_T]:
 def _fields(cls: type) -> dict[str, Field[Any]]:
     """The fields in definition order, as dataclasses makes them (name and type set)."""
     out: dict[str, Field[Any]] = {}
-    for name, annotation in inspect.get_annotations(cls).items():
+    body = cls.__dict__
+    for name, annotation in (body.get("__annotations__") or {}).items():
         text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
-        if text.split("[", 1)[0].rpartition(".")[2] in _NOT_SUPPORTED:
+        if ("Var" in text or "KW_ONLY" in text) and (  # the cheap test first
+            text.split("[", 1)[0].rpartition(".")[2] in _NOT_SUPPORTED
+        ):
             raise TypeError(f"{cls.__qualname__}.{name}: @frozen does not support {text}")
-        default = cls.__dict__.get(name, MISSING)
-        f: Field[Any] = default if isinstance(default, Field) else field(default=default)
-        if f.kw_only is True:
-            raise TypeError(f"{cls.__qualname__}.{name}: @frozen does not support kw_only")
+        default = body.get(name, MISSING)
+        if isinstance(default, Field):
+            f: Field[Any] = default
+            if f.kw_only is True:
+                raise TypeError(f"{cls.__qualname__}.{name}: @frozen does not support kw_only")
+            if f.default is MISSING:  # the class attribute is the default, as dataclass does
+                delattr(cls, name)
+            else:
+                setattr(cls, name, f.default)
+        else:  # what field(default=default) makes
+            f = Field(default, MISSING, True, True, None, True, None, MISSING)  # type: ignore[arg-type]
         if f.default is not MISSING and f.default.__class__.__hash__ is None:
             raise ValueError(
                 f"mutable default {type(f.default)} for field {name} is not allowed: "
@@ -167,12 +186,7 @@ def _fields(cls: type) -> dict[str, Field[Any]]:
         f.name = name
         f.type = annotation
         if _FIELD_MARK is not None:
-            object.__setattr__(f, "_field_type", _FIELD_MARK)
-        if isinstance(default, Field):  # the class attribute is the default, as dataclass does
-            if f.default is MISSING:
-                delattr(cls, name)
-            else:
-                setattr(cls, name, f.default)
+            f._field_type = _FIELD_MARK  # type: ignore[attr-defined]
         out[name] = f
     return out
 

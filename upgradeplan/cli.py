@@ -19,7 +19,7 @@ from upgradeplan.errors import ExitCode, UpgradeplanError
 # name -> (module, attribute, short help). The help text is here so `--help` needs no import.
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "check": (
-        "upgradeplan.commands.planning",
+        "upgradeplan.commands.check",
         "check",
         "Judge the move as asked; exit code for CI.",
     ),

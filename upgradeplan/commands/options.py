@@ -1,8 +1,9 @@
 """Shared click options: where the state comes from, the targets, the output, --fail-on.
 
 Every command that reads an installation uses :func:`state_options`; the values end up in
-one :class:`upgradeplan.api.Inputs` through :func:`inputs_from`. This module imports only
-click and :mod:`upgradeplan.api` (which is light at import time).
+one :class:`upgradeplan.api.Inputs` through :func:`inputs_from`, and :func:`gather` reads
+them. This module imports only click, :mod:`upgradeplan.api` (which is light at import
+time), errors and the model.
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ from typing import Any, TypeVar
 
 import click
 
+from upgradeplan import api, errors
 from upgradeplan.api import FAIL_ON_CHOICES, Inputs
 from upgradeplan.commands import complete
+from upgradeplan.model import KnowledgeBase
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -213,3 +216,34 @@ def color_mode(ctx: click.Context) -> str:
     """The group's --color value (auto, always, never)."""
     obj = ctx.find_root().obj or {}
     return str(obj.get("color") or "auto")
+
+
+def judging_options(formats: Sequence[str]) -> Callable[[F], F]:
+    """The options check and plan share: the state, --to/--hold, --fail-on and -o."""
+
+    def decorate(f: F) -> F:
+        return state_options(target_options(fail_on_option(output_option(formats)(f))))
+
+    return decorate
+
+
+def use_color(ctx: click.Context) -> bool:
+    """Whether text output is coloured: the group's --color, and whether stdout is a terminal."""
+    import sys
+
+    from upgradeplan.render.text import use_color as decide
+
+    return decide(color_mode(ctx), sys.stdout)
+
+
+def gather(ctx: click.Context, params: dict[str, Any]) -> tuple[KnowledgeBase, list[api.Gathered]]:
+    """The knowledge and every installation the state options name (BadInput when none)."""
+    inputs = inputs_from(params)
+    if not inputs.any:
+        raise errors.BadInput(
+            "no installation given",
+            hint="state it with --installed PRODUCT=VERSION (and --pin, --fact), or read it with "
+            "--snapshot FILE, --gitops PATH or --kubeconfig",
+        )
+    kb = api.load_kb(kb_dirs(ctx))
+    return kb, api.gather(kb, inputs)

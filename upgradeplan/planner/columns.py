@@ -243,11 +243,8 @@ def _per_start(
     assert rel is not None
     pieces = _extras(fan, j, starts, len(enc))
     may_apply = j in fan.requires
-    may_hop, nodes = s.idx.may_hop, s.nodes
     key = -1
-    for i in range(j):
-        if not may_hop(rel, nodes[i].version):
-            continue
+    for i in _admitted(s, j):
         extra = next(e for lo, e in reversed(pieces) if lo <= i)
         if may_apply:
             extra += requirements.cost(s, i, j)
@@ -255,6 +252,23 @@ def _per_start(
         if key < 0 or found < key:
             key = found
     return key
+
+
+def _admitted(s: Search, j: int) -> list[int]:
+    """The starts before ``j`` that may hop to it (its ``upgrade_from``), ascending: the
+    window's releases among those of the product the constraint admits (found once per
+    knowledge base, ``Index.admitted``), and the start when it is not a release."""
+    rel = s.nodes[j].release
+    assert rel is not None
+    if rel.upgrade_from is None:
+        return list(range(j))
+    nodes = s.nodes
+    ok = s.idx.admitted(s.product, rel.upgrade_from)
+    at = s.positions()
+    out = sorted(i for i in map(at.get, ok) if i is not None and 0 < i < j)
+    if s.idx.may_hop(rel, nodes[0].version):  # the start, a release or not
+        out.insert(0, 0)
+    return out
 
 
 __all__ = ["cheapest"]

@@ -34,6 +34,7 @@ from upgradeplan.planner import requirements
 
 if TYPE_CHECKING:
     from upgradeplan.planner.search import Search
+    from upgradeplan.planner.truths import Sweep
 
 _Dependent = tuple[Hazard, str, str]  # a landing truth to find per start: hazard, mover, version
 
@@ -47,7 +48,7 @@ class Fanout:
         self.s = s
         n = len(s.nodes)
         # a component no landing of the window moves never adds to a hop
-        self.comps = tuple(c for c in comps if _moves(s, c))
+        self.comps = tuple(c for c in comps if moves(s, c))
         # the version each mover lands on at node j (None: the landing does not move it)
         own: list[str | None] = [None, *(x.version for x in s.nodes[1:])]
         self.lands: dict[str, list[str | None]] = {s.product: own}
@@ -67,6 +68,10 @@ class Fanout:
         self.comp_base = {c: [0] * n for c in self.comps}
         self.dependent: list[list[_Dependent]] = [[] for _ in range(n)]
         self.requires: list[int] = []  # ends whose requirement may be inherited
+        # per mover: its landing/state hazards whose truth is not the sweep's for every start
+        self._apart: dict[str, frozenset[str]] = {}
+        # per mover: (the end, the ids summed there, their weights, their sum)
+        self._carried: dict[str, tuple[int, frozenset[str], dict[str, int], int]] = {}
         for j in range(1, n):
             self._end(j)
 
@@ -119,13 +124,62 @@ class Fanout:
         v = self.lands[mover][j]
         assert v is not None
         sides = s.idx.sides(mover, v, self.parsed[(mover, v)])
-        total = 0
-        for h, known in s.landed_known(mover, v, j, sides.landed):
+        sweep = s.sweep()
+        if sweep is None:
+            total, known_of = 0, s.landed_known(mover, v, j, sides.landed)
+        else:  # the hazards whose truth the sweep gives alike for every start: a sweep-line
+            total, rest = self._swept_landed(j, mover, sides, sweep)
+            known_of = s.landed_truths(v, j, rest) if rest else []
+        for h, known in known_of:
             if known is None:
                 self.dependent[j].append((h, mover, v))
             elif known is not Truth.FALSE:  # one that does not apply weighs nothing
                 total += s.weigh(h, known)
         into[j] += total
+
+    def _swept_landed(
+        self, j: int, mover: str, sides: Any, sweep: Sweep
+    ) -> tuple[int, list[Hazard]]:
+        """What the landing and state hazards of ``mover`` in scope at ``j`` whose truth is
+        the sweep's at every end (no condition, or every fact read set by every landing or by
+        none: ``Search.landed_known``) add to a hop landing on ``j``, and the other hazards.
+        The sum is carried from ``j - 1``: a hazard is looked at again only where it enters or
+        leaves the hazards in scope or the sweep may have changed its truth there."""
+        s = self.s
+        apart = self._apart.get(mover)
+        if apart is None:
+            from upgradeplan.planner.prune import alike_everywhere
+
+            swept0 = sweep.at[0]
+            apart = self._apart[mover] = frozenset(
+                h.id
+                for h in s.idx.by_product.get(mover, ())
+                if h.when is not None and not (h.id in swept0 and alike_everywhere(s, h))
+            )
+        ids = s.idx.landed_ids(sides)
+        rest: list[Hazard] = []
+        if apart and not apart.isdisjoint(ids):
+            rest = [h for h in sides.landed if h.id in apart]
+            ids = ids - apart
+        last = self._carried.get(mover)
+        if last is None or last[0] != j - 1:
+            weights: dict[str, int] = {}
+            total, look = 0, ids
+        else:
+            _, old, weights, total = last
+            look = (ids ^ old) | (sweep.touched[j] & ids)
+        swept, hazards, weigh = sweep.at[j], s.kb.hazards, s.weigh
+        for hid in look:
+            total -= weights.pop(hid, 0)
+            if hid in ids:
+                h = hazards[hid]
+                known = Truth.TRUE if h.when is None else swept[hid]
+                w = 0 if known is Truth.FALSE else weigh(h, known)
+                if w:
+                    weights[hid] = w
+                    total += w
+        self._carried[mover] = (j, ids, weights, total)
+        return total, rest
 
     def costs(self, i: int, ends: Sequence[int]) -> list[int]:
         """The cost of every hop ``i -> j`` for ``j`` in ``ends`` (all after ``i``)."""
@@ -186,9 +240,14 @@ def _landing_value(s: Search, j: int, key: str) -> Any:
     return None if fact is None else fact.value
 
 
-def _moves(s: Search, comp: str) -> bool:
-    key = f"installed.{comp}"
-    return any(isinstance(_landing_value(s, j, key), str) for j in range(1, len(s.nodes)))
+def moves(s: Search, comp: str) -> bool:
+    """Whether some landing of the window sets ``comp``'s installed version (cached)."""
+    hit = s._moving.get(comp)
+    if hit is None:
+        key = f"installed.{comp}"
+        n = len(s.nodes)
+        hit = s._moving[comp] = any(isinstance(_landing_value(s, j, key), str) for j in range(1, n))
+    return hit
 
 
 def fan_of(s: Search) -> Fanout | None:
@@ -202,4 +261,4 @@ def fan_of(s: Search) -> Fanout | None:
     return Fanout(s, comps)
 
 
-__all__ = ["Fanout", "fan_of"]
+__all__ = ["Fanout", "fan_of", "moves"]

@@ -62,6 +62,8 @@ class Index:
         self.keys: dict[str, tuple[str, ...] | None] = {}
         self._sides: dict[tuple[str, str], _Sides] = {}
         self._hops: dict[tuple[str, str], bool] = {}
+        self._admitted: dict[tuple[str, str], frozenset[str]] = {}
+        self._landed_ids: dict[int, tuple[_Sides, frozenset[str]]] = {}
 
     def may_hop(self, release: Release, from_version: str) -> bool:
         """``releases.may_hop``, cached per ``upgrade_from`` text and start version."""
@@ -96,6 +98,26 @@ class Index:
             )
             self._sides[key] = hit
         return hit
+
+    def admitted(self, product: str, upgrade_from: str) -> frozenset[str]:
+        """The versions of ``product``'s releases that ``upgrade_from`` admits as a start
+        (``releases.may_hop``), cached per product and constraint text."""
+        key = (product, upgrade_from)
+        hit = self._admitted.get(key)
+        if hit is None:
+            from upgradeplan.versions import parse_constraint
+
+            check = parse_constraint(upgrade_from).check
+            rels = self.product(product).releases
+            hit = self._admitted[key] = frozenset(r.version for r in rels if check(r.version))
+        return hit
+
+    def landed_ids(self, sides: _Sides) -> frozenset[str]:
+        """The ids of ``sides.landed`` (cached per sides, which the index keeps)."""
+        hit = self._landed_ids.get(id(sides))
+        if hit is None or hit[0] is not sides:
+            hit = self._landed_ids[id(sides)] = (sides, frozenset(h.id for h in sides.landed))
+        return hit[1]
 
     def _build(self, product: str) -> _ProductIndex:
         from upgradeplan.versions import parse_version

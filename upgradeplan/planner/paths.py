@@ -48,12 +48,14 @@ def landing_facts(s: Search, j: int) -> list[Fact]:
         src = s.start_state.get(f"pin.{s.product}")
         moved = provenance.moved(src.source if src else None, rel.version, rel.key)
         facts.append(Fact(f"pin.{s.product}", rel.version, moved))
+    bom: provenance.Source | None = None
     for comp, version in rel.bom.items():
         if comp in s._pins and comp not in s.holds and comp != s.product:
             src = s.start_state.get(f"pin.{comp}")
             moved = provenance.moved(src.source if src else None, version, rel.key)
             facts.append(Fact(f"pin.{comp}", version, moved))
-            bom = provenance.supposed(f"plan: BOM of {rel.key}")
+            if bom is None:
+                bom = provenance.supposed(f"plan: BOM of {rel.key}")
             facts.append(Fact(f"installed.{comp}", version, bom))
     for comp, rng in rel.components.items():
         # a component the installation does not pin follows the range the release publishes

@@ -133,6 +133,8 @@ class Search:
         self._start_cache: dict[tuple[str, str, int], tuple[_Known, _Known]] = {}
         self._admits: dict[tuple[str, int], bool] = {}
         self._rising: bool | None = None  # every release above the one before it
+        self._positions: dict[str, int] | None = None
+        self._moving: dict[str, bool] = {}  # lockstep component -> some landing moves it
         self._fanout: Fanout | Literal[False] | None = None
         self._allowed: list[int] | None = None  # None: every release
         self._allowed_ready = False  # whether _allowed is computed
@@ -206,6 +208,12 @@ class Search:
     @allowed.setter
     def allowed(self, value: list[int] | None) -> None:
         self._allowed, self._allowed_ready = value, True
+
+    def positions(self) -> dict[str, int]:
+        """The index of each release of the window after the start, by version (cached)."""
+        if self._positions is None:
+            self._positions = {n.version: i for i, n in enumerate(self.nodes) if i}
+        return self._positions
 
     def successors(self, i: int) -> list[int]:
         """The releases a hop from node ``i`` may land on (their ``upgrade_from`` admits it)."""
@@ -324,25 +332,30 @@ class Search:
         key = (product, t, j)
         hit = self._landed_cache.get(key)
         if hit is None:
-            state = self.state_at(j)
-            swept = self._swept.get(id(state), {}) if self.sweep() else {}
-            alike = self._alike
-            hit = self._landed_cache[key] = []
-            landing: dict[str, Fact] | None = None
-            for h in hazards:
-                known = swept.get(h.id)
-                if known is not None:
-                    everywhere = alike.get(h.id)
-                    if everywhere is None:
-                        everywhere = alike_everywhere(self, h)
-                    if everywhere:
-                        hit.append((h, known))
-                        continue
-                if landing is None:
-                    landing = self.landing_map(j)
-                if known is None or not alike_starts(self, h, landing, first_set(self), j):
-                    known = self._independent(h, state, landing, t, j)
-                hit.append((h, known))
+            hit = self._landed_cache[key] = self.landed_truths(t, j, hazards)
+        return hit
+
+    def landed_truths(self, t: str, j: int, hazards: Sequence[Hazard]) -> _Known:
+        """``landed_known`` for the hazards given (not cached)."""
+        state = self.state_at(j)
+        swept = self._swept.get(id(state), {}) if self.sweep() else {}
+        alike = self._alike
+        hit: _Known = []
+        landing: dict[str, Fact] | None = None
+        for h in hazards:
+            known = swept.get(h.id)
+            if known is not None:
+                everywhere = alike.get(h.id)
+                if everywhere is None:
+                    everywhere = alike_everywhere(self, h)
+                if everywhere:
+                    hit.append((h, known))
+                    continue
+            if landing is None:
+                landing = self.landing_map(j)
+            if known is None or not alike_starts(self, h, landing, first_set(self), j):
+                known = self._independent(h, state, landing, t, j)
+            hit.append((h, known))
         return hit
 
     def _independent(

@@ -320,16 +320,20 @@ class Sweep:
 
 
 def window_sweep(s: Search) -> Sweep | None:
-    """The sweep of the product's and its lockstep components' hazards over ``s``'s window,
-    where that is exact (planner/prune.py ``prunable``); None: truths are found one by one."""
+    """The sweep of the product's and its moving lockstep components' hazards over ``s``'s
+    window, where that is exact (planner/prune.py ``prunable``); None: truths are found one
+    by one."""
+    from upgradeplan.planner.fanout import moves
     from upgradeplan.planner.prune import prunable
 
     comps = s.comps()
     if len(s.nodes) <= 2 or not prunable(s, comps):
         return None
+    # a lockstep component no landing of the window moves has no hop in it, so its hazards
+    # never weigh (their truths, where asked, are found one by one: Search._truth)
     hazards = [
         (h.id, h.when)
-        for mover in (s.product, *comps)
+        for mover in (s.product, *(c for c in comps if moves(s, c)))
         for h in s.idx.by_product.get(mover, ())
         if h.when is not None
     ]

@@ -153,10 +153,53 @@ def evaluate_full(
     """Evaluate ``cond``; ``missing`` lists only the keys that could change an UNKNOWN.
 
     ``memo`` (one per state and hop, kept by the caller) holds the outcome of each predicate
-    by name and arguments, so conditions judged on the same state share their predicates."""
+    by name and arguments, so conditions judged on the same state share their predicates.
+    Within :func:`shared_outcomes`, a condition whose every predicate is shared, evaluated
+    again on the same facts, gives the result found first (made of the same outcomes)."""
+    store = _SHARED.get()
+    keys = None if store is None else _whole_of(cond)
+    if keys is not None:
+        assert store is not None
+        read = tuple(map(state.facts.get, keys))
+        key = ("\0whole", id(cond), *map(id, read))
+        hit = store.get(key)
+        if hit is not None:
+            return hit[0]  # type: ignore[no-any-return]
     evidence: list[Evidence] = []
     truth, missing = _eval(cond, state, kb, hop, False, evidence, memo)
-    return Result(truth, tuple(evidence), tuple(dict.fromkeys(missing)))
+    res = Result(truth, tuple(evidence), tuple(dict.fromkeys(missing)))
+    if keys is not None:
+        assert store is not None
+        store[key] = [res, read, cond]  # the facts and the condition kept: no id is reused
+    return res
+
+
+# per condition tree: the fact keys it reads when every predicate in it is shared (None: not)
+_WHOLE: dict[int, tuple[Condition, tuple[str, ...] | None]] = {}
+
+
+def _whole_of(cond: Condition) -> tuple[str, ...] | None:
+    hit = _WHOLE.get(id(cond))
+    if hit is None or hit[0] is not cond:
+        if len(_WHOLE) > 100_000:
+            _WHOLE.clear()
+        hit = _WHOLE[id(cond)] = (cond, _plain_keys(cond))
+    return hit[1]
+
+
+def _plain_keys(cond: Condition) -> tuple[str, ...] | None:
+    """The fact keys of every predicate of ``cond``, when each one's outcome is shared."""
+    if cond.op == "pred":
+        return _plain_of(cond)[1]
+    if cond.op not in ("all", "any", "not") or (cond.op == "not" and len(cond.children) != 1):
+        return None  # _eval says what is wrong
+    out: list[str] = []
+    for child in cond.children:
+        keys = _plain_keys(child)
+        if keys is None:
+            return None
+        out.extend(k for k in keys if k not in out)
+    return tuple(out)
 
 
 def evaluate(

@@ -32,7 +32,6 @@ from itertools import repeat
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from upgradeplan.model import Hazard
     from upgradeplan.planner.fanout import Fanout
     from upgradeplan.planner.search import Search
 
@@ -112,8 +111,7 @@ def _start_weights(s: Search, fan: Fanout, starts: dict[str, int]) -> dict[tuple
     out: dict[tuple[str, str], _Segs] = {}
     running: dict[tuple[str, str], list[int]] = {}  # (mover, hazard) -> its last run, open
     before: dict[str, frozenset[str]] = {}  # mover -> the hazards the start before can meet
-    met: dict[int, tuple[frozenset[str], dict[str, Hazard]]] = {}  # per sides: ids, hazards
-    weigh, sides_of = s.weigh, s.idx.sides
+    weigh, sides_of, started = s.weigh, s.idx.sides, s.idx.started
     last = len(s.nodes) - 1
     for i in range(last):
         swept = sweep.at[i]
@@ -122,12 +120,7 @@ def _start_weights(s: Search, fan: Fanout, starts: dict[str, int]) -> dict[tuple
             pre = s.state_at(i)
             movers += [(c, pre.installed(c) or "") for c, first in starts.items() if i >= first]
         for mover, f in movers:
-            sides = sides_of(mover, f, fan._parse(mover, f))
-            hit = met.get(id(sides))
-            if hit is None:
-                hazards = {h.id: h for h in (*sides.skip_pre, *sides.trans_pre)}
-                hit = met[id(sides)] = (frozenset(hazards), hazards)
-            ids, hazards = hit
+            ids, hazards = started(sides_of(mover, f, fan._parse(mover, f)))
             old = before.get(mover)
             before[mover] = ids
             look = ids if old is None else (ids ^ old) | (sweep.touched[i] & ids)

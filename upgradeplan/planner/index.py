@@ -63,6 +63,7 @@ class Index:
         self._sides: dict[tuple[str, str], _Sides] = {}
         self._hops: dict[tuple[str, str], bool] = {}
         self._admitted: dict[tuple[str, str], frozenset[str]] = {}
+        self._started: dict[int, tuple[_Sides, frozenset[str], dict[str, Hazard]]] = {}
         self._landed_ids: dict[int, tuple[_Sides, frozenset[str]]] = {}
 
     def may_hop(self, release: Release, from_version: str) -> bool:
@@ -111,6 +112,15 @@ class Index:
             rels = self.product(product).releases
             hit = self._admitted[key] = frozenset(r.version for r in rels if check(r.version))
         return hit
+
+    def started(self, sides: _Sides) -> tuple[frozenset[str], dict[str, Hazard]]:
+        """The skip and transition hazards of ``sides.skip_pre`` and ``sides.trans_pre``: their
+        ids and each by id (cached per sides, which the index keeps)."""
+        hit = self._started.get(id(sides))
+        if hit is None or hit[0] is not sides:
+            hazards = {h.id: h for h in (*sides.skip_pre, *sides.trans_pre)}
+            hit = self._started[id(sides)] = (sides, frozenset(hazards), hazards)
+        return hit[1], hit[2]
 
     def landed_ids(self, sides: _Sides) -> frozenset[str]:
         """The ids of ``sides.landed`` (cached per sides, which the index keeps)."""

@@ -12,7 +12,7 @@ direct jump's state after its one step), the requirements are judged on that sta
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -100,9 +100,33 @@ def status(s: Search, i: int, j: int, post: State | None = None) -> Status | Non
 def _status(s: Search, i: int, j: int, state: State) -> Status | None:
     rel = s.nodes[j].release
     assert rel is not None
+    if not rel.requires_when:
+        return _plain_status(rel.requires, state)
     truth, _, missing, checked = requirement_truth(s.kb, rel, state, s.nodes[i].version)
     keys = tuple(missing) if truth is Truth.UNKNOWN else ()
     return (REQUIREMENT_STATUS[truth], keys) if checked else None
+
+
+def _plain_status(requires: Mapping[str, str], state: State) -> Status:
+    """``_status`` of requirements without a ``when`` (every one is checked): what
+    planner/findings.py ``requirement_truth`` finds, without its evidence."""
+    from upgradeplan.versions import parse_constraint
+
+    truth = Truth.FALSE  # "some requirement is unmet"
+    missing: list[str] = []
+    facts = state.facts
+    for product, text in sorted(requires.items()):
+        key = f"installed.{product}"
+        fact = facts.get(key)
+        if fact is None:
+            t = Truth.UNKNOWN
+            missing.append(key)
+        elif not isinstance(fact.value, str):
+            t = Truth.TRUE if fact.value is None else Truth.UNKNOWN
+        else:
+            t = Truth.FALSE if parse_constraint(text).check(fact.value) else Truth.TRUE
+        truth = truth | t
+    return REQUIREMENT_STATUS[truth], tuple(missing) if truth is Truth.UNKNOWN else ()
 
 
 def cost(s: Search, i: int, j: int, post: State | None = None) -> int:

@@ -263,16 +263,18 @@ def _eval(
     if cond.op not in ("all", "any"):
         raise errors.BadInput(f"unknown condition operator {cond.op!r}")
     results = [_eval(c, state, kb, hop, negated, evidence, memo) for c in cond.children]
-    truth = Truth.TRUE if cond.op == "all" else Truth.FALSE
-    for t, _ in results:
-        truth = (truth & t) if cond.op == "all" else (truth | t)
-    if truth is not Truth.UNKNOWN:
-        return truth, []
+    # Kleene: `all` is FALSE when a child is, else UNKNOWN when one is, else TRUE (`any` dual)
+    stop, rest = (Truth.FALSE, Truth.TRUE) if cond.op == "all" else (Truth.TRUE, Truth.FALSE)
+    truths = [t for t, _ in results]
+    if stop in truths:
+        return stop, []
+    if Truth.UNKNOWN not in truths:
+        return rest, []
     missing: list[str] = []
     for t, m in results:
         if t is Truth.UNKNOWN:
             missing.extend(m)
-    return truth, missing
+    return Truth.UNKNOWN, missing
 
 
 def _evidence(cond: Condition, out: Outcome, negated: bool) -> Evidence:

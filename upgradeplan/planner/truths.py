@@ -224,7 +224,6 @@ class Sweep:
         self.at.append(here)
         self.touched.append(frozenset())
         none: frozenset[str] = frozenset()
-        get_readers = readers.get
         for i in range(1, len(states)):
             flipped: list[Any] = []
             state = states[i]
@@ -234,7 +233,13 @@ class Sweep:
                 if known != now[c]:
                     now[c] = known
                     flipped.append(c)
-            moved = {c for key in changed[i - 1] for c in get_readers(key, ())}
+            before, after = states[i - 1].facts, state.facts
+            moved = {
+                c
+                for key in changed[i - 1]
+                if key in readers and not _same(before.get(key), after.get(key))
+                for c in readers[key]
+            }
             for c in moved:
                 t = rank(preds[c][0], c, preds[c][1], state)
                 if t != now[c]:
@@ -317,6 +322,17 @@ class Sweep:
             versions.append(v)
         self._marks[key] = (marks, versions)
         return True
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two facts read alike for every predicate's cache key (``_key``): the same
+    fact, or equal values of one scalar type (or both None)."""
+    if a is b:
+        return True
+    if a is None or b is None:
+        return False
+    v, w = a.value, b.value
+    return type(v) is type(w) and (v is None or type(v) in _SCALARS) and v == w
 
 
 def window_sweep(s: Search) -> Sweep | None:

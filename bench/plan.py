@@ -130,12 +130,19 @@ def main() -> None:
         "prints both worst medians and the growth exponent",
     )
     ap.add_argument("--only", metavar="PRODUCT", help="plan only this generated product")
+    ap.add_argument(
+        "--bom-every",
+        type=int,
+        metavar="K",
+        help="with --only: the product's BOMs list their second component at every K-th "
+        "release only (its installed version then depends on the path: planner/paths.py)",
+    )
     args = ap.parse_args()
     if args.growth:
         growth(args.runs)
         return
     if args.only:
-        only(args.only, args.products, args.releases, args.hazards, args.runs)
+        only(args.only, args.products, args.releases, args.hazards, args.runs, args.bom_every)
         return
 
     bundled = load()
@@ -180,7 +187,9 @@ def worst_median(kb: KnowledgeBase, runs: int) -> float:
     return max(medians)
 
 
-def only(product: str, products: int, releases: int, hazards: int, runs: int) -> None:
+def only(
+    product: str, products: int, releases: int, hazards: int, runs: int, every: int | None
+) -> None:
     """Plan first -> last release of one generated product ``runs`` times after a first."""
     from genkb import generate
 
@@ -191,8 +200,24 @@ def only(product: str, products: int, releases: int, hazards: int, runs: int) ->
             sys.exit(
                 f"--only {product}: not a generated product (prod-00 ... prod-{products - 1:02d})"
             )
+        if every:
+            kb = sometimes_listed(kb, product, every)
         state, targets = generated_case(kb, product)
         report(f"generated: {product} first -> last release", *measure(kb, state, targets, runs))
+
+
+def sometimes_listed(kb: KnowledgeBase, product: str, every: int) -> KnowledgeBase:
+    """``kb`` with the second BOM component of ``product``'s releases listed at every
+    ``every``-th release only."""
+    import dataclasses
+
+    out = []
+    for k, rel in enumerate(kb.releases[product]):
+        bom = dict(rel.bom)
+        if k % every and len(bom) > 1:
+            del bom[sorted(bom)[1]]
+        out.append(dataclasses.replace(rel, bom=bom))
+    return dataclasses.replace(kb, releases={**kb.releases, product: tuple(out)})
 
 
 def growth(runs: int) -> None:

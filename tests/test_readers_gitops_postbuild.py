@@ -221,3 +221,52 @@ def test_a_quote_variable_keeps_a_number_text(kb: KnowledgeBase, tmp_path: Path)
     post = VARS + "    quote: '\"'\n    line: '5.12'\n"
     state = _read(kb, tmp_path, post, _release("${quote}${line}${quote}"))
     assert _pin(state) == "5.12"
+
+
+def test_a_script_generated_with_substitution_disabled_does_not_fail_the_build(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    # ${#ids[@]} is no expression envsubst parses; generatorOptions keep Flux away from it
+    kust = textwrap.dedent("""\
+        resources: [muster.yaml]
+        configMapGenerator:
+          - {name: hooks, files: [hook.sh]}
+        generatorOptions:
+          disableNameSuffixHash: true
+          annotations: {kustomize.toolkit.fluxcd.io/substitute: disabled}
+        """)
+    files = {"workloads/kustomization.yaml": kust, "workloads/hook.sh": 'echo "${#ids[@]}"\n'}
+    state = _read(kb, tmp_path, VARS, _release("${muster_tag#v}"), **files)
+    assert _pin(state) == "5.12.0"
+    assert not [k for k in state.unreadable if k.startswith("source ")]
+
+
+def test_a_parent_patch_selected_by_a_set_based_selector_gives_the_variables(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    # home-ops style: the parent injects substituteFrom into every child that does not opt out
+    cm = textwrap.dedent("""\
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: cluster-settings, namespace: flux-system}
+        data: {MUSTER_LINE: "5.12.0"}
+        """)
+    patch = textwrap.dedent("""\
+        apiVersion: kustomize.toolkit.fluxcd.io/v1
+        kind: Kustomization
+        metadata: {name: _}
+        spec:
+          postBuild:
+            substituteFrom:
+              - {kind: ConfigMap, name: cluster-settings}
+        """)
+    sync = SYNC.replace(
+        "  sourceRef: {kind: GitRepository, name: flux-system}\n",
+        "  sourceRef: {kind: GitRepository, name: flux-system}\n"
+        "  patches:\n"
+        "    - target: {kind: Kustomization, labelSelector: subst.example.org/off notin (true)}\n"
+        "      patch: |\n" + textwrap.indent(patch, "        "),
+    )
+    files = {"clusters/north/flux-system/gotk-sync.yaml": sync, "clusters/north/cm.yaml": cm}
+    state = _read(kb, tmp_path, "", _release("${MUSTER_LINE}"), **files)
+    assert _pin(state) == "5.12.0"

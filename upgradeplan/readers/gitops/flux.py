@@ -264,9 +264,12 @@ class Applier:
         self.generators = [d for d in top if identity(d)[1] == "ArtifactGenerator"]
         order: list[tuple[_Ks, list[Doc]]] = []
         seen: set[str] = set()
-        queue: list[tuple[Doc, str | None]] = [(d, None) for d in top if is_flux_kustomization(d)]
-        inst.objects += [d for d in top if not is_flux_kustomization(d)]
         configmaps = [d for d in top if identity(d)[1] == "ConfigMap"]
+        sync = self._sync_of(top, root)
+        queue: list[tuple[Doc, str | None]] = [(sync, None)] if sync is not None else []
+        if sync is None:
+            queue = [(d, None) for d in top if is_flux_kustomization(d)]
+            inst.objects += [d for d in top if not is_flux_kustomization(d)]
         while queue:
             doc, parent = queue.pop(0)
             _, _, ns, ks_name = identity(doc)
@@ -284,6 +287,20 @@ class Applier:
             inst.objects += [o for o in objs if not is_flux_kustomization(o)]
         inst.unread.update(self.renderer.unread)
         return inst
+
+    def _sync_of(self, top: list[Doc], root: str) -> Doc | None:
+        """The Kustomization of ``top`` that applies ``root`` itself from this repository (the
+        bootstrap sync): what it applies carries its patches and substitution, so the entry
+        is read through it."""
+        for doc in top:
+            ref = doc.get("spec", "sourceRef")
+            if not is_flux_kustomization(doc) or not isinstance(ref, dict):
+                continue
+            if ref.get("kind") != "GitRepository" or ref.get("name") not in self.base.own_sources:
+                continue
+            if norm(posixpath.join(self.tree.repo_rel, _spec_path(doc) or "")) == root:
+                return doc
+        return None
 
     @staticmethod
     def _post_build(

@@ -44,24 +44,71 @@ def _full_match(pattern: Any, value: str | None) -> bool:
         return pattern == value
 
 
+_SET_TERM = re.compile(r"(!?)\s*([^\s!=<>(),]+)\s*(?:(==|=|!=|<|>|\bnotin\b|\bin\b)\s*(.*))?$")
+
+
+def _terms(selector: str) -> list[str] | None:
+    """The requirements of a selector, split at commas outside parentheses."""
+    terms, depth, cur = [], 0, ""
+    for c in selector:
+        depth += c == "("
+        depth -= c == ")"
+        if depth < 0 or depth > 1:
+            return None
+        if c == "," and depth == 0:
+            terms.append(cur)
+            cur = ""
+        else:
+            cur += c
+    return [*terms, cur] if depth == 0 else None
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def _labels_match(selector: Any, labels: Mapping[Any, Any]) -> bool:
+    """Whether ``labels`` satisfy a Kubernetes label selector: ``key``, ``!key``, ``key=v``,
+    ``key==v``, ``key!=v``, ``key in (a,b)``, ``key notin (a,b)``, ``key>n``, ``key<n``,
+    comma-separated (all must hold). A selector that does not parse matches nothing."""
     if not isinstance(selector, str) or not selector.strip():
         return True
-    for term in selector.split(","):
-        term = term.strip()
-        if "!=" in term:
-            key, _, val = term.partition("!=")
-            if str(labels.get(key.strip())) == val.strip():
-                return False
-        elif "=" in term:
-            key, _, val = term.replace("==", "=").partition("=")
-            if str(labels.get(key.strip())) != val.strip():
-                return False
-        elif term.startswith("!"):
-            if term[1:] in labels:
-                return False
-        elif term and term not in labels:
+    terms = _terms(selector)
+    if terms is None:
+        return False
+    for term in terms:
+        m = _SET_TERM.match(term.strip())
+        if m is None:
             return False
+        bang, key, op, rest = m.group(1), m.group(2), m.group(3), (m.group(4) or "").strip()
+        have = _text(labels.get(key)) if key in labels else None
+        if op is None:
+            if bool(bang) == (key in labels):
+                return False
+            continue
+        if bang:
+            return False
+        if op in ("in", "notin"):
+            if not (rest.startswith("(") and rest.endswith(")")):
+                return False
+            values = {v.strip() for v in rest[1:-1].split(",")}
+            if (op == "in") != (have is not None and have in values):
+                return False
+        elif op in ("=", "=="):
+            if have != rest:
+                return False
+        elif op == "!=":
+            if have == rest:
+                return False
+        else:
+            if not re.fullmatch(r"-?[0-9]+", rest) or have is None:
+                return False
+            if not re.fullmatch(r"-?[0-9]+", have):
+                return False
+            if (int(have) > int(rest)) != (op == ">") or int(have) == int(rest):
+                return False
     return True
 
 

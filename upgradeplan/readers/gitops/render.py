@@ -282,6 +282,7 @@ class Renderer:
                 if not isinstance(gen, dict) or not isinstance(gen.get("name"), str):
                     continue
                 doc = self._generate(kust, k, (key, i), gen, kind, no_hash)
+                _generator_metadata(doc, options, gen.get("options"))
                 behavior = gen.get("behavior", "create")
                 if behavior in ("merge", "replace"):
                     objs = merge_generated(objs, doc, behavior == "merge")
@@ -451,3 +452,17 @@ def _file_record(file: str, cause: str, where: str, exc: BadInput, key: str) -> 
 
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
+
+
+def _generator_metadata(doc: Doc, common: Any, own: Any) -> None:
+    """The labels and annotations kustomize gives a generated object: ``generatorOptions``'s,
+    then the generator's own ``options`` (which win)."""
+    meta = doc.data["metadata"]
+    for part in ("labels", "annotations"):
+        merged: dict[str, Any] = {}
+        for options in (common, own):
+            values = options.get(part) if isinstance(options, dict) else None
+            if isinstance(values, dict):
+                merged.update({str(k): v for k, v in values.items()})
+        if merged:
+            meta[part] = {**merged, **(meta.get(part) or {})}

@@ -116,3 +116,29 @@ def test_a_bump_from_a_range_asks_for_what_runs_and_never_says_it_is_not_install
     assert "not installed" not in result.stderr  # the files do install it
     [one] = json.loads(stated.stdout)["results"]  # stated, the move is judged
     assert one["targets"] == [{"product": "agent-platform", "version": "4.8.0"}]
+
+
+KAGENT = '  kagent:\n    versionRange: "0.11.0-gs.6"\n'
+
+
+def test_a_fact_the_change_leaves_unknown_is_not_judged_on_the_base_value(repo: Path) -> None:
+    # the base turns kagent's drift detection on; the change moves to 4.8.0 (connectivity in
+    # step) and writes the mode as a variable nothing in the files sets. What merging runs is
+    # not the base's "enabled", so the hazard of 4.8.0 without drift detection may apply
+    bom = repo / "clusters/prod/bom.yaml"
+    mode = "    driftDetection:\n      mode: {}\n"
+    bom.write_text(bom.read_text().replace(KAGENT, KAGENT + mode.format("enabled")))
+    _git(repo, "commit", "-qam", "kagent drift detection on")
+    code, result, err = _gate(repo)
+    assert (code, result["verdict"]) == (0, "safe"), err
+    _rewrite_pin(repo, '"4.8.0"')
+    text = bom.read_text().replace('versionRange: "4.7.18"', 'versionRange: "4.8.0"')
+    bom.write_text(text.replace("mode: enabled", "mode: ${KAGENT_DRIFT}"))
+    code, result, err = _gate(repo)
+    assert (code, result["verdict"]) == (4, "undetermined"), err
+    [rec] = [
+        r for r in result["unreadable"] if "helmrelease.kagent.drift-detection" in r["unknown"]
+    ]
+    assert rec["location"] == "clusters/prod/bom.yaml:13"
+    statuses = {f["hazard"]: f["status"] for f in result["findings"]}
+    assert statuses["no-drift-detection-on-480"] == "may-apply"

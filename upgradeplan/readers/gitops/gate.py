@@ -9,9 +9,10 @@ keeps it where it is. Each target remembers the ``file:line`` of its new pin so 
 can point there.
 
 What the working tree could not be read is part of what the change asks for: a file of the
-change that does not parse, a source it cannot follow, and a product whose new pin cannot be
-read (an unresolved substitution, a digest) leave the change undetermined, never "safe"
-(:func:`with_head_unread`).
+change that does not parse, a source it cannot follow, a product whose new pin cannot be
+read (an unresolved substitution, a digest), and any other fact it leaves unknown (a
+drift-detection mode written as a variable nobody sets) leave the change undetermined, never
+"safe" (:func:`with_head_unread`).
 """
 
 from __future__ import annotations
@@ -120,16 +121,25 @@ def pin_changes(kb: KnowledgeBase, base_state: State, head_state: State) -> PinC
 def with_head_unread(judged: State, base: State, head: State) -> State:
     """``judged`` (the state at the base ref with its change facts) with what the change
     could not be read: the files and sources the working tree reached and could not read,
-    and one record per product whose pin the base holds and the working tree's pin leaves
-    unknown (the change moves it to a version nobody could read)."""
+    every other fact the working tree leaves unknown (the base's value of it is dropped: it is
+    not what merging the change runs), and one record per product whose pin the base holds
+    and the working tree's pin leaves unknown (the change moves it to a version nobody could
+    read)."""
     index = dict(judged.unreadable)
     recs = list(judged.unread)
     for rec in head.unread:
         if any(k.startswith(_SOURCE_KEYS) for k in rec.keys) and rec not in recs:
             recs.append(rec)
+    facts = dict(judged.facts)
+    recorded = {k for r in head.unread for k in r.keys}
     for key, why in head.unreadable.items():
         if key.startswith(_SOURCE_KEYS):
             index.setdefault(key, why)
+        elif key in recorded and not key.startswith("pin.") and key not in judged.unreadable:
+            # a fact the change leaves unknown: the base's value is not what merging runs
+            index[key] = why
+            recs += [r for r in head.unread if key in r.keys and r not in recs]
+            facts = {k: f for k, f in facts.items() if not covers(key, k)}
     before, after = _pins(base), _pins(head)
     for product in sorted(set(before) - set(after)):
         prefix = next((p for p in head.unreadable if covers(p, f"pin.{product}")), None)
@@ -140,7 +150,7 @@ def with_head_unread(judged: State, base: State, head: State) -> State:
         index.setdefault(rec.keys[0], f"{rec.location}: {rec.detail}" if rec.location else str(rec))
     if len(index) == len(judged.unreadable) and len(recs) == len(judged.unread):
         return judged
-    return State(facts=judged.facts, name=judged.name, unreadable=index, unread=tuple(recs))
+    return State(facts=facts, name=judged.name, unreadable=index, unread=tuple(recs))
 
 
 def _unread_pin(product: str, before: Fact, prefix: str, head: State) -> Unreadable:

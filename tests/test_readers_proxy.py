@@ -118,7 +118,7 @@ def test_proxy_url_tunnels_to_an_https_api_server(fake_api: FakeAPIFactory, prox
     )
     doc = _scan(kubeconfig)
     assert doc["state"]["facts"]["installed.agent-platform"]["value"] == "4.7.18"
-    assert doc.get("via", "http.client").startswith("http.client")
+    assert doc.get("via", "standard library").startswith("standard library")
     assert proxy.seen and all(line.startswith("CONNECT 127.0.0.1:") for line in proxy.seen)
     assert proxy.auth and proxy.auth[0] == "Basic dTpwQHNz"  # u:p@ss
     assert all(r.authorization == "Bearer token-of-s1" for r in server.requests)

@@ -64,7 +64,7 @@ class ContextResult:
     state: State | None
     error: str | None = None
     requests: int = 0
-    via: str = ""  # "http.client", or "kubernetes client (<why>)"
+    via: str = ""  # "standard library", or "kubernetes client (<why>)"
 
 
 def read_context(
@@ -137,7 +137,7 @@ def open_transport(
     ``timeout`` bounds an exec credential plugin."""
     how = connection(config, context, exec_timeout=timeout)
     if isinstance(how, Connection):
-        return HttpTransport(how), "http.client"
+        return HttpTransport(how), "standard library"
     client = new_client(kubeconfig, context, why=how.reason)
     return ClientTransport(client), f"kubernetes client ({how.reason})"
 

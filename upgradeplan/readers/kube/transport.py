@@ -1,10 +1,11 @@
-"""GET JSON from a Kubernetes API server with the standard library (http.client and ssl).
+"""GET JSON from a Kubernetes API server with the standard library (sockets and ssl).
 
 One :class:`HttpTransport` per context: an ``ssl.SSLContext`` built once from the
 :class:`~upgradeplan.readers.kube.kubeconfig.Connection` (certificate authority as a file or
 as data, a client certificate and key, or no verification at all), keep-alive connections
-(one per request in flight; an idle one serves the next request of any thread), a timeout
-per request. It only fetches; retries and the meaning of statuses are
+(:mod:`upgradeplan.readers.kube.wire`: one per request in flight; an idle one serves the
+next request of any thread), a timeout per request; ``ssl`` is imported only for an
+``https://`` server. It only fetches; retries and the meaning of statuses are
 the cluster reader's. Failures are two kinds: :class:`Unreachable` (no connection or TLS
 handshake: the context cannot be read at all) and :class:`NoAnswer` (a timeout, a reset, an
 answer cut off or too large: ``cause`` says which).
@@ -21,21 +22,24 @@ folder) only for ``load_cert_chain`` and removed right after. Nothing here logs.
 from __future__ import annotations
 
 import contextlib
-import http.client
 import os
 import socket
-import ssl
+import sys
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import SplitResult, urlsplit
 
 from upgradeplan import __version__
 from upgradeplan.errors import BadInput
 from upgradeplan.readers.kube.kubeconfig import Connection
+from upgradeplan.readers.kube.wire import Closed, CutOff, Reply, Wire, WireError
 from upgradeplan.unreadable import CUT_OFF, TIMEOUT, TOO_LARGE
+
+if TYPE_CHECKING:
+    import ssl
 
 USER_AGENT = f"upgradeplan/{__version__}"
 MAX_BODY = 256 * 1024 * 1024  # bytes of one answer (a page of 500 objects is far below)
@@ -81,33 +85,17 @@ class Transport(Protocol):
     def close(self) -> None: ...
 
 
-class _Connection(http.client.HTTPConnection):
-    """An HTTP/1.1 connection that wraps its socket in TLS when given a context; through an
-    http:// proxy, a CONNECT tunnel for TLS (plain HTTP asks the proxy for the full URL)."""
-
-    def __init__(
-        self,
-        host: str,
-        port: int,
-        timeout: float,
-        tls: ssl.SSLContext | None,
-        server_name: str,
-        proxy: str = "",
-    ) -> None:
-        via = urlsplit(proxy) if proxy else None
-        if via is not None and via.hostname:
-            super().__init__(via.hostname, via.port or 80, timeout=timeout)
-            if tls is not None:
-                self.set_tunnel(host, port, headers=_proxy_headers(via))
-        else:
-            super().__init__(host, port, timeout=timeout)
-        self.tls = tls
-        self.server_name = server_name
-
-    def connect(self) -> None:
-        super().connect()  # sets TCP_NODELAY
-        if self.tls is not None:
-            self.sock = self.tls.wrap_socket(self.sock, server_hostname=self.server_name)
+def _wire(
+    host: str, port: int, timeout: float, tls: ssl.SSLContext | None, name: str, proxy: str
+) -> Wire:
+    """A connection to the API server: directly, or through an ``http://`` proxy (a CONNECT
+    tunnel for TLS; plain HTTP asks the proxy for the full URL)."""
+    via = urlsplit(proxy) if proxy else None
+    if via is not None and via.hostname:
+        return Wire(
+            host, port, timeout, tls, name, (via.hostname, via.port or 80, _proxy_headers(via))
+        )
+    return Wire(host, port, timeout, tls, name)
 
 
 def _proxy_headers(via: SplitResult) -> dict[str, str]:
@@ -123,6 +111,8 @@ def _proxy_headers(via: SplitResult) -> dict[str, str]:
 
 def tls_context(conn: Connection) -> ssl.SSLContext:
     """The client TLS settings of one context; BadInput naming the file that cannot be used."""
+    import ssl
+
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     context.set_alpn_protocols(["http/1.1"])
     try:
@@ -190,10 +180,10 @@ class HttpTransport:
             self.headers.update(_proxy_headers(urlsplit(conn.proxy)))
         self.connections = 0  # opened so far (each a TCP connection, and a TLS handshake)
         self._lock = threading.Lock()
-        self._idle: list[_Connection] = []
-        self._made: list[_Connection] = []
+        self._idle: list[Wire] = []
+        self._made: list[Wire] = []
 
-    def _take(self, timeout: float) -> tuple[_Connection, bool]:
+    def _take(self, timeout: float) -> tuple[Wire, bool]:
         """An idle connection, else a new one; and whether it was kept alive from before."""
         with self._lock:
             http_conn = self._idle.pop() if self._idle else None
@@ -201,7 +191,7 @@ class HttpTransport:
             http_conn.timeout = timeout
             http_conn.sock.settimeout(timeout)
             return http_conn, True
-        http_conn = _Connection(
+        http_conn = _wire(
             self.conn.host, self.conn.port, timeout, self.tls, self.server_name, self.conn.proxy
         )
         with self._lock:
@@ -209,19 +199,20 @@ class HttpTransport:
             self.connections += 1
         try:
             http_conn.connect()
-        except ssl.SSLError as exc:
+        except OSError as exc:  # ssl.SSLError among them
             http_conn.close()
-            raise Unreachable(f"TLS handshake with {self.conn.server} failed: {exc}") from None
-        except ConnectionRefusedError:
-            http_conn.close()
-            raise Unreachable(f"{self.conn.server}: connection refused") from None
-        except TimeoutError:
-            http_conn.close()
-            raise Unreachable(f"{self.conn.server}: no connection within {timeout:g}s") from None
-        except OSError as exc:
-            http_conn.close()
-            raise Unreachable(f"{self.conn.server}: {exc.strerror or exc}") from None
+            raise Unreachable(self._unreachable(exc, timeout)) from None
         return http_conn, False
+
+    def _unreachable(self, exc: OSError, timeout: float) -> str:
+        ssl = sys.modules.get("ssl")  # imported only when a context uses TLS
+        if ssl is not None and isinstance(exc, ssl.SSLError):
+            return f"TLS handshake with {self.conn.server} failed: {exc}"
+        if isinstance(exc, ConnectionRefusedError):
+            return f"{self.conn.server}: connection refused"
+        if isinstance(exc, TimeoutError):
+            return f"{self.conn.server}: no connection within {timeout:g}s"
+        return f"{self.conn.server}: {exc.strerror or exc}"
 
     def fetch(self, path: str, timeout: float) -> Response:
         deadline = time.monotonic() + timeout
@@ -232,8 +223,7 @@ class HttpTransport:
             http_conn, reused = self._take(left)
             watchdog = _Watchdog(http_conn, left)
             try:
-                http_conn.request("GET", self.prefix + path, headers=self.headers)
-                resp = http_conn.getresponse()
+                resp = http_conn.get(self.prefix + path, self.headers)
                 data = _read_body(resp, deadline)
             except NoAnswer:
                 http_conn.close()
@@ -241,11 +231,7 @@ class HttpTransport:
             except TimeoutError:
                 http_conn.close()
                 raise NoAnswer(f"no complete answer within {timeout:g}s", TIMEOUT) from None
-            except (
-                http.client.RemoteDisconnected,
-                ConnectionResetError,
-                BrokenPipeError,
-            ) as exc:
+            except (Closed, ConnectionResetError, BrokenPipeError) as exc:
                 http_conn.close()
                 if watchdog.fired:
                     raise NoAnswer(f"no complete answer within {timeout:g}s", TIMEOUT) from None
@@ -256,7 +242,7 @@ class HttpTransport:
                         idle.close()
                     continue
                 raise NoAnswer(f"no answer ({_describe(exc)})") from None
-            except (http.client.HTTPException, OSError, ValueError) as exc:
+            except (WireError, OSError, ValueError) as exc:
                 http_conn.close()
                 if watchdog.fired:
                     raise NoAnswer(f"no complete answer within {timeout:g}s", TIMEOUT) from None
@@ -287,7 +273,7 @@ class HttpTransport:
 class _Watchdog:
     """Shuts a connection's socket down when its request's time is up (one timer thread)."""
 
-    def __init__(self, http_conn: http.client.HTTPConnection, seconds: float) -> None:
+    def __init__(self, http_conn: Wire, seconds: float) -> None:
         self.http_conn = http_conn
         self.fired = False
         self._timer = threading.Timer(max(seconds, 0.0), self._fire)
@@ -305,7 +291,7 @@ class _Watchdog:
         self._timer.cancel()
 
 
-def _read_body(resp: http.client.HTTPResponse, deadline: float) -> bytes:
+def _read_body(resp: Reply, deadline: float) -> bytes:
     """The whole body, refused when larger than MAX_BODY or later than ``deadline``."""
     length = resp.getheader("Content-Length")
     if length and length.isdigit() and int(length) > MAX_BODY:
@@ -327,9 +313,9 @@ def _read_body(resp: http.client.HTTPResponse, deadline: float) -> bytes:
 
 
 def _describe(exc: BaseException) -> str:
-    if isinstance(exc, ValueError):  # http.client's words would quote the header (a token)
+    if isinstance(exc, ValueError):  # the words would quote the header (a token)
         return "the request could not be sent: a header value is not valid"
-    if isinstance(exc, http.client.IncompleteRead):
+    if isinstance(exc, CutOff):
         return f"the answer was cut off after {len(exc.partial)} bytes"
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror

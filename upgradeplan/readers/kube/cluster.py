@@ -31,12 +31,13 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
 from upgradeplan import collector, progress
 from upgradeplan.errors import BadInput, UnknownName, UpgradeplanError
+from upgradeplan.frozen import frozen
 from upgradeplan.model import KnowledgeBase, State
 from upgradeplan.readers.kube.kubeconfig import Connection, Kubeconfig, connection
 from upgradeplan.readers.kube.kubeconfig import load as load_kubeconfig
@@ -56,7 +57,7 @@ DEFAULT_RETRIES = 2  # after the first attempt, on 5xx / timeouts / cut-off answ
 TIMEOUT_ENV = "UPGRADEPLAN_KUBE_TIMEOUT"
 
 
-@dataclass(frozen=True)
+@frozen
 class ContextResult:
     """What one kubeconfig context gave: a state, or why it could not be read at all."""
 

@@ -25,11 +25,12 @@ import base64
 import binascii
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from upgradeplan.frozen import frozen
 from upgradeplan.readers import yamlimport  # noqa: F401  (before yaml: see there)
 
 # isort: split
@@ -73,7 +74,7 @@ CLUSTER_FIELDS = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class Named:
     """One named cluster, user or context, with the file that defines it."""
 
@@ -90,7 +91,7 @@ class Named:
         return self.file.parent / str(self.body[key])
 
 
-@dataclass(frozen=True)
+@frozen
 class Kubeconfig:
     """The merged view of one or more kubeconfig files."""
 
@@ -109,7 +110,7 @@ class Kubeconfig:
         return os.pathsep.join(str(f) for f in self.files)
 
 
-@dataclass(frozen=True)
+@frozen
 class Connection:
     """How the standard-library transport reaches one context's API server."""
 
@@ -134,7 +135,7 @@ class Connection:
         return f"{self.scheme}://{self.host}:{self.port}{self.base_path}"
 
 
-@dataclass(frozen=True)
+@frozen
 class Fallback:
     """A context the standard-library transport leaves to the kubernetes client, and why."""
 

@@ -13,10 +13,11 @@ import json
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, TypeVar
 from urllib.parse import quote, urlencode
 
+from upgradeplan.frozen import record
 from upgradeplan.readers.kube.transport import (
     HttpTransport,
     NoAnswer,
@@ -29,7 +30,7 @@ from upgradeplan.unreadable import PARSE_ERROR, TIMEOUT, TOO_LARGE, status_cause
 T = TypeVar("T")
 
 
-@dataclass
+@record
 class Answer:
     status: int  # 0: no usable answer (timeout, cut off, 5xx/429) after the retries
     body: dict[str, Any] | None
@@ -92,7 +93,7 @@ def as_transport(client: Any) -> Transport:
     return ClientTransport(client)
 
 
-@dataclass
+@record
 class Session:
     """One context's transport: raw GETs with bounded retries, counting requests.
 

@@ -37,6 +37,7 @@ _BOOLS = {
 }
 _NULLS = frozenset(("~", "null", "Null", "NULL"))
 _NUMBER_START = frozenset("-+0123456789.")
+_NUMBER_CHARS = frozenset("0123456789_+-.:eExbabcdefABCDEFinINaN")  # of any number's text
 _NUMBER = (  # compiled when first needed (few knowledge scalars start like a number)
     r"[-+]?(?:0b[01_]+|0x[0-9a-fA-F_]+|0[0-7_]+|0|[1-9][0-9_]*(?::[0-5]?[0-9])*"
     r"|[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)?|[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*"
@@ -54,9 +55,9 @@ _PLAIN_ASCII = bytes(range(0x20, 0x7F)) + b"\n"
 # characters that may not start a plain scalar here (indicators, and `-`/`?`/`:` with a space)
 _NOT_PLAIN_START = frozenset("?:,[]{}#&*!|>'\"%@`")
 _PLAIN_CHECKED = _NOT_PLAIN_START.union("-")
-_NOT_FLOW_PLAIN = frozenset(",[]{}#:")
-# what may follow a `:` inside a flow scalar here (`oci://x`, `a:b`; never a blank or `,?[]{}`)
-_COLON_INSIDE = frozenset("/abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+# where a plain scalar in a flow collection ends here: at `,[]{}#`, or a `:` unless a letter,
+# digit or `/` follows it (`oci://x`, `a:b`; never a blank or `,?[]{}`)
+_FLOW_PLAIN_END = re.compile(r"[,\[\]{}#]|:(?![/A-Za-z0-9])")
 _ESCAPES = {
     "0": "\0",
     "a": "\a",
@@ -91,7 +92,7 @@ def resolve(text: str) -> Any:
         digits = text[1:] if text[0] in "-+" else text
         if digits.isascii() and digits.isdigit() and (digits[0] != "0" or digits == "0"):
             return int(text)
-        if _number().fullmatch(text):
+        if _NUMBER_CHARS.issuperset(text) and _number().fullmatch(text):
             raise OutsideSubset(text)
     elif text in ("<<", "="):  # a merge key, the value key
         raise OutsideSubset(text)
@@ -417,13 +418,8 @@ class _Parser:
             return self.flow(line, at)
         if ch in "'\"":
             return self.quoted(line, at)
-        end = at
-        n = len(line)
-        while end < n and (
-            line[end] not in _NOT_FLOW_PLAIN
-            or (line[end] == ":" and line[end + 1 : end + 2] in _COLON_INSIDE)
-        ):
-            end += 1
+        m = _FLOW_PLAIN_END.search(line, at)
+        end = len(line) if m is None else m.start()
         text = line[at:end].rstrip(" ")
         if not text or text[0] in _NOT_PLAIN_START or (text[0] == "-" and text[1:2] in ("", " ")):
             raise OutsideSubset("an empty or unusual flow entry")
@@ -462,21 +458,19 @@ class _Parser:
         """The lines at ``indent`` folded (unless ``literal``) and chomped as libyaml does it,
         and how many content lines there were; leaves ``i`` at the line after the scalar."""
         lines, n, pad = self.lines, len(self.lines), " " * indent
-        i = self.i
-        body: list[str] = []  # each line without the indentation ("" for a blank line)
-        last = -1  # the last content line in body
+        start = i = self.i
+        last = -1  # the last content line
         while i < n:
             line = lines[i]
             if len(line) > indent:
                 if not line.startswith(pad):
                     break
-                last = len(body)
-                body.append(line[indent:])
+                last = i
             elif line.strip(" "):
                 break
-            else:
-                body.append("")
             i += 1
+        body = [line[indent:] for line in lines[start:i]]  # "" for a blank line
+        last = last - start if last >= 0 else -1
         self.i = i
         content = body[: last + 1]
         end = i < n or self.broken  # whether the last line of body ends with a line break

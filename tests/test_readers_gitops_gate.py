@@ -142,3 +142,34 @@ def test_a_fact_the_change_leaves_unknown_is_not_judged_on_the_base_value(repo: 
     assert rec["location"] == "clusters/prod/bom.yaml:13"
     statuses = {f["hazard"]: f["status"] for f in result["findings"]}
     assert statuses["no-drift-detection-on-480"] == "may-apply"
+
+
+def test_a_fact_the_change_rewrites_is_not_judged_on_the_base_value(repo: Path) -> None:
+    # the base turns kagent's drift detection on; the change moves to 4.8.0 and turns it off
+    # in the same commit. Flux applies both at once, so the base's "enabled" is not what the
+    # hazard of 4.8.0 without drift detection must be judged on: it may apply
+    bom = repo / "clusters/prod/bom.yaml"
+    mode = "    driftDetection:\n      mode: {}\n"
+    bom.write_text(bom.read_text().replace(KAGENT, KAGENT + mode.format("enabled")))
+    _git(repo, "commit", "-qam", "kagent drift detection on")
+    _rewrite_pin(repo, '"4.8.0"')
+    text = bom.read_text().replace('versionRange: "4.7.18"', 'versionRange: "4.8.0"')
+    bom.write_text(text.replace("mode: enabled", "mode: disabled"))
+    code, result, err = _gate(repo)
+    assert (code, result["verdict"]) == (4, "undetermined"), err
+    [rec] = [
+        r for r in result["unreadable"] if "helmrelease.kagent.drift-detection" in r["unknown"]
+    ]
+    assert rec["location"] == "clusters/prod/bom.yaml:13"
+    assert "'disabled'" in rec["detail"] and "'enabled'" in rec["detail"]
+    statuses = {f["hazard"]: f["status"] for f in result["findings"]}
+    assert statuses["no-drift-detection-on-480"] == "may-apply"
+
+
+def test_a_change_that_only_moves_the_pin_keeps_the_base_values(repo: Path) -> None:
+    bom = repo / "clusters/prod/bom.yaml"
+    _rewrite_pin(repo, '"4.7.19"')
+    bom.write_text(bom.read_text().replace('versionRange: "4.7.18"', 'versionRange: "4.7.19"'))
+    code, result, err = _gate(repo)
+    assert not [r for r in result["unreadable"] if r.get("cause") == "rewritten by the change"]
+    assert (code, result["verdict"]) == (0, "safe"), err

@@ -12,7 +12,8 @@ What the working tree could not be read is part of what the change asks for: a f
 change that does not parse, a source it cannot follow, a product whose new pin cannot be
 read (an unresolved substitution, a digest), and any other fact it leaves unknown (a
 drift-detection mode written as a variable nobody sets) leave the change undetermined, never
-"safe" (:func:`with_head_unread`).
+"safe" (:func:`with_head_unread`). So does a setting the change rewrites beside its pins: Flux
+applies the new value with the new release, and a hazard may read either.
 """
 
 from __future__ import annotations
@@ -140,6 +141,10 @@ def with_head_unread(judged: State, base: State, head: State) -> State:
             index[key] = why
             recs += [r for r in head.unread if key in r.keys and r not in recs]
             facts = {k: f for k, f in facts.items() if not covers(key, k)}
+    for rec in _rewritten(base, head, index):
+        index[rec.keys[0]] = f"{rec.location}: {rec.detail}"
+        recs.append(rec)
+        facts.pop(rec.keys[0], None)
     before, after = _pins(base), _pins(head)
     for product in sorted(set(before) - set(after)):
         prefix = next((p for p in head.unreadable if covers(p, f"pin.{product}")), None)
@@ -151,6 +156,35 @@ def with_head_unread(judged: State, base: State, head: State) -> State:
     if len(index) == len(judged.unreadable) and len(recs) == len(judged.unread):
         return judged
     return State(facts=facts, name=judged.name, unreadable=index, unread=tuple(recs))
+
+
+def _rewritten(base: State, head: State, unknown: Mapping[str, str]) -> list[Unreadable]:
+    """One record per scalar fact the working tree writes in a file to another value than the
+    base holds (a pin aside): Flux applies the new value with the new release, and whether a hazard
+    reads the value before or after the change is not known, so neither is judged as fact."""
+    out: list[Unreadable] = []
+    for fact in head:
+        key, was = fact.key, base.get(fact.key)
+        if key.startswith(("pin.", "change.")) or fact.source.kind != "file" or key in unknown:
+            continue
+        if was is not None and was.value == fact.value:
+            continue
+        if isinstance(fact.value, dict | list) or (was and isinstance(was.value, dict | list)):
+            continue  # chart values as a whole: their pins move with every bump (not judged)
+        then = "sets none" if was is None else f"has {was.value!r} ({was.source})"
+        out.append(
+            Unreadable(
+                key,
+                "rewritten by the change",
+                kind="fact",
+                location=str(fact.source),
+                detail=f"the change writes {fact.value!r} where the base {then}; whether a "
+                "hazard reads it before or after the change is not known",
+                keys=(key,),
+                at=(fact.source.file, fact.source.line),
+            )
+        )
+    return out
 
 
 def _unread_pin(product: str, before: Fact, prefix: str, head: State) -> Unreadable:

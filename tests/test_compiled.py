@@ -1,4 +1,5 @@
-"""upgradeplan.compiled: record classes' __init__ kept between console runs, never trusted."""
+"""upgradeplan.compiled: record classes' __init__ and regular expressions' programs kept between
+console runs, never trusted."""
 
 from __future__ import annotations
 import __future__
@@ -8,10 +9,14 @@ import subprocess
 import sys
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from upgradeplan import compiled
+
+if TYPE_CHECKING:
+    from typing import Any
 
 RUN = """
 import sys
@@ -176,3 +181,110 @@ __main__.main()
     assert "agent-platform" in done.stdout
     assert not _files(tmp_path)  # nothing compiled, nothing kept
     assert list((tmp_path / "upgradeplan").glob("kb-*.pickle"))  # the knowledge was loaded
+
+
+PATTERNS = """
+import re, sys
+from upgradeplan import compiled, usercache
+
+usercache.defer_writes()
+compiled.keep_between_runs()
+if sys.argv[1] == "kept":  # any parsing now is a miss of the kept programs
+
+    def parse(*args, **kwargs):
+        raise SystemExit("parsed again")
+
+    re._parser.parse = parse
+made = [
+    re.compile(r"(?P<major>[0-9]+)\\.([0-9]+)(?:-(?P<pre>[a-z]+))?$"),
+    re.compile(rb"a+b", re.I),
+    re.compile("x | y # either", re.M | re.X),
+]
+print([(p.pattern, p.flags, p.groups, dict(p.groupindex)) for p in made])
+print(made[0].match("1.22-rc").groupdict(), bool(made[1].match(b"AAb")), made[2].findall("xzy"))
+usercache.run_later()
+"""
+
+
+def _run_patterns(xdg: Path, mode: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "XDG_CACHE_HOME": str(xdg)}
+    env.pop("UPGRADEPLAN_NO_CACHE", None)
+    return subprocess.run(
+        [sys.executable, "-c", PATTERNS, mode], capture_output=True, text=True, env=env, check=False
+    )
+
+
+def _pattern_files(xdg: Path) -> list[Path]:
+    return sorted((xdg / "upgradeplan").glob("patterns-*.marshal"))
+
+
+def test_the_console_script_keeps_regular_expression_programs_between_runs(
+    tmp_path: Path,
+) -> None:
+    first = _run_patterns(tmp_path, "compile")
+    assert first.returncode == 0, first.stderr
+    assert "'major': 1" in first.stdout and "{'major': '1', 'pre': 'rc'} True ['x', 'y']" in (
+        first.stdout
+    )
+    (kept,) = _pattern_files(tmp_path)
+    assert kept.stat().st_mode & 0o777 == 0o600
+    again = _run_patterns(tmp_path, "kept")  # nothing parsed: the same patterns from the file
+    assert (again.returncode, again.stdout) == (0, first.stdout), again.stderr
+
+
+def test_each_kept_program_makes_the_pattern_compiling_makes(tmp_path: Path) -> None:
+    import importlib
+
+    compiler: Any = importlib.import_module("re._compiler")
+    assert _run_patterns(tmp_path, "compile").returncode == 0
+    (kept,) = _pattern_files(tmp_path)
+    table = compiled._read_patterns(str(kept))
+    assert len(table) == 3
+    engine = compiler._sre
+    for (pattern, flags), args in table.items():
+        fresh = compiler.compile(pattern, flags)
+        made = engine.compile(pattern, *args)
+        assert made == fresh and (made.flags, made.groups) == (fresh.flags, fresh.groups)
+        assert made.groupindex == fresh.groupindex
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "garbage", "shared"])
+def test_a_damaged_or_shared_patterns_file_is_ignored_and_rewritten(
+    tmp_path: Path, damage: str
+) -> None:
+    assert _run_patterns(tmp_path, "compile").returncode == 0
+    (kept,) = _pattern_files(tmp_path)
+    blob = kept.read_bytes()
+    if damage == "flip":
+        kept.write_bytes(blob[:-20] + bytes([blob[-20] ^ 0xFF]) + blob[-19:])
+    elif damage == "truncate":
+        kept.write_bytes(blob[: len(blob) // 2])
+    elif damage == "garbage":
+        kept.write_bytes(compiled.PATTERNS_MAGIC + b"\x00" * 64)
+    else:
+        kept.chmod(0o666)  # others could have written it: not read
+    refused = _run_patterns(tmp_path, "kept")
+    assert refused.returncode != 0 and "parsed again" in refused.stderr
+    kept.chmod(0o600)
+    assert _run_patterns(tmp_path, "compile").returncode == 0  # compiles, writes it again
+    assert _run_patterns(tmp_path, "kept").returncode == 0
+
+
+def test_a_kept_program_the_engine_refuses_is_compiled_afresh(tmp_path: Path) -> None:
+    """A well-formed file whose program is not one (written by other code) is never used."""
+    import marshal
+
+    from upgradeplan import usercache
+
+    assert _run_patterns(tmp_path, "compile").returncode == 0
+    (kept,) = _pattern_files(tmp_path)
+    entries = [(p, f, (a[0], [999999] * len(a[1]), *a[2:])) for p, f, a in _entries(kept)]
+    payload = marshal.dumps(entries)
+    kept.write_bytes(compiled.PATTERNS_MAGIC + usercache.digest(payload) + payload)
+    again = _run_patterns(tmp_path, "compile")
+    assert again.returncode == 0 and "{'major': '1', 'pre': 'rc'}" in again.stdout, again.stderr
+    assert _run_patterns(tmp_path, "kept").returncode == 0  # rewritten with the real programs
+
+
+def _entries(kept: Path) -> list[tuple[str | bytes, int, tuple[Any, ...]]]:
+    return [(p, f, a) for (p, f), a in compiled._read_patterns(str(kept)).items()]

@@ -20,6 +20,8 @@ never trusted: it is read only when private to the user (:func:`upgradeplan.user
 its header carries a hash of the payload, and anything that does not check out or unmarshal to
 code objects is ignored (and the file rewritten after the run). ``UPGRADEPLAN_NO_CACHE`` turns
 it off with the other caches. A library caller compiles as before.
+
+The programs of regular expressions are kept the same way (:func:`keep_patterns`, below).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import os
 import sys
 from collections.abc import Callable
 from types import CodeType
+from typing import Any
 
 from upgradeplan import usercache
 
@@ -42,8 +45,10 @@ _SHIPPED: list[dict[str, Callable[[], None]]] = []  # upgradeplan.inits.CODE, on
 
 
 def keep_between_runs() -> None:
-    """From now on look compiled code up in the user cache and write new code back."""
+    """From now on look compiled code up in the user cache and write new code back; the same
+    for the programs of regular expressions (:func:`keep_patterns`)."""
     _STATE["keep"] = True
+    keep_patterns()
 
 
 def code(source: str, filename: str) -> CodeType:
@@ -183,6 +188,155 @@ def _write() -> None:
     payload = marshal.dumps({k: v for k, v in _CODES.items() if k in _COMPILED})
     if usercache.write_private(path, MAGIC + usercache.digest(payload) + payload):
         usercache.prune(os.path.dirname(path), "inits-", ".marshal", KEEP)
+
+
+# --------------------------------------------------------------------------- regular expressions
+#
+# Compiling a regular expression runs the re module's parser and compiler, written in Python:
+# the 23 an offline check compiles (the most while click imports platform and gettext; the
+# version patterns) are about a sixteenth of its work. The program the compiler makes is a list
+# of integers handed to the C engine (``_sre.compile``), so it can be kept: after
+# :func:`keep_patterns` a pattern compiled in an earlier run is made from its kept program,
+# the same pattern object (``==`` compares pattern, flags and program); one never compiled
+# before is compiled as always and its program written to ``patterns-<key>.marshal`` after the
+# answer (key: the Python version and the engine's magic number). The file is trusted no more
+# than the others: private to the user, a hash of its payload in the header, every entry
+# checked for its shape, and a program the engine refuses is compiled afresh.
+
+PATTERNS_MAGIC = b"upgradeplan compiled patterns 1\n"
+PATTERNS_KEPT = 512  # programs in the file at most (the re module caches as many)
+_Args = tuple[int, list[int], int, dict[str, int], tuple[str | None, ...]]
+_PATTERNS: dict[tuple[str | bytes, int], _Args] = {}  # (pattern, flags) -> engine arguments
+_NEW: dict[tuple[str | bytes, int], _Args] = {}  # compiled in this run: written after the answer
+
+
+def keep_patterns() -> None:
+    """From now on make regular expressions compiled in an earlier run from their kept
+    programs (the console script, through :func:`keep_between_runs`)."""
+    import re
+
+    compiler: Any = getattr(re, "_compiler", None)
+    engine = getattr(compiler, "_sre", None)
+    original = getattr(compiler, "compile", None)
+    if engine is None or original is None or getattr(original, "keeps", False):
+        return
+    path = _patterns_path(engine)
+    if path is None:
+        return
+    _PATTERNS.update(_read_patterns(path))
+    make, debug, recorder = engine.compile, re.DEBUG.value, _Recorder(engine)
+
+    def compile(p: Any, flags: int = 0) -> Any:  # re._compiler.compile's signature
+        if type(p) not in (str, bytes) or type(flags) is not int or flags & debug:
+            return original(p, flags)
+        args = _PATTERNS.get((p, flags))
+        if args is not None:
+            try:
+                return make(p, *args)
+            except (RuntimeError, TypeError, ValueError, OverflowError):
+                del _PATTERNS[(p, flags)]  # refused by the engine: compiled again below
+        recorder.last = None
+        compiler._sre = recorder  # the compiler hands its program to the engine through it
+        try:
+            made = original(p, flags)
+        finally:
+            compiler._sre = engine
+        args = _plain(recorder.last, p)
+        if args is not None and make(p, *args) == made:  # the same pattern, flags and program
+            if not _NEW:
+                usercache.later(lambda: _write_patterns(path))
+            _NEW[(p, flags)] = args
+        return made
+
+    compile.keeps = True  # type: ignore[attr-defined]
+    compiler.compile = compile
+
+
+def _patterns_path(engine: Any) -> str | None:
+    where = usercache.cache_dir()
+    if where is None:
+        return None
+    key = f"{sys.version}\0{getattr(engine, 'MAGIC', '')}\0{getattr(engine, 'CODESIZE', '')}"
+    h = usercache.hasher(len(key))
+    h.update(key.encode())
+    return os.path.join(where, f"patterns-{h.hexdigest()}.marshal")
+
+
+def _read_patterns(path: str) -> dict[tuple[str | bytes, int], _Args]:
+    """The kept programs, or none when the file is absent, not private or does not check out."""
+    blob = usercache.read_private(path)
+    if blob is None or not blob.startswith(PATTERNS_MAGIC):
+        return {}
+    head = len(PATTERNS_MAGIC) + 32
+    payload = blob[head:]
+    if usercache.digest(payload) != blob[len(PATTERNS_MAGIC) : head]:
+        return {}
+    import marshal
+
+    try:
+        value = marshal.loads(payload)
+    except Exception:  # written by other code: ignored
+        return {}
+    if not isinstance(value, list):
+        return {}
+    return {(e[0], e[1]): e[2] for e in value if _well_formed(e)}
+
+
+def _well_formed(entry: Any) -> bool:
+    """(pattern, flags, (flags, program, groups, group index, index group)) of the right types."""
+    if not (isinstance(entry, tuple) and len(entry) == 3 and type(entry[1]) is int):
+        return False
+    pattern, args = entry[0], entry[2]
+    return (
+        type(pattern) in (str, bytes)
+        and isinstance(args, tuple)
+        and len(args) == 5
+        and type(args[0]) is int
+        and type(args[1]) is list
+        and type(args[2]) is int
+        and type(args[3]) is dict
+        and type(args[4]) is tuple
+    )
+
+
+class _Recorder:
+    """The engine module as the re compiler sees it, noting the arguments of its compile (a
+    thread compiling at the same time may note its own: :func:`_plain` and the comparison of
+    the pattern made again from them leave those out)."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.last: tuple[Any, ...] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.engine, name)
+
+    def compile(self, *args: Any) -> Any:
+        self.last = args
+        return self.engine.compile(*args)
+
+
+def _plain(args: tuple[Any, ...] | None, pattern: str | bytes) -> _Args | None:
+    """The engine's arguments after the pattern as marshal keeps them: the compiler's opcodes
+    are int subclasses, the program is kept as plain ints."""
+    if args is None or len(args) != 6 or args[0] is not pattern:
+        return None
+    try:
+        index = {str(k): int(v) for k, v in args[4].items()}
+        return int(args[1]), [*map(int, args[2])], int(args[3]), index, tuple(args[5])
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+def _write_patterns(path: str) -> None:
+    """Keep the programs compiled in this run, and the older ones after them."""
+    table = {**_NEW, **{k: v for k, v in _PATTERNS.items() if k not in _NEW}}
+    entries = [(p, flags, args) for (p, flags), args in list(table.items())[:PATTERNS_KEPT]]
+    import marshal
+
+    payload = marshal.dumps(entries)
+    if usercache.write_private(path, PATTERNS_MAGIC + usercache.digest(payload) + payload):
+        usercache.prune(os.path.dirname(path), "patterns-", ".marshal", KEEP)
 
 
 if __name__ == "__main__":  # python -m upgradeplan.compiled: rewrite upgradeplan/inits.py

@@ -44,16 +44,16 @@ usercache.run_later()
 """
 
 
-def _run(xdg: Path, mode: str) -> subprocess.CompletedProcess[str]:
+def _run(xdg: Path, mode: str, script: str = RUN) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "XDG_CACHE_HOME": str(xdg)}
     env.pop("UPGRADEPLAN_NO_CACHE", None)
     return subprocess.run(
-        [sys.executable, "-c", RUN, mode], capture_output=True, text=True, env=env, check=False
+        [sys.executable, "-c", script, mode], capture_output=True, text=True, env=env, check=False
     )
 
 
-def _files(xdg: Path) -> list[Path]:
-    return sorted((xdg / "upgradeplan").glob("inits-*.marshal"))
+def _files(xdg: Path, prefix: str = "inits-") -> list[Path]:
+    return sorted((xdg / "upgradeplan").glob(f"{prefix}*.marshal"))
 
 
 def test_a_library_call_compiles_once_and_writes_nothing(
@@ -207,15 +207,11 @@ usercache.run_later()
 
 
 def _run_patterns(xdg: Path, mode: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "XDG_CACHE_HOME": str(xdg)}
-    env.pop("UPGRADEPLAN_NO_CACHE", None)
-    return subprocess.run(
-        [sys.executable, "-c", PATTERNS, mode], capture_output=True, text=True, env=env, check=False
-    )
+    return _run(xdg, mode, PATTERNS)
 
 
 def _pattern_files(xdg: Path) -> list[Path]:
-    return sorted((xdg / "upgradeplan").glob("patterns-*.marshal"))
+    return _files(xdg, "patterns-")
 
 
 def test_the_console_script_keeps_regular_expression_programs_between_runs(

@@ -161,33 +161,45 @@ def _path() -> str | None:
 def _read() -> dict[str, CodeType]:
     """The kept code, or nothing when the file is absent, not private or does not check out."""
     path = _path()
-    blob = usercache.read_private(path) if path is not None else None
-    if blob is None or not blob.startswith(MAGIC):
-        return {}
-    head = len(MAGIC) + 32
-    payload = blob[head:]
-    if usercache.digest(payload) != blob[len(MAGIC) : head]:
-        return {}
-    import marshal
-
-    try:
-        value = marshal.loads(payload)
-    except Exception:  # written by other code: ignored
-        return {}
+    value = _load(path, MAGIC) if path is not None else None
     if not isinstance(value, dict):
         return {}
     return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, CodeType)}
 
 
-def _write() -> None:
+def _load(path: str, magic: bytes) -> Any:
+    """What a kept file holds (unmarshalled), or None when it is absent, not private, not
+    ``magic``'s, its payload's hash does not check out or it does not unmarshal."""
+    blob = usercache.read_private(path)
+    if blob is None or not blob.startswith(magic):
+        return None
+    head = len(magic) + 32
+    payload = blob[head:]
+    if usercache.digest(payload) != blob[len(magic) : head]:
+        return None
     import marshal
 
+    try:
+        return marshal.loads(payload)
+    except Exception:  # written by other code: ignored
+        return None
+
+
+def _keep(path: str, magic: bytes, value: Any, prefix: str) -> None:
+    """Write ``value`` to the kept file ``path`` (magic, payload hash, payload), then prune the
+    older ``prefix`` files beside it."""
+    import marshal
+
+    payload = marshal.dumps(value)
+    if usercache.write_private(path, magic + usercache.digest(payload) + payload):
+        usercache.prune(os.path.dirname(path), prefix, ".marshal", KEEP)
+
+
+def _write() -> None:
     path = _path()
     if path is None:
         return
-    payload = marshal.dumps({k: v for k, v in _CODES.items() if k in _COMPILED})
-    if usercache.write_private(path, MAGIC + usercache.digest(payload) + payload):
-        usercache.prune(os.path.dirname(path), "inits-", ".marshal", KEEP)
+    _keep(path, MAGIC, {k: v for k, v in _CODES.items() if k in _COMPILED}, "inits-")
 
 
 # --------------------------------------------------------------------------- regular expressions
@@ -264,19 +276,7 @@ def _patterns_path(engine: Any) -> str | None:
 
 def _read_patterns(path: str) -> dict[tuple[str | bytes, int], _Args]:
     """The kept programs, or none when the file is absent, not private or does not check out."""
-    blob = usercache.read_private(path)
-    if blob is None or not blob.startswith(PATTERNS_MAGIC):
-        return {}
-    head = len(PATTERNS_MAGIC) + 32
-    payload = blob[head:]
-    if usercache.digest(payload) != blob[len(PATTERNS_MAGIC) : head]:
-        return {}
-    import marshal
-
-    try:
-        value = marshal.loads(payload)
-    except Exception:  # written by other code: ignored
-        return {}
+    value = _load(path, PATTERNS_MAGIC)
     if not isinstance(value, list):
         return {}
     return {(e[0], e[1]): e[2] for e in value if _well_formed(e)}
@@ -332,11 +332,7 @@ def _write_patterns(path: str) -> None:
     """Keep the programs compiled in this run, and the older ones after them."""
     table = {**_NEW, **{k: v for k, v in _PATTERNS.items() if k not in _NEW}}
     entries = [(p, flags, args) for (p, flags), args in list(table.items())[:PATTERNS_KEPT]]
-    import marshal
-
-    payload = marshal.dumps(entries)
-    if usercache.write_private(path, PATTERNS_MAGIC + usercache.digest(payload) + payload):
-        usercache.prune(os.path.dirname(path), "patterns-", ".marshal", KEEP)
+    _keep(path, PATTERNS_MAGIC, entries, "patterns-")
 
 
 if __name__ == "__main__":  # python -m upgradeplan.compiled: rewrite upgradeplan/inits.py

@@ -134,10 +134,24 @@ def main() -> None:
         "--bom-every",
         type=int,
         metavar="K",
-        help="with --only: the product's BOMs list their second component at every K-th "
-        "release only (its installed version then depends on the path: planner/paths.py)",
+        help="with --only (or --growth: prod-00 only): the product's BOMs list their second "
+        "component at every K-th release only (its installed version then depends on the "
+        "path: planner/paths.py)",
+    )
+    ap.add_argument(
+        "--exhaustive",
+        action="store_true",
+        help="with --bom-every: the path-aware search without its bound (planner/paths.py "
+        "HOP_BUDGET = 0; may not finish)",
     )
     args = ap.parse_args()
+    if args.exhaustive:
+        from upgradeplan.planner import paths
+
+        paths.HOP_BUDGET = 0
+    if args.growth and args.bom_every:
+        bom_growth(args.runs, args.bom_every)
+        return
     if args.growth:
         growth(args.runs)
         return
@@ -203,7 +217,47 @@ def only(
         if every:
             kb = sometimes_listed(kb, product, every)
         state, targets = generated_case(kb, product)
-        report(f"generated: {product} first -> last release", *measure(kb, state, targets, runs))
+        first, median, plan = measure(kb, state, targets, runs)
+        report(f"generated: {product} first -> last release", first, median, plan)
+        if every:
+            print(f"path-aware search: {bounded(plan)}")
+
+
+def bounded(plan: Plan) -> str:
+    """Whether the path-aware search stopped at its bound (planner/paths.py), from the plan."""
+    from upgradeplan.planner import paths
+
+    for step in plan.steps[:1]:
+        for f in step.findings:
+            if f.hazard.startswith(paths.BOUND_PREFIX):
+                return f"STOPPED at its bound: {f.reason.removeprefix('may apply: ')}"
+    budget = f"{paths.HOP_BUDGET} hops" if paths.HOP_BUDGET else "none"
+    return f"finished (exact; bound {budget})"
+
+
+def bom_growth(runs: int, every: int) -> None:
+    """prod-00 first -> last at 5 x 100 and 5 x 400 releases (as many hazards), its BOMs
+    listing their second component at every ``every``-th release only: the CPU-time medians,
+    the exponent, and whether the path-aware search finished or stopped at its bound."""
+    import math
+
+    from genkb import generate
+
+    cpu: dict[int, float] = {}
+    for releases in (100, 400):
+        with tempfile.TemporaryDirectory() as tmp:
+            generate(tmp, 5, releases, releases)
+            kb = sometimes_listed(load([tmp], bundled=False), "prod-00", every)
+            state, targets = generated_case(kb, "prod-00")
+            first, median, plan = measure(kb, state, targets, runs)
+            cpu[releases] = CPU[-1]
+            report(f"bom-every {every}: prod-00 at 5 x {releases}", first, median, plan)
+            print(f"  path-aware search: {bounded(plan)}")
+    exponent = math.log(cpu[400] / cpu[100]) / math.log(4)
+    print(
+        f"bom-every {every}, CPU time: median {cpu[100]:.1f} ms at 100 releases, "
+        f"{cpu[400]:.1f} ms at 400; exponent {exponent:.2f}"
+    )
 
 
 def sometimes_listed(kb: KnowledgeBase, product: str, every: int) -> KnowledgeBase:

@@ -193,6 +193,7 @@ def _plan(
     pending = [f for f in state_findings if fixable(kb, f, holds)]
     evolving = state
     searches: list[tuple[Target, Search, list[int]]] = []
+    sure: set[str] = set()  # blockers not found by a search stopped at its bound (paths.py)
     for t in ordered:
         # an earlier target's BOM may already have moved this one (lockstep)
         cur = evolving.installed(t.product) or currents[t.product]
@@ -202,6 +203,7 @@ def _plan(
         path = search.search()
         if not path:
             acc.blocked_by.append(f"no-upgrade-path:{t.product}")
+            sure.add(acc.blocked_by[-1])
             continue
         searches.append((t, search, path))
         evolving = search.walk(path)[-1]  # the state this path reaches
@@ -221,7 +223,9 @@ def _plan(
         acc.steps.append(
             _step(kb, None, product, cur, cur, state, state, [], found, acc, holds, fail_on, {}, ())
         )
+    unsure = False  # a search so far stopped at its bound: what follows starts from its path
     for _t, search, path in searches:
+        unsure = unsure or search.stopped is not None
         states = search.walk(path)
         for k, (a, b) in enumerate(itertools.pairwise(path)):
             pre, post = states[k], states[k + 1]
@@ -230,6 +234,8 @@ def _plan(
             for hz in hop.forbidden:
                 if hz not in acc.blocked_by:
                     acc.blocked_by.append(hz)
+                if not unsure:
+                    sure.add(hz)
             mine = [f for f in pending if f.product in (search.product, *search.carried)]
             pending = [f for f in pending if f not in mine]
             rel = search.nodes[b].release
@@ -252,7 +258,8 @@ def _plan(
                 )
             )
     if acc.blocked_by:
-        verdict: Verdict = "blocked"
+        # a search stopped at its bound has not ruled out a path around what blocks its path
+        verdict: Verdict = "blocked" if sure else "undetermined"
     elif acc.steps:
         verdict = worst(s.verdict for s in acc.steps)
     else:

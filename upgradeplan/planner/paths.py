@@ -17,6 +17,17 @@ before (the fan-out, the one pass in version order, the pruning). Otherwise the 
 Dijkstra over *expanded* nodes: a release together with the values of the path-dependent keys
 the path has reached it with, each hop weighed on the state that path reaches. Where no such
 key exists (the bundled knowledge's common case) the expanded graph is the plain one.
+
+Expanded nodes already merge the partial paths that reach a release with the same values of
+the path-dependent keys (the rest of the state is the same for every path there), so that
+search is exact. Its size is what makes it slow: a component that only every third BOM lists
+reaches release ``i`` at any of about ``i / 3`` versions, each a node whose hops to every later
+release are weighed (about ``n**3 / 18`` hops for a window of ``n`` releases). The search
+therefore weighs at most ``HOP_BUDGET`` hops. Where it stops there, the plan follows the path
+the plain search finds (a path that exists: the hops allowed do not depend on the path), judged
+like any other on the states that path reaches, and its first step carries a finding that says
+so: ``path-search-bound:PRODUCT``, blocking and *may apply* (the verdict is then at best
+undetermined): a path with fewer or milder hazards was not ruled out.
 """
 
 from __future__ import annotations
@@ -26,12 +37,18 @@ from typing import TYPE_CHECKING, Any
 
 from upgradeplan import provenance
 from upgradeplan.conditions import resolve_pin
-from upgradeplan.model import Fact, State
+from upgradeplan.model import Fact, Finding, State
 
 if TYPE_CHECKING:
     from upgradeplan.planner.search import Search
 
 _Sig = tuple[Any, ...]
+
+# the most hops the path-aware search weighs before it stops (``expanded``); at about 60 us a
+# hop (5 x 100 generated releases, bench/plan.py --bom-every 3) about 3 s of CPU
+HOP_BUDGET = 40_000
+# the bound finding's id: ``path-search-bound:PRODUCT``
+BOUND_PREFIX = "path-search-bound:"
 
 
 def landing_facts(s: Search, j: int) -> list[Fact]:
@@ -151,10 +168,15 @@ def _value_of(fact: Fact | None) -> Any:
     return (type(fact.value).__name__, fact.value, fact.source.kind)
 
 
-def expanded(s: Search, keys: tuple[str, ...]) -> list[int]:
+def expanded(s: Search, keys: tuple[str, ...], budget: int | None = None) -> list[int] | None:
     """Node indices of the cheapest path when ``keys`` are path-dependent: Dijkstra over
     (release, the values of ``keys`` the path reached it with), ties broken by the lower
-    release as in the plain search. Every hop is weighed on the state its path reaches."""
+    release as in the plain search. Every hop is weighed on the state its path reaches.
+
+    None: stopped after weighing ``budget`` hops (default ``HOP_BUDGET``; 0: no bound), with
+    ``s.stopped`` set to (the expanded nodes reached, the hops weighed)."""
+    limit = HOP_BUDGET if budget is None else budget
+    weighed = 0
     Node = tuple[int, _Sig]
     origin: Node = (0, _sig(s.start_state, keys))
     states: dict[Node, State] = {origin: s.start_state}
@@ -180,6 +202,11 @@ def expanded(s: Search, keys: tuple[str, ...]) -> list[int]:
                 continue
             # one state per expanded node: states alike in every key a weight reads
             post = states.setdefault(nxt, post)
+            if weighed == limit and limit:
+                s._kept.extend(states.values())
+                s.stopped = (len(states), weighed)
+                return None
+            weighed += 1
             nd = d + s.hop(i, j, pre, post).cost
             if nd < dist.get(nxt, nd + 1):
                 dist[nxt], prev[nxt] = nd, node
@@ -194,4 +221,42 @@ def expanded(s: Search, keys: tuple[str, ...]) -> list[int]:
     return [i for i, _ in reversed(path)]
 
 
-__all__ = ["dependent_keys", "expanded", "landing_facts", "read_keys", "walk"]
+def bound_finding(s: Search) -> Finding:
+    """What the plan says where the path-aware search stopped at its budget (``expanded``):
+    blocking, may apply, on the first step of the path the plain search found."""
+    assert s.stopped is not None
+    states, hops = s.stopped
+    first, target = s.nodes[0].version, s.nodes[s.target].version
+    return Finding(
+        hazard=f"{BOUND_PREFIX}{s.product}",
+        title=f"undetermined: the path-aware search stopped after {states} states",
+        severity="blocking",
+        scope="transition",
+        status="may-apply",
+        product=s.product,
+        from_version=first,
+        to_version=target,
+        consequence=(
+            f"The version a component is left at depends on the releases of {s.product} a "
+            f"path stops at; the search over those states stopped after {states} states "
+            f"({hops} hops weighed) and did not decide which path from {first} to {target} "
+            "meets the fewest hazards. This path is judged on the states it reaches."
+        ),
+        avoid="Plan to an earlier target first, or from a later installed version.",
+        reason=(
+            f"may apply: the path-aware search stopped after {states} states ({hops} hops "
+            "weighed): a path with fewer or milder hazards was not ruled out"
+        ),
+    )
+
+
+__all__ = [
+    "BOUND_PREFIX",
+    "HOP_BUDGET",
+    "bound_finding",
+    "dependent_keys",
+    "expanded",
+    "landing_facts",
+    "read_keys",
+    "walk",
+]

@@ -145,6 +145,8 @@ class Search:
         self._walk: tuple[tuple[int, ...], list[State]] | None = None
         self._kept: list[State] = []  # states whose facts' identities key the caches
         self._state_hops: dict[tuple[int, int, int, int], tuple[State, State, _Hop]] = {}
+        # the path-aware search stopped at its budget: (states, hops weighed); planner/paths.py
+        self.stopped: tuple[int, int] | None = None
 
     @property
     def carried(self) -> tuple[str, ...]:
@@ -504,7 +506,12 @@ class Search:
         if pre is None or post is None or not self.dependent():
             judged = None
             pre, post = self.state_at(i), self.landed_state(i, j)
-        return hop_findings(self, i, j, pre, post, self._moved(pre, post), judged, out_of_scope)
+        out = hop_findings(self, i, j, pre, post, self._moved(pre, post), judged, out_of_scope)
+        if self.stopped is not None and i == 0:  # planner/paths.py: a cheaper path may exist
+            from upgradeplan.planner.paths import bound_finding
+
+            out.append(bound_finding(self))
+        return out
 
     def jump_findings(self, post: State) -> list[Finding]:
         """The direct jump's findings: the hop from the start to the target, its skip and
@@ -529,9 +536,12 @@ class Search:
         from upgradeplan.planner.paths import expanded
 
         keys = self.dependent()
-        if keys:  # the state a stop has depends on the path to it: every release, hop by hop
-            self.allowed = None
-            return expanded(self, keys)
+        if keys and self.stopped is None:  # the state a stop has depends on the path to it
+            self.allowed = None  # every release, hop by hop
+            found = expanded(self, keys)
+            if found is not None:
+                return found
+            self._allowed_ready = False  # stopped at its budget: the plain search's path
         fan = self._fan()
         if fan is not None and COLUMNS and self._allowed is None:
             from upgradeplan.planner.columns import cheapest

@@ -2,7 +2,8 @@
 knowledge (bench/genkb.py) with a product whose BOMs list a component at every k-th release only
 (bench/plan.py ``--bom-every``), so the component's version depends on the path taken.
 
-The reference is the same search without a bound (``HOP_BUDGET = 0``): where the bounded search
+The reference is the same search without a bound (``HOP_BUDGET = 0``), each hop weighed whole
+(``SPLIT = False``): unbounded, the split weights give its path and cost; where the bounded search
 finishes, the plan is the reference's; where it stops, the plan follows a path that exists, says
 so on its first step, is never "safe" nor "blocked", and costs no less than the reference's.
 """
@@ -39,13 +40,15 @@ def sometimes_listed(kb: KnowledgeBase, product: str, every: int) -> KnowledgeBa
 
 
 @contextmanager
-def budget(hops: int) -> Iterator[None]:
-    old = paths.HOP_BUDGET
-    paths.HOP_BUDGET = hops
+def budget(hops: int, *, split: bool = True) -> Iterator[None]:
+    """The path-aware search with at most ``hops`` hops weighed (0: no bound); ``split``
+    False: every hop weighed whole by ``Search.hop`` (the reference)."""
+    old = paths.HOP_BUDGET, paths.SPLIT
+    paths.HOP_BUDGET, paths.SPLIT = hops, split
     try:
         yield
     finally:
-        paths.HOP_BUDGET = old
+        paths.HOP_BUDGET, paths.SPLIT = old
 
 
 def searched(
@@ -91,10 +94,12 @@ def test_the_bounded_search_is_the_exhaustive_one_or_says_it_stopped(
         drift=data.draw(st.sampled_from(("disabled", "enabled"))),
     )
     cur, tgt = kb.releases[product][start].version, kb.releases[product][end].version
-    with budget(0):
+    with budget(0, split=False):
         whole_path, whole_cost, whole = searched(kb, state, product, cur, tgt)
         reference = planned(kb, state, product, tgt)
     assert whole.stopped is None
+    with budget(0):
+        assert searched(kb, state, product, cur, tgt)[:2] == (whole_path, whole_cost)
     with budget(hops):
         path, cost, s = searched(kb, state, product, cur, tgt)
         plan = planned(kb, state, product, tgt)
@@ -139,3 +144,20 @@ def test_a_long_window_stops_at_the_bound_and_says_so() -> None:
     assert plan.verdict == "undetermined"
     found = [f for f in plan.steps[0].findings if f.hazard == "path-search-bound:prod-00"]
     assert found and "2000 hops weighed" in found[0].reason
+
+
+def test_split_weights_give_the_whole_search_s_plan_on_a_longer_window() -> None:
+    """5 x 60 releases, the second component at every third release: weighing what no
+    path-dependent key reaches once per hop gives the path, cost and plan of weighing every
+    hop whole."""
+    kb = sometimes_listed(generated(5, 60, 60), "prod-00", 3)
+    state = generated_state(kb, "prod-00", 0, pins=4, drift="disabled")
+    rels = kb.releases["prod-00"]
+    cur, tgt = rels[0].version, rels[-1].version
+    with budget(0, split=False):
+        whole = searched(kb, state, "prod-00", cur, tgt)[:2]
+        reference = planned(kb, state, "prod-00", tgt)
+    with budget(0):
+        assert searched(kb, state, "prod-00", cur, tgt)[:2] == whole
+        assert planned(kb, state, "prod-00", tgt) == reference
+    assert len(whole[0]) > 2

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from upgradeplan import provenance
 from upgradeplan.conditions import resolve_pin
 from upgradeplan.model import Fact, Finding, State
+from upgradeplan.versions import parse_version
 
 if TYPE_CHECKING:
     from upgradeplan.planner.search import Search
@@ -47,6 +48,9 @@ _Sig = tuple[Any, ...]
 # the most hops the path-aware search weighs before it stops (``expanded``); at about 60 us a
 # hop (5 x 100 generated releases, bench/plan.py --bom-every 3) about 3 s of CPU
 HOP_BUDGET = 40_000
+# weigh what no path-dependent key reaches once per hop (``_Weigher``); off: every hop on
+# its path's states by ``Search.hop`` (the reference the tests compare with)
+SPLIT = True
 # the bound finding's id: ``path-search-bound:PRODUCT``
 BOUND_PREFIX = "path-search-bound:"
 
@@ -177,6 +181,7 @@ def expanded(s: Search, keys: tuple[str, ...], budget: int | None = None) -> lis
     ``s.stopped`` set to (the expanded nodes reached, the hops weighed)."""
     limit = HOP_BUDGET if budget is None else budget
     weighed = 0
+    cost = _Weigher(s, keys).cost if SPLIT else (lambda i, j, a, b: s.hop(i, j, a, b).cost)
     Node = tuple[int, _Sig]
     origin: Node = (0, _sig(s.start_state, keys))
     states: dict[Node, State] = {origin: s.start_state}
@@ -207,7 +212,7 @@ def expanded(s: Search, keys: tuple[str, ...], budget: int | None = None) -> lis
                 s.stopped = (len(states), weighed)
                 return None
             weighed += 1
-            nd = d + s.hop(i, j, pre, post).cost
+            nd = d + cost(i, j, pre, post)
             if nd < dist.get(nxt, nd + 1):
                 dist[nxt], prev[nxt] = nd, node
                 order += 1
@@ -219,6 +224,87 @@ def expanded(s: Search, keys: tuple[str, ...], budget: int | None = None) -> lis
     while path[-1] != origin:
         path.append(prev[path[-1]])
     return [i for i, _ in reversed(path)]
+
+
+class _Weigher:
+    """The cost of a hop of the expanded search, what ``Search.hop`` gives on the same states:
+    the terms that read no path-dependent key (the product's hazards, a lockstep component's
+    where neither they nor where its hop starts depend on the path, the requirements) are
+    weighed once per hop ``i -> j``, on the first states met; the others on each path's."""
+
+    def __init__(self, s: Search, keys: tuple[str, ...]) -> None:
+        self.s = s
+        self.keys = frozenset(keys)
+        self.fixed: dict[tuple[int, int], int] = {}
+        self.reads: dict[str, bool] = {}
+        self.comps = [c for c in sorted(s._pins) if c != s.product]
+        # lockstep components whose version, where their hops start, depends on the path
+        self.moving = {c for c in self.comps if f"installed.{c}" in self.keys}
+        self.own = self._reads(s.product)
+
+    def _reads(self, product: str) -> bool:
+        """Whether a condition of a hazard of ``product`` may read a path-dependent key."""
+        hit = self.reads.get(product)
+        if hit is None:
+            s = self.s
+            s.idx.product(product)  # fills idx.keys
+            hit = False
+            for h in s.idx.by_product.get(product, ()):
+                if h.when is not None:
+                    read = s.idx.keys.get(h.id)
+                    if read is None or not self.keys.isdisjoint(read):
+                        hit = True
+                        break
+            self.reads[product] = hit
+        return hit
+
+    def _alike(self, comp: str) -> bool:
+        """Whether ``comp``'s hazards weigh a hop alike whatever the path to its start."""
+        return comp not in self.moving and not self._reads(comp)
+
+    def _requires_alike(self, j: int) -> bool:
+        rel = self.s.nodes[j].release
+        if rel is None or not rel.requires:
+            return True
+        if rel.requires_when:
+            return False
+        return all(f"installed.{p}" not in self.keys for p in rel.requires)
+
+    def _scan(self, comp: str, pre: State, post: State, j: int) -> int:
+        s = self.s
+        a, b = pre.installed(comp), post.installed(comp)
+        if a is None or b is None or a == b:
+            return 0
+        found = s._scan(comp, a, b, parse_version(a), parse_version(b), pre, post, j)
+        return sum(s.weigh(h, truth) for h, truth in found)
+
+    def _own(self, i: int, j: int, pre: State, post: State) -> int:
+        s = self.s
+        f, t = s.nodes[i], s.nodes[j]
+        found = s._scan(s.product, f.version, t.version, f.parsed, t.parsed, pre, post, j)
+        return sum(s.weigh(h, truth) for h, truth in found)
+
+    def cost(self, i: int, j: int, pre: State, post: State) -> int:
+        from upgradeplan.planner import requirements
+        from upgradeplan.planner.search import HOP_COST
+
+        s = self.s
+        fixed = self.fixed.get((i, j))
+        if fixed is None:
+            fixed = HOP_COST
+            if not self.own:
+                fixed += self._own(i, j, pre, post)
+            fixed += sum(self._scan(c, pre, post, j) for c in self.comps if self._alike(c))
+            if self._requires_alike(j):
+                fixed += requirements.cost(s, i, j, post)
+            self.fixed[(i, j)] = fixed
+        out = fixed
+        if self.own:
+            out += self._own(i, j, pre, post)
+        out += sum(self._scan(c, pre, post, j) for c in self.comps if not self._alike(c))
+        if not self._requires_alike(j):
+            out += requirements.cost(s, i, j, post)
+        return out
 
 
 def bound_finding(s: Search) -> Finding:

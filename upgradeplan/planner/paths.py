@@ -48,6 +48,10 @@ _Sig = tuple[Any, ...]
 # the most hops the path-aware search weighs before it stops (``expanded``); at about 60 us a
 # hop (5 x 100 generated releases, bench/plan.py --bom-every 3) about 3 s of CPU
 HOP_BUDGET = 40_000
+# not started where the expanded graph may hold more than this many times HOP_BUDGET hops
+# (``possible``: an upper bound; 5 x 100 --bom-every 3 may hold about 57,000 and weighs
+# 34,958; 5 x 400 may hold about 3.5 million)
+BEYOND = 4
 # weigh what no path-dependent key reaches once per hop (``_Weigher``); off: every hop on
 # its path's states by ``Search.hop`` (the reference the tests compare with)
 SPLIT = True
@@ -178,8 +182,15 @@ def expanded(s: Search, keys: tuple[str, ...], budget: int | None = None) -> lis
     release as in the plain search. Every hop is weighed on the state its path reaches.
 
     None: stopped after weighing ``budget`` hops (default ``HOP_BUDGET``; 0: no bound), with
-    ``s.stopped`` set to (the expanded nodes reached, the hops weighed)."""
+    ``s.stopped`` set to (the expanded nodes reached, the hops weighed); or not started, where
+    the expanded graph may hold more than ``BEYOND`` times that many hops (``possible``), with
+    ``s.stopped`` set to (the nodes it may hold, 0)."""
     limit = HOP_BUDGET if budget is None else budget
+    if limit:
+        nodes, hops = possible(s, keys)
+        if hops > BEYOND * limit:  # it would stop at the budget long before the target
+            s.stopped = (nodes, 0)
+            return None
     weighed = 0
     cost = _Weigher(s, keys).cost if SPLIT else (lambda i, j, a, b: s.hop(i, j, a, b).cost)
     Node = tuple[int, _Sig]
@@ -307,15 +318,48 @@ class _Weigher:
         return out
 
 
+def possible(s: Search, keys: tuple[str, ...]) -> tuple[int, int]:
+    """At most how many nodes and hops the expanded graph has: at release ``i``, per group of
+    ``keys`` set by the same releases, one value per release up to ``i`` that sets them (and
+    the start's), each node hopping to every later release."""
+    n = len(s.nodes)
+    setters: dict[str, frozenset[int]] = {
+        k: frozenset(j for j in range(1, n) if k in s.landing_map(j)) for k in keys
+    }
+    groups = sorted(set(setters.values()), key=sorted)
+    seen = [1] * len(groups)
+    nodes = hops = 0
+    for i in range(n):
+        count = 1
+        for g, group in enumerate(groups):
+            if i in group:
+                seen[g] += 1
+            count *= seen[g]
+        nodes += count
+        hops += count * (n - 1 - i)
+    return nodes, hops
+
+
 def bound_finding(s: Search) -> Finding:
     """What the plan says where the path-aware search stopped at its budget (``expanded``):
     blocking, may apply, on the first step of the path the plain search found."""
     assert s.stopped is not None
     states, hops = s.stopped
     first, target = s.nodes[0].version, s.nodes[s.target].version
+    if not hops:  # not started: the graph is too large for the budget
+        title = f"undetermined: the path-aware search would have to weigh up to {states} states"
+        most = possible(s, dependent_keys(s))[1]
+        said = (
+            f"the path-aware search was not run: the versions a path may leave components at "
+            f"make up to {states} states and {most} hops, more than {BEYOND} times its "
+            f"budget of {HOP_BUDGET} hops"
+        )
+    else:
+        title = f"undetermined: the path-aware search stopped after {states} states"
+        said = f"the path-aware search stopped after {states} states ({hops} hops weighed)"
     return Finding(
         hazard=f"{BOUND_PREFIX}{s.product}",
-        title=f"undetermined: the path-aware search stopped after {states} states",
+        title=title,
         severity="blocking",
         scope="transition",
         status="may-apply",
@@ -324,25 +368,23 @@ def bound_finding(s: Search) -> Finding:
         to_version=target,
         consequence=(
             f"The version a component is left at depends on the releases of {s.product} a "
-            f"path stops at; the search over those states stopped after {states} states "
-            f"({hops} hops weighed) and did not decide which path from {first} to {target} "
-            "meets the fewest hazards. This path is judged on the states it reaches."
+            f"path stops at; {said}, so which path from {first} to {target} meets the fewest "
+            "hazards is not decided. This path is judged on the states it reaches."
         ),
         avoid="Plan to an earlier target first, or from a later installed version.",
-        reason=(
-            f"may apply: the path-aware search stopped after {states} states ({hops} hops "
-            "weighed): a path with fewer or milder hazards was not ruled out"
-        ),
+        reason=f"may apply: {said}: a path with fewer or milder hazards was not ruled out",
     )
 
 
 __all__ = [
+    "BEYOND",
     "BOUND_PREFIX",
     "HOP_BUDGET",
     "bound_finding",
     "dependent_keys",
     "expanded",
     "landing_facts",
+    "possible",
     "read_keys",
     "walk",
 ]

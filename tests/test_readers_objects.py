@@ -331,3 +331,33 @@ def test_unparseable_server_version_is_unknown(kb: KnowledgeBase) -> None:
     assert (
         "installed.kubernetes" not in state and "devel" in state.unreadable["installed.kubernetes"]
     )
+
+
+@pytest.mark.parametrize("order", ["sorted", "reversed", "one-out-of-place", "not-all-paged"])
+def test_objects_prepared_page_by_page_give_the_state_of_sorted_objects(
+    kb: KnowledgeBase, order: str
+) -> None:
+    """The objects of each kind are taken in (namespace, name) order, the first of a key
+    winning; a list whose pages came in that order is not sorted again, any other is."""
+    from upgradeplan.readers.kube.objects import Prepared
+    from upgradeplan.readers.snapshot import to_document
+
+    objects: list[dict[str, Any]] = []
+    for ns in ("a", "b", "c"):
+        for name in ("agent-platform", "kagent", "other"):
+            release = hr(name, version=f"4.7.{len(objects)}")
+            release["metadata"]["namespace"] = ns
+            objects.append(release)
+    if order == "reversed":
+        objects.reverse()
+    elif order == "one-out-of-place":
+        objects.insert(0, objects.pop(4))
+    plain = to_document(read(kb, *[dict(o) for o in objects]))
+    prepared = Prepared(kb, "cluster t")
+    for start in range(0, len(objects), 4):  # pages of four
+        prepared.page("HelmRelease", objects[start : start + 4])
+    listed = [*objects, hr("zz-extra")] if order == "not-all-paged" else objects
+    if order == "not-all-paged":
+        plain = to_document(read(kb, *listed))
+    assert to_document(read(kb, *listed, prepared=prepared)) == plain
+    assert plain["facts"]["helmrelease.agent-platform.namespace"]["value"] == "a"

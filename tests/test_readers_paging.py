@@ -20,7 +20,7 @@ from support.fakeapi import FakeAPIFactory, Faults, fake_api, load_documents
 from support.scenarios import CLUSTER_FIXTURES
 
 from upgradeplan.model import KnowledgeBase
-from upgradeplan.readers.kube import cluster, listing, paging
+from upgradeplan.readers.kube import cluster, listing, paging, session
 from upgradeplan.readers.snapshot import to_document
 
 __all__ = ["fake_api"]  # the pytest fixture, imported for its side effect
@@ -116,6 +116,16 @@ def read_twice(
             asked_ahead.append(self)
 
     monkeypatch.setattr(paging, "_Fetch", Counted)
+    written: list[str] = []  # requests written before the page naming them was parsed
+    send = session.Session.send
+
+    def counted_send(self: session.Session, path: str, query: Any = None) -> Any:
+        sent = send(self, path, query)
+        if sent is not None:
+            written.append(sent.path)
+        return sent
+
+    monkeypatch.setattr(session.Session, "send", counted_send)
     # never ahead; ahead after every page of HelmReleases (50 are about 10 kB; a page
     # without items is far smaller than the floor, as in the reader's own MIN_BYTES)
     for min_bytes in (1 << 40, 2_000):
@@ -130,7 +140,8 @@ def read_twice(
         assert res.requests == len(server.requests)
         out.append((sent, to_document(res.state) if res.state else None, res.error))
         if min_bytes > 2_000:
-            assert not asked_ahead
+            assert not asked_ahead and not written
+    assert len(written) == len(asked_ahead)  # each page asked ahead was written at once
     ahead = len(asked_ahead)
     return out, ahead
 

@@ -23,6 +23,7 @@ from support.fakeapi import (
     exec_plugin_user,
     fake_api,
     make_certificate,
+    wait_for,
 )
 from support.scenarios import CLUSTER_FIXTURES
 
@@ -372,3 +373,40 @@ def test_connections_are_kept_alive_and_a_dropped_one_is_replaced(
     finally:
         fast.close()
     assert fast._idle == []
+
+
+def test_a_request_written_ahead_is_answered_as_a_plain_fetch(
+    kb: KnowledgeBase, fake_api: FakeAPIFactory
+) -> None:
+    server = fake_api.start(CLUSTER_FIXTURES / "s1")
+    config = kubeconfig.load(fake_api.kubeconfig({"s1": server}))
+    conn = kubeconfig.connection(config, "s1", environ={})
+    assert isinstance(conn, kubeconfig.Connection)
+    fast = transport.HttpTransport(conn)
+    try:
+        plain = fast.fetch("/version", 5)
+        sent = fast.send("/version", 5)
+        assert sent is not None  # written before it is read
+        assert wait_for(lambda: len(server.requests) == 2)
+        assert fast.fetch("/version", 5, sent) == plain
+        # on a kept-alive connection the server has closed: once more, afresh
+        sent = fast.send("/version", 5)
+        assert sent is not None and sent.reused
+        assert sent.wire.sock is not None
+        sent.wire.sock.close()
+        ours, theirs = socket.socketpair()
+        theirs.close()
+        sent.wire.sock = ours
+        sent.wire._reader = ours.makefile("rb")
+        opened = fast.connections
+        assert fast.fetch("/version", 5, sent) == plain
+        assert fast.connections == opened + 1
+        # written for another path: not read, and this one asked for afresh
+        sent = fast.send("/apis", 5)
+        assert sent is not None
+        assert fast.fetch("/version", 5, sent) == plain
+        assert sent.wire.sock is None
+        assert wait_for(lambda: len(server.requests) == 6)
+        assert sorted(r.path for r in server.requests) == ["/apis"] + ["/version"] * 5
+    finally:
+        fast.close()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import tempfile
 from collections.abc import Sequence
 from typing import Any
 
@@ -144,6 +143,8 @@ def write_atomically(path: str, text: str) -> None:
             f"{path}: exists and is not a regular file; not writing",
             hint="-f writes a regular file; choose another path",
         )
+    import tempfile  # here: `scan` never writes a file
+
     path = os.path.realpath(path)  # a symlinked snapshot file is written through, kept a link
     directory = os.path.dirname(os.path.abspath(path))
     try:

@@ -25,8 +25,7 @@ def merge(*states: State) -> State:
         unread.extend(r for r in state.unread if r not in unread)
         for key, why in state.unreadable.items():
             unreadable[key] = why  # kept beside this state's own facts under the prefix
-        for key, fact in state.facts.items():
-            facts[key] = fact
+        facts.update(state.facts)  # in place for a key seen before, as assigning each
         if state.name and state.name not in names:
             names.append(state.name)
     kept = tuple(r for r in unread if not r.keys or any(k in unreadable for k in r.keys))

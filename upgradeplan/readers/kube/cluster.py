@@ -48,6 +48,7 @@ from upgradeplan.readers.kube.session import (
     Session,
     as_transport,
     in_parallel,
+    quick_switches,
     run_budget,
 )
 from upgradeplan.readers.kube.transport import HttpTransport, Transport, Unreachable
@@ -255,7 +256,7 @@ def read_contexts(
         task.advance(f"{ctx}: {res.requests} requests" if res.state else f"{ctx}: unreadable")
         return res
 
-    with task, collector.paused():
+    with task, collector.paused(), quick_switches():
         if len(wanted) == 1:
             return [bounded(wanted[0])]
         return in_parallel([partial(bounded, ctx) for ctx in wanted], 8)

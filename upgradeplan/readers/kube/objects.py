@@ -14,6 +14,7 @@ whose complete list was read (``"Harness"``) or single objects asked for by name
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
@@ -210,11 +211,12 @@ def state_from_objects(
     for obj in objects:
         if (type(obj) is dict or isinstance(obj, Mapping)) and obj.get("kind"):
             by_kind.setdefault(str(obj["kind"]), []).append(obj)
-    for items in by_kind.values():
-        items.sort(key=_order)
-    b = Builder(source_prefix, unreadable=dict(unreadable or {}))
     if prepared is None or prepared.kb is not kb or prepared.prefix != source_prefix:
         prepared = Prepared(kb, source_prefix)
+    for kind, items in by_kind.items():
+        if not prepared.in_order(kind, items):  # a list read in order (as the API server
+            items.sort(key=_order)  # sends it) stays as it is: a stable sort would keep it
+    b = Builder(source_prefix, unreadable=dict(unreadable or {}))
     rec = prepared.rec
     wants = interests(kb)
     listed_set = set(listed)
@@ -357,13 +359,37 @@ class Prepared:
         self.prefix = prefix
         self.rec = _Recogniser(kb)
         self._releases: dict[int, _Release] = {}
+        self._seen: dict[str, list[Mapping[str, Any]]] = {}  # kind -> its pages' items
+        self._last: dict[str, tuple[str, str] | None] = {}  # the last key; None: not in order
 
     def page(self, kind: str, items: Sequence[Mapping[str, Any]]) -> None:
-        """One page of a list: its HelmReleases' own facts and products, derived now."""
+        """One page of a list: its HelmReleases' own facts and products, derived now; and
+        whether the list's items so far come in :func:`_order`."""
+        last = self._last.get(kind, ("", ""))
+        if last is not None:
+            for obj in items:
+                key = _order(obj)
+                if key < last:
+                    last = None
+                    break
+                last = key
+        self._last[kind] = last
+        self._seen.setdefault(kind, []).extend(items)
         if kind == "HelmRelease":
             for hr in items:
                 if group_of(hr).startswith("helm.toolkit.fluxcd.io"):
                     self._releases[id(hr)] = self._release(hr)
+
+    def in_order(self, kind: str, items: Sequence[Mapping[str, Any]]) -> bool:
+        """Whether ``items`` are exactly the objects the pages of ``kind`` brought, in the
+        same order, and that order is :func:`_order`'s (a stable sort would not move one)."""
+        seen = self._seen.get(kind)
+        return (
+            seen is not None
+            and self._last.get(kind) is not None
+            and len(seen) == len(items)
+            and all(map(operator.is_, seen, items))
+        )
 
     def flux_release(self, hr: Mapping[str, Any]) -> _Release | None:
         """What a Flux HelmRelease (by its apiVersion's group) says by itself, else None."""
@@ -373,7 +399,8 @@ class Prepared:
         return self._release(hr) if group_of(hr).startswith("helm.toolkit.fluxcd.io") else None
 
     def _release(self, hr: Mapping[str, Any]) -> _Release:
-        name, ref = name_of(hr), ref_of("HelmRelease", hr)
+        ns, name = _order(hr)  # ns_of and name_of at once
+        ref = f"HelmRelease {ns}/{name}" if ns else f"HelmRelease {name}"  # ref_of
         pin = release_pin(hr)
         chart = pin if isinstance(pin, ChartRef) else None  # chart_ref(hr), read once
         return _Release(

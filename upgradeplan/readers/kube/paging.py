@@ -4,11 +4,13 @@ A list of thousands of objects comes in pages of 500, each naming the next by it
 ``metadata.continue`` token. Waiting for a page to be parsed before asking for the next
 leaves the API server idle while the reader parses, and the reader idle while the server
 builds the next page. :class:`Pager` reads the token from the raw answer (:func:`peek_continue`)
-as soon as it has arrived and asks for the next page on a thread at once, while the page is
-parsed. The reader then takes that answer when it asks for the same page, so the requests
-are exactly those of asking page after page: a token is asked for once, only the token the
-parsed page names is ever used, and an answer the reader does not ask for (a token read
-wrongly, a list ended by a fault) is dropped. Only answers of at least ``min_bytes`` are
+as soon as it has arrived and writes the request for the next page at once, in the thread that
+received this one and before this one is parsed (a thread started first would wait for the
+interpreter lock behind that parse); a thread then reads its answer while the page is parsed.
+The reader takes that answer when it asks for the same page, so the requests are exactly
+those of asking page after page: a token is asked for once, only the token the parsed page
+names is ever used, and an answer the reader does not ask for (a token read wrongly, a list
+ended by a fault) is dropped. Only answers of at least ``min_bytes`` are
 looked into: a small page is parsed before the next could arrive anyway, and a page without
 items — after a few of which in a row the reader stops, token or not — is always small.
 """
@@ -21,6 +23,7 @@ import threading
 from collections.abc import Callable, Mapping
 
 from upgradeplan.readers.kube.session import Answer, Session
+from upgradeplan.readers.kube.transport import Sent
 
 _METADATA = b'"metadata"'
 _WINDOW = 64 * 1024  # bytes after the key read for the metadata (a token is far shorter)
@@ -133,11 +136,12 @@ class Pager:
             self._closed = True
         self._drop_all()
 
-    def _fetch(self, query: dict[str, str]) -> Answer:
-        return self.session.get(self.path, query, self._arrived)
+    def _fetch(self, query: dict[str, str], sent: Sent | None = None) -> Answer:
+        return self.session.get(self.path, query, self._arrived, sent)
 
     def _arrived(self, data: bytes) -> None:
-        """A page's raw answer: ask for the page its token names, on a thread, right away."""
+        """A page's raw answer: ask for the page its token names right away (the request
+        written here, before this page is parsed; its answer read on a thread)."""
         if len(data) < self.min_bytes:
             return
         token = peek_continue(data)
@@ -147,7 +151,9 @@ class Pager:
             if self._closed or token in self._asked:
                 return
             self._asked.add(token)
-            ahead = _Fetch(lambda: self._fetch(self.query_for(token)))
+            query = self.query_for(token)
+            sent = self.session.send(self.path, query)
+            ahead = _Fetch(lambda: self._fetch(query, sent))
             self._ahead[token] = ahead
             ahead.thread.start()
 

@@ -9,10 +9,12 @@ when a context needs it, becomes a transport (:class:`ClientTransport`), bounded
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import field
 from typing import Any, TypeVar
 from urllib.parse import quote, urlencode
@@ -22,6 +24,7 @@ from upgradeplan.readers.kube.transport import (
     HttpTransport,
     NoAnswer,
     Response,
+    Sent,
     Transport,
     Unreachable,
 )
@@ -126,35 +129,54 @@ class Session:
                 self.groups[group] = versions
             return self.groups[group]
 
+    def send(self, path: str, query: Mapping[str, str] | None = None) -> Sent | None:
+        """The first attempt of ``get(path, query)`` written now, when the transport can
+        (:meth:`HttpTransport.send`): ``get(…, sent=…)`` reads its answer (and retries as
+        always). None when nothing was written (``get`` then asks as always)."""
+        left = self.deadline - time.monotonic()
+        if not isinstance(self.transport, HttpTransport) or left <= 0.01:
+            return None
+        sent = self.transport.send(_url_path(path, query), min(self.timeout, left))
+        if sent is not None:
+            with self.lock:
+                self.requests += 1
+        return sent
+
     def get(
         self,
         path: str,
         query: Mapping[str, str] | None = None,
         on_body: Callable[[bytes], None] | None = None,
+        sent: Sent | None = None,
     ) -> Answer:
-        """GET ``path``; ``on_body`` sees a 200 answer's raw body before it is parsed."""
-        url_path = path + ("?" + urlencode(dict(query)) if query else "")
+        """GET ``path``; ``on_body`` sees a 200 answer's raw body before it is parsed;
+        ``sent``: the first attempt, written already by :meth:`send`."""
+        url_path = _url_path(path, query)
         last, cause, last_status = "", TIMEOUT, 0
         wait: float | None = None
         attempts = 0
         for attempt in range(self.retries + 1):
             left = self.deadline - time.monotonic()
-            if attempt:
-                pause = min(0.1 * (3 ** (attempt - 1)), 1.0) if wait is None else wait
-                if pause >= left:
+            first = sent if attempt == 0 else None  # written, and counted, already
+            if first is not None:
+                left = first.budget
+            else:
+                if attempt:
+                    pause = min(0.1 * (3 ** (attempt - 1)), 1.0) if wait is None else wait
+                    if pause >= left:
+                        break
+                    time.sleep(pause)
+                    left -= pause
+                if left <= 0.01:
+                    if not last:
+                        last = "the read's deadline passed before this request"
                     break
-                time.sleep(pause)
-                left -= pause
-            if left <= 0.01:
-                if not last:
-                    last = "the read's deadline passed before this request"
-                break
-            with self.lock:
-                self.requests += 1
+                with self.lock:
+                    self.requests += 1
             attempts += 1
             wait = None
             try:
-                resp = bounded_fetch(self.transport, url_path, min(self.timeout, left))
+                resp = bounded_fetch(self.transport, url_path, min(self.timeout, left), first)
             except NoAnswer as exc:
                 last, cause = str(exc), exc.cause
                 if exc.cause == TIMEOUT:
@@ -186,11 +208,14 @@ class Session:
         return Answer(0, None, f"{last} ({tries})", cause=cause, last_status=last_status)
 
 
-def bounded_fetch(transport: Transport, path: str, timeout: float) -> Response:
+def bounded_fetch(
+    transport: Transport, path: str, timeout: float, sent: Sent | None = None
+) -> Response:
     """``transport.fetch``, ending as a timeout when it overruns (the kubernetes client bounds
-    only each socket read): HttpTransport bounds itself; others run on a thread left behind."""
+    only each socket read): HttpTransport bounds itself; others run on a thread left behind.
+    ``sent``: the request, written already (:meth:`HttpTransport.send`)."""
     if isinstance(transport, HttpTransport):
-        return transport.fetch(path, timeout)
+        return transport.fetch(path, timeout, sent)
     box: list[Response | BaseException] = []
 
     def run() -> None:
@@ -210,6 +235,10 @@ def bounded_fetch(transport: Transport, path: str, timeout: float) -> Response:
     return got
 
 
+def _url_path(path: str, query: Mapping[str, str] | None) -> str:
+    return path + ("?" + urlencode(dict(query)) if query else "")
+
+
 def reason_of(exc: BaseException) -> str:
     text = str(exc)
     if "Connection refused" in text:
@@ -226,6 +255,39 @@ def status_message(body: Any) -> str:
 def run_budget(timeout: float, retries: int) -> float:
     """Seconds one context's whole read may take: every request's attempts end by then."""
     return timeout * (retries + 1)
+
+
+SWITCH_INTERVAL = 0.0005  # seconds: how soon a waiting thread gets the interpreter lock
+
+
+class _Switching:
+    lock = threading.Lock()
+    reads = 0  # reads running
+    before: float | None = None  # the interval they replaced, if longer
+
+
+@contextlib.contextmanager
+def quick_switches() -> Iterator[None]:
+    """The interpreter lock handed to a waiting thread every SWITCH_INTERVAL while reads run.
+
+    A read's threads mostly wait on sockets, and each socket call gives the lock up; taking
+    it back waits until the thread holding it lets go, at most once per switch interval
+    (CPython's default: 5 ms). While one thread parses and prepares a page, the thread
+    reading the next page's answer (a few socket calls per answer) would wait that long
+    for every call. The interval of before (if longer) is restored when the last read ends."""
+    with _Switching.lock:
+        if not _Switching.reads and sys.getswitchinterval() > SWITCH_INTERVAL:
+            _Switching.before = sys.getswitchinterval()
+            sys.setswitchinterval(SWITCH_INTERVAL)
+        _Switching.reads += 1
+    try:
+        yield
+    finally:
+        with _Switching.lock:
+            _Switching.reads -= 1
+            if not _Switching.reads and _Switching.before is not None:
+                sys.setswitchinterval(_Switching.before)
+                _Switching.before = None
 
 
 def in_parallel(calls: Sequence[Callable[[], T]], workers: int) -> list[T]:

@@ -163,6 +163,17 @@ def _no_password() -> bytes:
     raise ValueError("the key is encrypted (kubeconfig keys cannot have a passphrase)")
 
 
+@frozen
+class Sent:
+    """A request :meth:`HttpTransport.send` wrote: its path, connection and deadline."""
+
+    path: str
+    wire: Wire
+    reused: bool  # the connection was kept alive from before
+    deadline: float  # monotonic seconds
+    budget: float  # the seconds it was given when written
+
+
 class HttpTransport:
     """Keep-alive GETs to one API server; thread-safe (one connection per request in flight,
     idle ones reused by whichever thread asks next)."""
@@ -214,16 +225,47 @@ class HttpTransport:
             return f"{self.conn.server}: no connection within {timeout:g}s"
         return f"{self.conn.server}: {exc.strerror or exc}"
 
-    def fetch(self, path: str, timeout: float) -> Response:
+    def send(self, path: str, timeout: float) -> Sent | None:
+        """Write ``GET path`` on a connection now; :meth:`fetch` with ``sent`` reads its
+        answer later (bounded by ``timeout`` from now). None when it could not be written:
+        nothing was sent, and a plain :meth:`fetch` meets whatever stopped it."""
         deadline = time.monotonic() + timeout
+        try:
+            http_conn, reused = self._take(timeout)
+        except Unreachable:
+            return None
+        try:
+            http_conn.send(self.prefix + path, self.headers)
+        except Exception:  # OSError, WireError, ValueError: the plain fetch says which
+            http_conn.close()
+            return None
+        return Sent(path, http_conn, reused, deadline, timeout)
+
+    def fetch(self, path: str, timeout: float, sent: Sent | None = None) -> Response:
+        """The answer to ``GET path``; with ``sent`` (:meth:`send` of the same path), the
+        answer to the request written then (a kept-alive connection found closed: once more
+        afresh, as without)."""
+        if sent is not None and sent.path != path:  # not this request's: not read
+            sent.wire.close()
+            sent = None
+        deadline = time.monotonic() + timeout if sent is None else sent.deadline
         for _ in range(2):  # kept-alive connections the server has closed: once more, afresh
             left = deadline - time.monotonic()
             if left <= 0:
+                if sent is not None:
+                    sent.wire.close()
                 break
-            http_conn, reused = self._take(left)
+            if sent is not None:
+                http_conn, reused, written, sent = sent.wire, sent.reused, True, None
+            else:
+                http_conn, reused = self._take(left)
+                written = False
             watchdog = _Watchdog(http_conn, left)
             try:
-                resp = http_conn.get(self.prefix + path, self.headers)
+                if written:
+                    resp = http_conn.reply()
+                else:
+                    resp = http_conn.get(self.prefix + path, self.headers)
                 data = _read_body(resp, deadline)
             except NoAnswer:
                 http_conn.close()

@@ -235,6 +235,15 @@ class Wire:
 
     def get(self, url: str, headers: dict[str, str]) -> Reply:
         """Send ``GET url`` with ``headers``; the answer's status and headers."""
+        self.send(url, headers)
+        return self.reply()
+
+    def reply(self) -> Reply:
+        """The status and headers of the answer to the request :meth:`send` wrote."""
+        return Reply(self._reader)
+
+    def send(self, url: str, headers: dict[str, str]) -> None:
+        """Write ``GET url`` with ``headers`` (its answer: :meth:`reply`)."""
         if self.sock is None:
             self.connect()
         found = _BAD_URL(url)
@@ -251,7 +260,6 @@ class Wire:
                 raise ValueError(f"Invalid header value {data!r}")
             lines.append(name.encode("ascii") + b": " + data)
         self.sock.sendall(b"\r\n".join(lines) + b"\r\n\r\n")
-        return Reply(self._reader)
 
     def _host_field(self, url: str) -> bytes:
         if url.startswith("http"):  # plain HTTP through a proxy: the URL's own authority

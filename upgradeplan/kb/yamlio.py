@@ -57,11 +57,11 @@ def load_text_with_duplicates(
     every file of a load: the knowledge base and its cache entry hold each text once).
     The knowledge files' plain YAML is read by :mod:`upgradeplan.kb.yamlsubset` (no PyYAML);
     any other text by libyaml (:mod:`upgradeplan.kb.libyaml`), with the same result."""
-    from upgradeplan.kb import yamlsubset
+    from upgradeplan.kb import yamllines, yamlsubset
 
     shared = {} if strings is None else strings
     try:
-        return yamlsubset.parse(text, shared)
+        return yamllines.parse(text, shared)
     except yamlsubset.OutsideSubset:
         pass
     from upgradeplan.kb import libyaml

@@ -125,6 +125,12 @@ def parse(text: str, strings: dict[str, str]) -> tuple[Any, list[tuple[Any, int]
     """The document of ``text`` and the (key, line) pairs written twice in a mapping, as
     :func:`upgradeplan.kb.yamlio.load_text_with_duplicates` gives them; raises
     :class:`OutsideSubset` when ``text`` is outside the subset (or not YAML)."""
+    check_text(text)
+    return _Parser(text, strings).document()
+
+
+def check_text(text: str) -> None:
+    """:class:`OutsideSubset` for directives, document markers and unusual characters."""
     if (
         text.startswith(("---", "...", "%"))
         or "\n---" in text
@@ -133,7 +139,6 @@ def parse(text: str, strings: dict[str, str]) -> tuple[Any, list[tuple[Any, int]
         or not _printable(text)
     ):
         raise OutsideSubset("directives, document markers or unusual characters")
-    return _Parser(text, strings).document()
 
 
 class _Parser:

@@ -81,6 +81,9 @@ class Fields:
     # scalar helpers: `d` is a mapping inside the document at `path`
 
     def text(self, key: str, *, required: bool = False, default: str = "") -> str:
+        value = self.data.get(key)
+        if value.__class__ is str:  # the usual case, without a second call
+            return value
         return self.text_in(self.data, key, (), required=required, default=default)
 
     def text_in(
@@ -93,6 +96,8 @@ class Fields:
         default: str = "",
     ) -> str:
         value = d.get(key) if isinstance(d, dict) else None
+        if value.__class__ is str:
+            return value
         if value is None:
             if required and not (self.amending and not path):
                 self.report("KB002", path, f"missing required property {key!r}")
@@ -111,8 +116,11 @@ class Fields:
         return default
 
     def ident(self, key: str, *, default: str | None = None) -> str:
+        value = self.data.get(key)
+        if value.__class__ is str:
+            return value
         fallback = self.doc.stem if default is None else default
-        return self.text(key, required=True, default=fallback)
+        return self.text_in(self.data, key, (), required=True, default=fallback)
 
     def choice(
         self, key: str, choices: tuple[str, ...], *, required: bool = False, default: str

@@ -335,3 +335,39 @@ def test_equal_texts_of_a_load_are_one_object(mini: KnowledgeBase) -> None:
     products = [r.product for rs in mini.releases.values() for r in rs]
     assert len({id(p) for p in products}) == len(set(products))
     assert len(files) == len({id(f) for f in files})  # file names differ: no false sharing
+
+
+def test_the_file_walk_finds_what_os_walk_finds(tmp_path: Path) -> None:
+    """``_yaml_files`` (os.scandir) lists what the os.walk of before listed: hidden and dunder
+    directories and hidden files skipped, a linked directory not entered, a linked file kept."""
+    import os
+
+    from upgradeplan.kb.loader import _yaml_files
+
+    for rel in (
+        "products/a.yaml",
+        "products/b.yml",
+        "products/.c.yaml",
+        "products/d.txt",
+        "releases/p/1.0.0.yaml",
+        "releases/p/deep/x.yaml",
+        ".hidden/e.yaml",
+        "__pycache__/f.yaml",
+        "top.yaml",
+    ):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("a: 1\n")
+    (tmp_path / "linked").symlink_to(tmp_path / "releases")
+    (tmp_path / "products" / "g.yaml").symlink_to(tmp_path / "top.yaml")
+    (tmp_path / "products" / "dir.yaml").mkdir()
+
+    expected = []
+    for dirpath, dirnames, filenames in os.walk(tmp_path):
+        dirnames[:] = [d for d in dirnames if not d.startswith((".", "__"))]
+        rel_dir = os.path.relpath(dirpath, tmp_path)
+        prefix = () if rel_dir == "." else tuple(rel_dir.split(os.sep))
+        for name in filenames:
+            if name.endswith((".yaml", ".yml")) and not name.startswith("."):
+                expected.append((*prefix, name))
+    assert _yaml_files(str(tmp_path)) == sorted(expected)
+    assert ("products", "g.yaml") in expected and not any(p[0] == "linked" for p in expected)

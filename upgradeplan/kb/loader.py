@@ -238,16 +238,28 @@ class _Builder:
 def _yaml_files(root: str) -> list[tuple[str, ...]]:
     """Every *.yaml / *.yml file under ``root`` as path parts relative to it, sorted.
 
-    Hidden and dunder directories are skipped.
+    Hidden and dunder directories are skipped. Directories as ``os.walk`` walks them (a linked
+    one is not entered, an unreadable one is left out), with ``os.scandir`` directly.
     """
     found: list[tuple[str, ...]] = []
-    top = root
-    for dirpath, dirnames, filenames in os.walk(top):
-        dirnames[:] = [d for d in dirnames if not d.startswith((".", "__"))]
-        rel_dir = os.path.relpath(dirpath, top)
-        prefix: tuple[str, ...] = () if rel_dir == "." else tuple(rel_dir.split(os.sep))
-        for name in filenames:
-            if name.endswith((".yaml", ".yml")) and not name.startswith("."):
+    pending: list[tuple[str, tuple[str, ...]]] = [(root, ())]
+    while pending:
+        path, prefix = pending.pop()
+        try:
+            with os.scandir(path) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if not name.startswith((".", "__")) and not entry.is_symlink():
+                    pending.append((entry.path, (*prefix, name)))
+            elif name.endswith((".yaml", ".yml")) and not name.startswith("."):
                 found.append((*prefix, name))
     return sorted(found)
 

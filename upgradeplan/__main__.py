@@ -4,6 +4,7 @@ Importing click alone costs about four interpreter starts, so the two answers a 
 most are given before it is imported: ``--version`` is one line, and the top-level ``--help``
 is the text click rendered the first time, kept in the user cache directory under a key of
 the installed code, the program name and the terminal width (:mod:`upgradeplan.usercache`).
+``check`` with plain options is parsed and run without click (:mod:`upgradeplan.commands.fast`).
 Everything else, and every miss, goes to :func:`upgradeplan.cli.run`; the process then ends
 without the interpreter's teardown (:func:`end`).
 """
@@ -37,9 +38,14 @@ def main() -> None:
 
     usercache.defer_writes()  # a cold knowledge load's cache entry: written after the answer
     compiled.keep_between_runs()  # the record classes' __init__ compiled in an earlier run
-    from upgradeplan.cli import run
+    from upgradeplan.commands import fast
 
-    end(run(args))
+    code = fast.run(args)  # check without click, when its options are plain
+    if code is None:
+        from upgradeplan.cli import run
+
+        code = run(args)
+    end(code)
 
 
 def end(code: int) -> None:
@@ -101,7 +107,8 @@ def help_text(prog: str) -> str:
     where = usercache.cache_dir()
     path = None
     if where is not None:
-        key = f"{prog}\0{columns()}\0{_click_stamp()}\0{usercache.code_stamp()}".encode()
+        click = usercache.module_stamp("click")
+        key = f"{prog}\0{columns()}\0{click}\0{usercache.code_stamp()}".encode()
         h = usercache.hasher(len(key))
         h.update(key)
         path = os.path.join(where, f"help-{h.hexdigest()}.txt")
@@ -123,19 +130,6 @@ def render_help(prog: str) -> str:
 
     with cli.make_context(prog, [], resilient_parsing=True) as ctx:
         return ctx.get_help() + "\n"
-
-
-def _click_stamp() -> str:
-    """Where click is installed and when it changed (its formatting is part of the text)."""
-    from importlib.util import find_spec
-
-    spec = find_spec("click")
-    origin = spec.origin if spec is not None and spec.origin else ""
-    try:
-        st = os.stat(origin)
-    except OSError:
-        return origin
-    return f"{origin}:{st.st_size}:{st.st_mtime_ns}"
 
 
 def _print(text: str) -> None:

@@ -161,13 +161,13 @@ def _path() -> str | None:
 def _read() -> dict[str, CodeType]:
     """The kept code, or nothing when the file is absent, not private or does not check out."""
     path = _path()
-    value = _load(path, MAGIC) if path is not None else None
+    value = load_kept(path, MAGIC) if path is not None else None
     if not isinstance(value, dict):
         return {}
     return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, CodeType)}
 
 
-def _load(path: str, magic: bytes) -> Any:
+def load_kept(path: str, magic: bytes) -> Any:
     """What a kept file holds (unmarshalled), or None when it is absent, not private, not
     ``magic``'s, its payload's hash does not check out or it does not unmarshal."""
     blob = usercache.read_private(path)
@@ -185,7 +185,7 @@ def _load(path: str, magic: bytes) -> Any:
         return None
 
 
-def _keep(path: str, magic: bytes, value: Any, prefix: str) -> None:
+def keep_file(path: str, magic: bytes, value: Any, prefix: str) -> None:
     """Write ``value`` to the kept file ``path`` (magic, payload hash, payload), then prune the
     older ``prefix`` files beside it."""
     import marshal
@@ -199,7 +199,7 @@ def _write() -> None:
     path = _path()
     if path is None:
         return
-    _keep(path, MAGIC, {k: v for k, v in _CODES.items() if k in _COMPILED}, "inits-")
+    keep_file(path, MAGIC, {k: v for k, v in _CODES.items() if k in _COMPILED}, "inits-")
 
 
 # --------------------------------------------------------------------------- regular expressions
@@ -276,7 +276,7 @@ def _patterns_path(engine: Any) -> str | None:
 
 def _read_patterns(path: str) -> dict[tuple[str | bytes, int], _Args]:
     """The kept programs, or none when the file is absent, not private or does not check out."""
-    value = _load(path, PATTERNS_MAGIC)
+    value = load_kept(path, PATTERNS_MAGIC)
     if not isinstance(value, list):
         return {}
     return {(e[0], e[1]): e[2] for e in value if _well_formed(e)}
@@ -332,7 +332,7 @@ def _write_patterns(path: str) -> None:
     """Keep the programs compiled in this run, and the older ones after them."""
     table = {**_NEW, **{k: v for k, v in _PATTERNS.items() if k not in _NEW}}
     entries = [(p, flags, args) for (p, flags), args in list(table.items())[:PATTERNS_KEPT]]
-    _keep(path, PATTERNS_MAGIC, entries, "patterns-")
+    keep_file(path, PATTERNS_MAGIC, entries, "patterns-")
 
 
 if __name__ == "__main__":  # python -m upgradeplan.compiled: rewrite upgradeplan/inits.py

@@ -93,6 +93,20 @@ def code_stamp() -> str:
     return _STAMP[0]
 
 
+def module_stamp(name: str) -> str:
+    """Where the top-level module ``name`` is installed and when it changed (click's: its
+    formatting and parsing are part of what the help text and the argv table hold)."""
+    from importlib.util import find_spec
+
+    spec = find_spec(name)
+    origin = spec.origin if spec is not None and spec.origin else ""
+    try:
+        st = os.stat(origin)
+    except OSError:
+        return origin
+    return f"{origin}:{st.st_size}:{st.st_mtime_ns}"
+
+
 def _stamp_dir(path: str, rel: str, parts: list[str]) -> None:
     """``rel/name:size:mtime_ns`` of the stamped files under ``path``, sorted as os.walk
     top-down with sorted names gives them (a directory's files, then its subdirectories)."""

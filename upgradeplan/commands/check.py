@@ -1,40 +1,22 @@
 """check: the move judged as asked, with an exit code for CI.
 
-A thin click command over :mod:`upgradeplan.api`, in its own module so that an offline
-check builds only its own options, not those of plan, explain and diagnose
-(:mod:`upgradeplan.commands.planning`).
+A thin click command over :mod:`upgradeplan.commands.judging` (what it does, without click:
+the console script's fast path calls the same), in its own module so that a check builds only
+its own options, not those of plan, explain and diagnose (:mod:`upgradeplan.commands.planning`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import click
 
-from upgradeplan import api, errors
+from upgradeplan import errors
+from upgradeplan.commands import judging
 from upgradeplan.commands.gate import accept_options
-from upgradeplan.commands.options import gather, judging_options, use_color
-from upgradeplan.model import KnowledgeBase
+from upgradeplan.commands.options import judging_options
 
 CHECK_FORMATS = ("text", "json", "yaml", "markdown", "sarif", "github")
-
-
-def _unreadable_check(g: api.Gathered) -> api.CheckResult:
-    from upgradeplan.unreadable import UNREACHABLE, Unreadable
-
-    whole = Unreadable(
-        f"context {g.name}", UNREACHABLE, kind="context", context=g.name, detail=g.error or ""
-    )
-    return api.CheckResult(
-        name=g.name,
-        state=None,
-        plan=None,
-        verdict="undetermined",
-        exit_code=int(errors.ExitCode.UNDETERMINED),
-        error=g.error,
-        unreadable=(whole,),
-    )
 
 
 @click.command("check")
@@ -65,92 +47,22 @@ def check(
       upgradeplan check --gitops . --base origin/main -o sarif > upgradeplan.sarif
       kubectl upgradeplan --context prod check --to latest
     """
+    obj = ctx.find_root().obj
     try:
-        text, code = _check(ctx, output, fail_on, to, holds, accept_file, accept_ids, params)
+        text, code = judging.check(
+            obj,
+            output=output,
+            fail_on=fail_on,
+            to=to,
+            holds=holds,
+            accept_file=accept_file,
+            accept_ids=accept_ids,
+            **params,
+        )
     except errors.UpgradeplanError as exc:
-        if output in ("sarif", "github"):
-            from upgradeplan.commands import gate
-
-            click.echo(gate.error_output(output, exc, params.get("gitops")), nl=False)
+        shown = judging.error_text(output, exc, params)
+        if shown is not None:
+            click.echo(shown, nl=False)
         raise
-    click.echo(text, nl=False, color=use_color(ctx))
+    click.echo(text, nl=False, color=judging.use_color(obj))
     ctx.exit(code)
-
-
-def _check(
-    ctx: click.Context,
-    output: str,
-    fail_on: str,
-    to: Sequence[str],
-    holds: Sequence[str],
-    accept_file: str | None,
-    accept_ids: Sequence[str],
-    params: dict[str, Any],
-) -> tuple[str, int]:
-    from upgradeplan import accept
-
-    kb, gathered = gather(ctx, params)
-    acceptances = accept.gather(kb, accept_file, accept_ids)
-    results: list[api.CheckResult] = []
-    for g in gathered:
-        if g.state is None:
-            results.append(_unreadable_check(g))
-            continue
-        try:
-            judged = api.check(
-                kb,
-                g.state,
-                to,
-                holds=tuple(holds) + g.holds,
-                fail_on=fail_on,
-                name=g.name,
-                targets=g.targets,
-                moved=g.relocate,
-                changed=g.changed,
-            )
-        except errors.BadInput as exc:
-            if len(gathered) == 1:
-                raise
-            # one installation of several cannot be judged (the product is not in it)
-            failed = api.Gathered(name=g.name, state=None, error=str(exc))
-            results.append(_unreadable_check(failed))
-            continue
-        results.append(accept.judge(judged, acceptances, fail_on))
-    stale = accept.stale(acceptances, results)
-    code = api.worst_exit([r.exit_code for r in results])
-    return _render_check(ctx, kb, results, output, code, fail_on, stale, params), code
-
-
-def _render_check(
-    ctx: click.Context,
-    kb: KnowledgeBase,
-    results: Sequence[api.CheckResult],
-    output: str,
-    code: int,
-    fail_on: str = "blocking",
-    stale: Sequence[Any] = (),
-    params: dict[str, Any] | None = None,
-) -> str:
-    from upgradeplan.commands import gate
-
-    if output == "text":
-        from upgradeplan.render.text import render_check
-
-        return render_check(results, use_color(ctx)) + gate.accepted_text(results, stale)
-    if output in ("json", "yaml"):
-        from upgradeplan.render import structured
-
-        doc = structured.check_to_dict(results, code)
-        return structured.serialise(gate.with_acceptances(doc, results, stale), output)
-    root = gate.root_of((params or {}).get("gitops"))
-    if output == "markdown":
-        from upgradeplan.render import prcomment
-
-        return prcomment.render(results, code=code, fail_on=fail_on, root=root, stale=stale)
-    if output == "sarif":
-        from upgradeplan.render import sarif
-
-        return sarif.dumps(sarif.log(results, kb, fail_on=fail_on, root=root, stale=stale))
-    from upgradeplan.render import github
-
-    return github.render_check(results, fail_on=fail_on, code=code, stale=stale)

@@ -7,8 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import click
-
 from upgradeplan import errors
 
 if TYPE_CHECKING:
@@ -22,6 +20,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def accept_options(f: F) -> F:
     """--accept-file PATH and --accept ID (repeatable)."""
+    import click  # the rest of this module is used without click (commands.fast)
+
     f = click.option(
         "--accept",
         "accept_ids",

@@ -9,7 +9,6 @@ root context's ``obj``; :func:`setting` reads them back, and
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import field
@@ -17,7 +16,8 @@ from typing import Any
 
 import click
 
-from upgradeplan.commands import complete
+from upgradeplan.commands import complete, judging
+from upgradeplan.commands.judging import remember, root_settings
 from upgradeplan.frozen import frozen
 
 
@@ -101,24 +101,10 @@ def group_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def start(ctx: click.Context, options: Mapping[str, Any]) -> None:
     """The root obj from the group's options (and UPGRADEPLAN_KB)."""
-    env_dirs = [d for d in os.environ.get("UPGRADEPLAN_KB", "").split(os.pathsep) if d]
-    obj: dict[str, Any] = dict(ctx.obj or {})  # values a completion run stored already
-    obj.update(
-        {
-            "kb_dirs": (*env_dirs, *options.get("kb_dirs", ())),
-            "kubeconfig": options.get("kubeconfig"),
-            "contexts": tuple(options.get("contexts", ())),
-            "namespace": options.get("namespace"),
-            "request_timeout": options.get("request_timeout"),
-            "color": "never" if options.get("no_color") else options.get("color") or "auto",
-            "verbose": int(options.get("verbose") or 0),
-            "debug": bool(options.get("debug")),
-        }
-    )
-    ctx.obj = obj
     from upgradeplan import progress
 
-    progress.install(progress.Reporter(sys.stderr, verbose=obj["verbose"]))
+    ctx.obj = root_settings(options, ctx.obj)  # with values a completion run stored already
+    progress.install(progress.Reporter(sys.stderr, verbose=ctx.obj["verbose"]))
     ctx.call_on_close(lambda: progress.install(None))
 
 
@@ -132,23 +118,14 @@ def _root_obj(ctx: click.Context) -> dict[str, Any]:
 
 def _remember(opt: Global) -> Callable[[click.Context, click.Parameter, Any], None]:
     """Store a value given after the command where the group's own would be."""
+    multiple, count = bool(opt.kwargs.get("multiple")), bool(opt.kwargs.get("count"))
 
     def callback(ctx: click.Context, param: click.Parameter, value: Any) -> None:
         if value in (None, False, (), 0):
             return
-        obj = _root_obj(ctx)
-        if opt.key == "no_color":
-            obj["color"] = "never"
-        elif opt.kwargs.get("multiple"):
-            obj[opt.key] = (*obj.get(opt.key, ()), *value)
-        elif opt.kwargs.get("count"):
-            from upgradeplan import progress
+        remember(_root_obj(ctx), opt.key, value, multiple=multiple, count=count)
 
-            obj[opt.key] = int(obj.get(opt.key) or 0) + int(value)
-            progress.set_verbose(obj[opt.key])
-        else:
-            obj[opt.key] = value
-
+    callback.upgradeplan_global = (opt.key, multiple, count)  # type: ignore[attr-defined]
     return callback
 
 
@@ -180,8 +157,7 @@ def setting(ctx: click.Context | None, key: str, default: Any = None) -> Any:
     """A global option's value (given before or after the command), or ``default``."""
     if ctx is None:
         return default
-    value = (ctx.find_root().obj or {}).get(key)
-    return default if value is None else value
+    return judging.setting(ctx.find_root().obj, key, default)
 
 
 def nearest_options(exc: click.NoSuchOption) -> list[str]:

@@ -13,9 +13,9 @@ from typing import Any, TypeVar
 
 import click
 
-from upgradeplan import api, errors
+from upgradeplan import api
 from upgradeplan.api import FAIL_ON_CHOICES, Inputs
-from upgradeplan.commands import complete
+from upgradeplan.commands import complete, judging
 from upgradeplan.model import KnowledgeBase
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -183,39 +183,16 @@ def inputs_from(params: Mapping[str, Any]) -> Inputs:
 
     The global options given before the command (``upgradeplan --context prod check``) or
     after it on a command that does not declare them fill in what the command's own leave
-    unset; contexts add up.
+    unset; contexts add up (:func:`upgradeplan.commands.judging.inputs_from`).
     """
-    from upgradeplan.commands.global_options import setting
-
     ctx = click.get_current_context(silent=True)
-    contexts = (*setting(ctx, "contexts", ()), *(params.get("contexts") or ()))
-    timeout = params.get("request_timeout")
-    return Inputs(
-        installed=tuple(params.get("installed") or ()),
-        pins=tuple(params.get("pins") or ()),
-        facts=tuple(params.get("facts") or ()),
-        state_files=tuple(params.get("state_files") or ()),
-        gitops=params.get("gitops"),
-        base=params.get("base"),
-        clusters=tuple(params.get("clusters") or ()),
-        kubeconfig=params.get("kubeconfig") or setting(ctx, "kubeconfig"),
-        contexts=tuple(dict.fromkeys(contexts)),
-        all_contexts=bool(params.get("all_contexts")),
-        request_timeout=timeout if timeout is not None else setting(ctx, "request_timeout"),
-        namespace=params.get("namespace") or setting(ctx, "namespace"),
-    )
+    return judging.inputs_from(params, None if ctx is None else ctx.find_root().obj)
 
 
 def kb_dirs(ctx: click.Context) -> tuple[str, ...]:
     """The extra knowledge directories given to the group (--kb, UPGRADEPLAN_KB)."""
     obj = ctx.find_root().obj or {}
     return tuple(obj.get("kb_dirs", ()))
-
-
-def color_mode(ctx: click.Context) -> str:
-    """The group's --color value (auto, always, never)."""
-    obj = ctx.find_root().obj or {}
-    return str(obj.get("color") or "auto")
 
 
 def judging_options(formats: Sequence[str]) -> Callable[[F], F]:
@@ -229,21 +206,9 @@ def judging_options(formats: Sequence[str]) -> Callable[[F], F]:
 
 def use_color(ctx: click.Context) -> bool:
     """Whether text output is coloured: the group's --color, and whether stdout is a terminal."""
-    import sys
-
-    from upgradeplan.render.text import use_color as decide
-
-    return decide(color_mode(ctx), sys.stdout)
+    return judging.use_color(ctx.find_root().obj)
 
 
 def gather(ctx: click.Context, params: dict[str, Any]) -> tuple[KnowledgeBase, list[api.Gathered]]:
     """The knowledge and every installation the state options name (BadInput when none)."""
-    inputs = inputs_from(params)
-    if not inputs.any:
-        raise errors.BadInput(
-            "no installation given",
-            hint="state it with --installed PRODUCT=VERSION (and --pin, --fact), or read it with "
-            "--snapshot FILE, --gitops PATH or --kubeconfig",
-        )
-    kb = api.load_kb(kb_dirs(ctx))
-    return kb, api.gather(kb, inputs)
+    return judging.gather(ctx.find_root().obj, params)

@@ -10,8 +10,6 @@ import re
 from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, Any
 
-import click
-
 from upgradeplan.model import Evidence, Finding, Plan, Step
 from upgradeplan.unreadable import Unreadable
 
@@ -55,6 +53,8 @@ class Style:
     def __call__(self, text: str, fg: str | None = None, bold: bool = False) -> str:
         if not self.color or (fg is None and not bold):
             return text
+        import click  # only for colour: a check's plain text needs no click
+
         return click.style(text, fg=fg, bold=bold)
 
     def verdict(self, verdict: str) -> str:

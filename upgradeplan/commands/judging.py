@@ -1,0 +1,215 @@
+"""What ``check`` does once its options are parsed, without click.
+
+The click command (:mod:`upgradeplan.commands.check`) and the console script's fast path
+(:mod:`upgradeplan.commands.fast`) both call :func:`check`; the settings of the global options
+(the root context's ``obj`` under click) are a plain dict here, built by :func:`root_settings`
+and :func:`remember`, so neither path has its own copy of what they mean. Imports no click.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from upgradeplan import api, errors
+from upgradeplan.api import Inputs
+from upgradeplan.model import KnowledgeBase
+
+Settings = dict[str, Any]  # the global options' values (kb_dirs, contexts, color, verbose, ...)
+
+
+def root_settings(options: Mapping[str, Any], before: Mapping[str, Any] | None = None) -> Settings:
+    """The settings from the group's options (and UPGRADEPLAN_KB); ``before``: values a
+    completion run stored already."""
+    env_dirs = [d for d in os.environ.get("UPGRADEPLAN_KB", "").split(os.pathsep) if d]
+    obj: Settings = dict(before or {})
+    obj.update(
+        {
+            "kb_dirs": (*env_dirs, *options.get("kb_dirs", ())),
+            "kubeconfig": options.get("kubeconfig"),
+            "contexts": tuple(options.get("contexts", ())),
+            "namespace": options.get("namespace"),
+            "request_timeout": options.get("request_timeout"),
+            "color": "never" if options.get("no_color") else options.get("color") or "auto",
+            "verbose": int(options.get("verbose") or 0),
+            "debug": bool(options.get("debug")),
+        }
+    )
+    return obj
+
+
+def remember(obj: Settings, key: str, value: Any, *, multiple: bool, count: bool) -> None:
+    """A global option given after the command: stored where the group's own would be."""
+    if value in (None, False, (), 0):
+        return
+    if key == "no_color":
+        obj["color"] = "never"
+    elif multiple:
+        obj[key] = (*obj.get(key, ()), *value)
+    elif count:
+        from upgradeplan import progress
+
+        obj[key] = int(obj.get(key) or 0) + int(value)
+        progress.set_verbose(obj[key])
+    else:
+        obj[key] = value
+
+
+def setting(obj: Mapping[str, Any] | None, key: str, default: Any = None) -> Any:
+    """A global option's value, or ``default``."""
+    value = (obj or {}).get(key)
+    return default if value is None else value
+
+
+def inputs_from(params: Mapping[str, Any], obj: Mapping[str, Any] | None) -> Inputs:
+    """Build :class:`Inputs` from the state options' values; the global options (``obj``) fill
+    in what the command's own leave unset; contexts add up."""
+    contexts = (*setting(obj, "contexts", ()), *(params.get("contexts") or ()))
+    timeout = params.get("request_timeout")
+    return Inputs(
+        installed=tuple(params.get("installed") or ()),
+        pins=tuple(params.get("pins") or ()),
+        facts=tuple(params.get("facts") or ()),
+        state_files=tuple(params.get("state_files") or ()),
+        gitops=params.get("gitops"),
+        base=params.get("base"),
+        clusters=tuple(params.get("clusters") or ()),
+        kubeconfig=params.get("kubeconfig") or setting(obj, "kubeconfig"),
+        contexts=tuple(dict.fromkeys(contexts)),
+        all_contexts=bool(params.get("all_contexts")),
+        request_timeout=timeout if timeout is not None else setting(obj, "request_timeout"),
+        namespace=params.get("namespace") or setting(obj, "namespace"),
+    )
+
+
+def use_color(obj: Mapping[str, Any] | None) -> bool:
+    """Whether text output is coloured: --color, and whether stdout is a terminal."""
+    import sys
+
+    from upgradeplan.render.text import use_color as decide
+
+    return decide(str((obj or {}).get("color") or "auto"), sys.stdout)
+
+
+def gather(
+    obj: Mapping[str, Any] | None, params: Mapping[str, Any]
+) -> tuple[KnowledgeBase, list[api.Gathered]]:
+    """The knowledge and every installation the state options name (BadInput when none)."""
+    inputs = inputs_from(params, obj)
+    if not inputs.any:
+        raise errors.BadInput(
+            "no installation given",
+            hint="state it with --installed PRODUCT=VERSION (and --pin, --fact), or read it with "
+            "--snapshot FILE, --gitops PATH or --kubeconfig",
+        )
+    kb = api.load_kb(tuple((obj or {}).get("kb_dirs", ())))
+    return kb, api.gather(kb, inputs)
+
+
+def _unreadable_check(g: api.Gathered) -> api.CheckResult:
+    from upgradeplan.unreadable import UNREACHABLE, Unreadable
+
+    whole = Unreadable(
+        f"context {g.name}", UNREACHABLE, kind="context", context=g.name, detail=g.error or ""
+    )
+    return api.CheckResult(
+        name=g.name,
+        state=None,
+        plan=None,
+        verdict="undetermined",
+        exit_code=int(errors.ExitCode.UNDETERMINED),
+        error=g.error,
+        unreadable=(whole,),
+    )
+
+
+def check(
+    obj: Mapping[str, Any] | None,
+    *,
+    output: str,
+    fail_on: str,
+    to: Sequence[str],
+    holds: Sequence[str],
+    accept_file: str | None,
+    accept_ids: Sequence[str],
+    **params: Any,
+) -> tuple[str, int]:
+    """The text ``check`` prints and its exit code; the keywords are the click command's."""
+    from upgradeplan import accept
+
+    kb, gathered = gather(obj, params)
+    acceptances = accept.gather(kb, accept_file, accept_ids)
+    results: list[api.CheckResult] = []
+    for g in gathered:
+        if g.state is None:
+            results.append(_unreadable_check(g))
+            continue
+        try:
+            judged = api.check(
+                kb,
+                g.state,
+                to,
+                holds=tuple(holds) + g.holds,
+                fail_on=fail_on,
+                name=g.name,
+                targets=g.targets,
+                moved=g.relocate,
+                changed=g.changed,
+            )
+        except errors.BadInput as exc:
+            if len(gathered) == 1:
+                raise
+            # one installation of several cannot be judged (the product is not in it)
+            failed = api.Gathered(name=g.name, state=None, error=str(exc))
+            results.append(_unreadable_check(failed))
+            continue
+        results.append(accept.judge(judged, acceptances, fail_on))
+    stale = accept.stale(acceptances, results)
+    code = api.worst_exit([r.exit_code for r in results])
+    return render_check(obj, kb, results, output, code, fail_on, stale, params), code
+
+
+def render_check(
+    obj: Mapping[str, Any] | None,
+    kb: KnowledgeBase,
+    results: Sequence[api.CheckResult],
+    output: str,
+    code: int,
+    fail_on: str = "blocking",
+    stale: Sequence[Any] = (),
+    params: Mapping[str, Any] | None = None,
+) -> str:
+    """The results in ``output``'s format."""
+    from upgradeplan.commands import gate
+
+    if output == "text":
+        from upgradeplan.render.text import render_check as text
+
+        return text(results, use_color(obj)) + gate.accepted_text(results, stale)
+    if output in ("json", "yaml"):
+        from upgradeplan.render import structured
+
+        doc = structured.check_to_dict(results, code)
+        return structured.serialise(gate.with_acceptances(doc, results, stale), output)
+    root = gate.root_of((params or {}).get("gitops"))
+    if output == "markdown":
+        from upgradeplan.render import prcomment
+
+        return prcomment.render(results, code=code, fail_on=fail_on, root=root, stale=stale)
+    if output == "sarif":
+        from upgradeplan.render import sarif
+
+        return sarif.dumps(sarif.log(results, kb, fail_on=fail_on, root=root, stale=stale))
+    from upgradeplan.render import github
+
+    return github.render_check(results, fail_on=fail_on, code=code, stale=stale)
+
+
+def error_text(output: str, exc: errors.UpgradeplanError, params: Mapping[str, Any]) -> str | None:
+    """What ``-o sarif`` / ``-o github`` print on stdout when the check fails (else None)."""
+    if output not in ("sarif", "github"):
+        return None
+    from upgradeplan.commands import gate
+
+    return gate.error_output(output, exc, params.get("gitops"))

@@ -73,6 +73,24 @@ def test_the_table_is_derived_from_the_click_options() -> None:
     assert names | {"-h", "--help"} == {o for rec in TABLE["commands"]["check"] for o in rec[0]}
 
 
+def test_the_shipped_table_is_the_derived_one() -> None:
+    """Regenerate with ``python -m upgradeplan.commands.clidoc --argtable
+    upgradeplan/commands/argtable.py`` when an option changed."""
+    from upgradeplan.commands import argtable
+
+    assert argtable.TABLE == TABLE
+    assert fast.sources_digest() == argtable.SOURCES
+
+
+def test_a_changed_option_module_is_not_parsed_from_the_shipped_table(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert fast._read() is not None
+    monkeypatch.setattr(fast, "DEFINED_IN", (*fast.DEFINED_IN, "api.py"))
+    assert fast._read() is None  # nor kept in the cache yet: click's, which keeps it
+
+
 PLAIN = [
     ["check", "--to", "agent-platform=4.8.0", *S1_STATED],
     ["check", "--installed", "agent-platform=4.7.18"],
@@ -206,14 +224,11 @@ RUNS = [
 
 
 def test_the_console_script_answers_as_click_does(tmp_path: Path) -> None:
-    _console(S1, tmp_path)  # the first run goes through click and keeps the table
-    assert any(p.name.startswith("argv-") for p in (tmp_path / "upgradeplan").iterdir())
     for args in RUNS:
         assert _console(args, tmp_path) == _click(args), args
 
 
-def test_a_warm_check_does_not_import_click(tmp_path: Path) -> None:
-    _console(S1, tmp_path)
+def test_a_check_does_not_import_click(tmp_path: Path) -> None:
     code, _, err = _console(S1, tmp_path, PYTHONPROFILEIMPORTTIME="1")
     assert code == int(ExitCode.HAZARD)
     assert " click" not in err and "upgradeplan.cli" not in err
@@ -221,10 +236,16 @@ def test_a_warm_check_does_not_import_click(tmp_path: Path) -> None:
     assert " click" in err  # --debug: click's, for its traceback
 
 
-def test_a_damaged_table_is_ignored_and_rewritten(tmp_path: Path) -> None:
-    _console(S1, tmp_path)
+def test_a_damaged_kept_table_is_ignored_and_rewritten(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(fast, "DEFINED_IN", ())  # the shipped table not taken
+    fast.keep(cli, "upgradeplan")
     (kept,) = (p for p in (tmp_path / "upgradeplan").iterdir() if p.name.startswith("argv-"))
+    assert fast._read() == TABLE
     data = kept.read_bytes()
     kept.write_bytes(data[:-3] + b"xyz")
-    assert _console(S1, tmp_path) == _click(S1)
+    assert fast._read() is None
+    fast.keep(cli, "upgradeplan")
     assert kept.read_bytes() == data

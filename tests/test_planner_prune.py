@@ -152,6 +152,7 @@ def conditions(draw: st.DrawFn, n: int) -> Condition | None:
         pred("version_below", product=C, version=v(draw(st.integers(0, n)))),
         pred("fact_equals", fact=draw(st.sampled_from(FACT_KEYS)), value=draw(st.booleans())),
         pred("pin_exact", product=C),
+        pred("pin_kind", product=C, kind=draw(st.sampled_from(("exact", "range", "none")))),
     ]
     picked = draw(st.lists(st.sampled_from(atoms), min_size=0, max_size=3))
     if not picked:
@@ -193,6 +194,10 @@ def releases(draw: st.DrawFn, n: int, i: int) -> Release:
     effects = {}
     if i and draw(st.integers(0, 3)) == 0:
         effects = {draw(st.sampled_from(FACT_KEYS)): draw(st.booleans())}
+    if i and draw(st.integers(0, 4)) == 0:
+        # the pin changes kind (exact, range, none) along the window: predicates whose truth
+        # depends on the kind alone are judged again only where it changes (planner/truths.py)
+        effects = {**effects, f"pin.{C}": draw(st.sampled_from((v(i), f">={v(i)}", "")))}
     requires = {}
     if i and draw(st.integers(0, 3)) == 0:
         requires = {draw(st.sampled_from((C, "k8s"))): f">={v(max(0, i - 2))}"}

@@ -68,8 +68,23 @@ def p_version_matches(args: Mapping[str, Any], state: State, kb: KnowledgeBase) 
     return _installed_cmp(args, state, claim, lambda v: bool(con.check(v)))
 
 
+# pin_kind of the pin texts seen (a search asks again for every landing's pin)
+_PIN_KINDS: dict[str, str] = {}
+
+
 def pin_kind(value: object) -> str:
     """What a pin's value is: "none" (no pin), "exact" (one full version) or "range"."""
+    if type(value) is str:
+        hit = _PIN_KINDS.get(value)
+        if hit is None:
+            if len(_PIN_KINDS) > 65_536:
+                _PIN_KINDS.clear()
+            hit = _PIN_KINDS[value] = _pin_kind(value)
+        return hit
+    return _pin_kind(value)
+
+
+def _pin_kind(value: object) -> str:
     from upgradeplan.versions import is_exact
 
     if value is None or value == "":

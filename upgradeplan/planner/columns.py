@@ -31,6 +31,8 @@ import operator
 from itertools import repeat
 from typing import TYPE_CHECKING
 
+from upgradeplan.planner import requirements
+
 if TYPE_CHECKING:
     from upgradeplan.planner.fanout import Fanout
     from upgradeplan.planner.search import Search
@@ -57,26 +59,32 @@ def cheapest(s: Search, fan: Fanout) -> list[int] | None:
     b = n + 1
     m = b * (bound + 1)  # cost-of-i * B + i < M for every cost
     inf = m * (4 * bound + 4)  # above every key, also with a column's weights added
-    enc = [inf] * n  # cost of i * (M + B) + i; inf: not reached
-    enc[0] = 0
-    col = [0] * n  # what the skip/transition hazards active at the end add from each start, * M
+    # per start i: enc(i) + col(i), where enc(i) is the cost of i * (M + B) + i (inf: not
+    # reached) and col(i) what the skip/transition hazards active at the end add from i, * M
+    # (never negative); kept as one sum so that the least over the starts is one C-level min
+    tot = [inf] * n
+    tot[0] = 0
+    reached = [False] * n
+    reached[0] = True
     prev = [0] * n
     best = [0] * n
     may_apply = set(fan.requires)
+    groups = _groups(fan, starts, n)
     for j in range(1, n):
         for segs, sign in events[j]:
             for lo, hi, w in segs:  # starts at or after j are not read before they count
-                col[lo:hi] = map(operator.add, col[lo:hi], repeat(sign * w * m, hi - lo))
+                tot[lo:hi] = map(operator.add, tot[lo:hi], repeat(sign * w * m, hi - lo))
         if s.nodes[j].release.upgrade_from is not None or j in may_apply:  # type: ignore[union-attr]
-            key = _per_start(s, fan, j, enc, col, starts, m)
+            key = _per_start(s, fan, j, tot, groups, m)
         else:
-            key = _all_starts(fan, j, enc, col, starts, m)
+            key = _all_starts(j, tot, groups, m)
         if key >= inf:
             continue
         best[j] = key // m + fan.base[j]
         prev[j] = key % b
-        enc[j] = best[j] * (m + b) + j
-    if enc[-1] >= inf:
+        tot[j] += best[j] * (m + b) + j - inf  # col(j) = tot[j] - inf while j is not reached
+        reached[j] = True
+    if not reached[-1]:
         return []
     path = [n - 1]
     while path[-1] != 0:
@@ -89,8 +97,11 @@ def _comp_starts(s: Search, fan: Fanout) -> dict[str, int] | None:
     has it too); None when that is not so."""
     out: dict[str, int] = {}
     n = len(s.nodes)
+    states = [s.state_at(i).facts for i in range(n)]
     for comp in fan.comps:
-        has = [s.state_at(i).installed(comp) is not None for i in range(n)]
+        key = f"installed.{comp}"
+        # State.installed: the value where it is a version text
+        has = [isinstance(getattr(facts.get(key), "value", None), str) for facts in states]
         first = has.index(True) if True in has else n
         if not all(has[first:]):
             return None
@@ -113,17 +124,27 @@ def _start_weights(s: Search, fan: Fanout, starts: dict[str, int]) -> dict[tuple
     before: dict[str, frozenset[str]] = {}  # mover -> the hazards the start before can meet
     weigh, sides_of, started = s.weigh, s.idx.sides, s.idx.started
     last = len(s.nodes) - 1
+    comp_keys = [(c, f"installed.{c}", first) for c, first in starts.items()]
     for i in range(last):
         swept = sweep.at[i]
         movers = [(s.product, s.nodes[i].version)]
-        if starts:
-            pre = s.state_at(i)
-            movers += [(c, pre.installed(c) or "") for c, first in starts.items() if i >= first]
+        if comp_keys:
+            facts = s.state_at(i).facts
+            for c, installed, first in comp_keys:
+                if i >= first:
+                    v = getattr(facts.get(installed), "value", None)  # State.installed, or ""
+                    movers.append((c, v if isinstance(v, str) and v else ""))
+        touched = sweep.touched[i]
         for mover, f in movers:
             ids, hazards = started(sides_of(mover, f, fan._parse(mover, f)))
             old = before.get(mover)
             before[mover] = ids
-            look = ids if old is None else (ids ^ old) | (sweep.touched[i] & ids)
+            if old is None:
+                look = ids
+            elif ids is old:
+                look = touched & ids
+            else:
+                look = (ids ^ old) | (touched & ids) if touched else ids ^ old
             for hid in look:
                 h = hazards.get(hid)
                 w = 0
@@ -190,30 +211,38 @@ def _bound(s: Search, fan: Fanout) -> int:
     return len(s.nodes) * (HOP_COST + per * (hazards + 1))
 
 
-def _extras(fan: Fanout, j: int, starts: dict[str, int], n: int) -> list[tuple[int, int]]:
-    """(first start, what the components starting there add) in start order."""
-    at: dict[int, int] = {0: 0}
+_Groups = list[tuple[int, list[list[int]]]]
+
+
+def _groups(fan: Fanout, starts: dict[str, int], n: int) -> _Groups:
+    """(first start, the end terms of the components first installed there), in start order
+    (the start 0 always there)."""
+    at: dict[int, list[list[int]]] = {0: []}
     for comp, first in starts.items():
         if first < n:
-            at[first] = at.get(first, 0) + fan.comp_base[comp][j]
+            at.setdefault(first, []).append(fan.comp_base[comp])
+    return sorted(at.items())
+
+
+def _extras(groups: _Groups, j: int) -> list[tuple[int, int]]:
+    """(first start, what the components installed from there add at ``j``) in start order."""
     out, total = [], 0
-    for first in sorted(at):
-        total += at[first]
+    for first, bases in groups:
+        for base in bases:
+            total += base[j]
         out.append((first, total))
     return out
 
 
-def _all_starts(
-    fan: Fanout, j: int, enc: list[int], col: list[int], starts: dict[str, int], m: int
-) -> int:
-    """The least key over every start before ``j``."""
-    pieces = _extras(fan, j, starts, len(enc))
+def _all_starts(j: int, tot: list[int], groups: _Groups, m: int) -> int:
+    """The least key over every start before ``j`` (``tot``: enc + col per start)."""
+    pieces = _extras(groups, j)
     key = -1
     for k, (lo, extra) in enumerate(pieces):
         hi = min(pieces[k + 1][0], j) if k + 1 < len(pieces) else j
         if lo >= hi:
             continue
-        found = min(map(operator.add, enc[lo:hi], col[lo:hi])) + extra * m
+        found = min(tot[lo:hi]) + extra * m
         if key < 0 or found < key:
             key = found
     return key
@@ -223,25 +252,22 @@ def _per_start(
     s: Search,
     fan: Fanout,
     j: int,
-    enc: list[int],
-    col: list[int],
-    starts: dict[str, int],
+    tot: list[int],
+    groups: _Groups,
     m: int,
 ) -> int:
     """The least key over the starts that may hop to ``j`` (its ``upgrade_from``), with the
-    requirement's cost where it depends on the start."""
-    from upgradeplan.planner import requirements
-
+    requirement's cost where it depends on the start (``tot``: enc + col per start)."""
     rel = s.nodes[j].release
     assert rel is not None
-    pieces = _extras(fan, j, starts, len(enc))
+    pieces = _extras(groups, j)
     may_apply = j in fan.requires
     key = -1
     for i in _admitted(s, j):
         extra = next(e for lo, e in reversed(pieces) if lo <= i)
         if may_apply:
             extra += requirements.cost(s, i, j)
-        found = enc[i] + col[i] + extra * m
+        found = tot[i] + extra * m
         if key < 0 or found < key:
             key = found
     return key

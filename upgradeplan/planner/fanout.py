@@ -43,9 +43,11 @@ class Fanout:
     """Hop costs from one start to every later release of the window."""
 
     def __init__(self, s: Search, comps: Sequence[str]) -> None:
+        from upgradeplan.planner.search import HOP_COST
         from upgradeplan.versions import parse_version
 
         self.s = s
+        self._hop_cost = HOP_COST
         n = len(s.nodes)
         # a component no landing of the window moves never adds to a hop
         self.comps = tuple(c for c in comps if moves(s, c))
@@ -81,11 +83,11 @@ class Fanout:
         out: dict[str, list[tuple[int, int]]] = {}
         opened: dict[str, int] = {}  # hazard -> where its run now open began
         before: frozenset[str] = frozenset()
+        sides_of, landing_on, parsed = s.idx.sides, s.idx.landing_on, self.parsed
         for j, v in enumerate(at):
             here: frozenset[str] = frozenset()
             if v is not None:
-                sides = s.idx.sides(mover, v, self.parsed[(mover, v)])
-                here = sides.skip_post | sides.trans_post
+                here = landing_on(sides_of(mover, v, parsed[(mover, v)]))
             if here is before or here == before:
                 continue
             for hid in before - here:  # its run ends before j
@@ -99,10 +101,8 @@ class Fanout:
 
     def _end(self, j: int) -> None:
         """What a hop landing on ``j`` weighs whatever its start (and what it does not)."""
-        from upgradeplan.planner.search import HOP_COST
-
         s = self.s
-        self.base[j] = HOP_COST
+        self.base[j] = self._hop_cost
         self._landed(j, s.product, self.base)
         for comp in self.comps:
             if self.lands[comp][j] is not None:

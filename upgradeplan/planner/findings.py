@@ -77,7 +77,7 @@ def _finding(
         from_version=f,
         to_version=t,
         evidence=evidence,
-        missing=tuple(MissingFact(k, _hint(k)) for k in missing),
+        missing=tuple(MissingFact(k, _hint(k)) for k in missing) if missing else (),
         consequence=h.consequence,
         recover=h.recover,
         avoid=h.avoid,
@@ -96,10 +96,15 @@ def judge(
 ) -> Finding:
     """Evaluate an in-scope hazard's condition on ``state`` with ``$from``/``$to`` = f, t
     (``memo``: predicate outcomes shared by the hazards judged on this state and hop)."""
-    phrase = scopes.phrase(h, f, t)
     if h.when is None:
-        return _finding(h, "applies", f, t, reason=f"applies: {phrase}")
+        return _finding(h, "applies", f, t, reason=f"applies: {scopes.phrase(h, f, t)}")
     res = conditions.evaluate_full(h.when, state, kb, hop=(f, t), memo=memo)
+    if res.truth is Truth.FALSE:  # the scope is not said: the deciding predicates are
+        said = _deciding(res.evidence, Truth.FALSE)
+        return _finding(
+            h, "does-not-apply", f, t, reason=f"does not apply: {said}", evidence=res.evidence
+        )
+    phrase = scopes.phrase(h, f, t)
     if res.truth is Truth.TRUE:
         said = _deciding(res.evidence, Truth.TRUE)
         return _finding(
@@ -111,19 +116,14 @@ def judge(
             evidence=res.evidence,
             location=_location(res.evidence),
         )
-    if res.truth is Truth.UNKNOWN:
-        return _finding(
-            h,
-            "may-apply",
-            f,
-            t,
-            reason=f"may apply: {phrase}; not known: {_unknowns(res)}",
-            evidence=res.evidence,
-            missing=res.missing,
-        )
-    said = _deciding(res.evidence, Truth.FALSE)
     return _finding(
-        h, "does-not-apply", f, t, reason=f"does not apply: {said}", evidence=res.evidence
+        h,
+        "may-apply",
+        f,
+        t,
+        reason=f"may apply: {phrase}; not known: {_unknowns(res)}",
+        evidence=res.evidence,
+        missing=res.missing,
     )
 
 

@@ -65,6 +65,7 @@ class Index:
         self._admitted: dict[tuple[str, str], frozenset[str]] = {}
         self._started: dict[int, tuple[_Sides, frozenset[str], dict[str, Hazard]]] = {}
         self._landed_ids: dict[int, tuple[_Sides, frozenset[str]]] = {}
+        self._landing_on: dict[int, tuple[_Sides, frozenset[str]]] = {}
 
     def may_hop(self, release: Release, from_version: str) -> bool:
         """``releases.may_hop``, cached per ``upgrade_from`` text and start version."""
@@ -127,6 +128,14 @@ class Index:
         hit = self._landed_ids.get(id(sides))
         if hit is None or hit[0] is not sides:
             hit = self._landed_ids[id(sides)] = (sides, frozenset(h.id for h in sides.landed))
+        return hit[1]
+
+    def landing_on(self, sides: _Sides) -> frozenset[str]:
+        """The skip and transition hazards a hop landing on the version of ``sides`` can be
+        in scope of: ``skip_post | trans_post`` (cached per sides, which the index keeps)."""
+        hit = self._landing_on.get(id(sides))
+        if hit is None or hit[0] is not sides:
+            hit = self._landing_on[id(sides)] = (sides, sides.skip_post | sides.trans_post)
         return hit[1]
 
     def _build(self, product: str) -> _ProductIndex:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from upgradeplan.model import Finding, State, Truth
 from upgradeplan.planner.findings import REQUIREMENT_STATUS, requirement_truth, requires_finding
 from upgradeplan.planner.prune import first_set
+from upgradeplan.versions import parse_constraint
 
 if TYPE_CHECKING:
     from upgradeplan.planner.search import Search
@@ -110,8 +111,6 @@ def _status(s: Search, i: int, j: int, state: State) -> Status | None:
 def _plain_status(requires: Mapping[str, str], state: State) -> Status:
     """``_status`` of requirements without a ``when`` (every one is checked): what
     planner/findings.py ``requirement_truth`` finds, without its evidence."""
-    from upgradeplan.versions import parse_constraint
-
     truth = Truth.FALSE  # "some requirement is unmet"
     missing: list[str] = []
     facts = state.facts

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from upgradeplan import conditions
 from upgradeplan.conditions.vocabulary import VALUE_CLASS
 from upgradeplan.model import Condition, KnowledgeBase, State, Truth
+from upgradeplan.versions import parse_version
 
 if TYPE_CHECKING:
     from upgradeplan.planner.search import Search
@@ -205,6 +206,10 @@ class Sweep:
         now: dict[Any, int] = {}
         events: dict[int, list[tuple[Any, int | None]]] = {}  # None: evaluate there
         readers: dict[str, list[Any]] = {}
+        # per fact key: the readers whose truth depends on the class of its value alone
+        # (``vocabulary.VALUE_CLASS``), with that class function; looked at again only where
+        # the class changes (their cache key, ``_key``, is the same otherwise)
+        classed: dict[str, list[tuple[Any, Callable[[Any], Any]]]] = {}
         for c, (p, keys) in preds.items():
             direct = self._direct(p, keys)
             if direct is not None:
@@ -218,8 +223,12 @@ class Sweep:
                 if turn > 0:
                     events.setdefault(turn, []).append((c, None))
                 continue
+            classify = VALUE_CLASS.get(c[0])
             for key in keys:
-                readers.setdefault(key, []).append(c)
+                if classify is None:
+                    readers.setdefault(key, []).append(c)
+                else:
+                    classed.setdefault(key, []).append((c, classify))
         here = {hid: _TRUTH[fold(now)] for hid, fold in folds.items()}
         self.at.append(here)
         self.touched.append(frozenset())
@@ -240,6 +249,13 @@ class Sweep:
                 if key in readers and not _same(before.get(key), after.get(key))
                 for c in readers[key]
             }
+            for key in classed.keys() & changed[i - 1]:
+                a, b = before.get(key), after.get(key)
+                if a is b:
+                    continue
+                for c, classify in classed[key]:
+                    if a is None or b is None or classify(a.value) != classify(b.value):
+                        moved.add(c)
             for c in moved:
                 t = rank(preds[c][0], c, preds[c][1], state)
                 if t != now[c]:
@@ -267,7 +283,8 @@ class Sweep:
             return None
         marks, versions = self._marks[keys[0]]
         below = p.predicate == "version_below"
-        k = bisect.bisect_left(versions, bound)  # the first version at or above the bound
+        # the first version at or above the bound (by the sort keys versions compare by)
+        k = bisect.bisect_left(versions, bound._key)
         start, end = 2 * (below == (k > 0)), 2 * (below == (k == len(versions)))
         return (marks[k] if start != end else 0), start, end
 
@@ -297,9 +314,8 @@ class Sweep:
 
     def _rises_through(self, key: str) -> bool:
         """Whether ``key`` holds a version on every state, strictly rising where it is set
-        (then ``_marks[key]`` holds the states where it is set and the parsed versions)."""
-        from upgradeplan.versions import parse_version
-
+        (then ``_marks[key]`` holds the states where it is set and the sort keys of the
+        parsed versions)."""
         seen: Any = None
         last: Any = object()
         marks: list[int] = []
@@ -319,7 +335,7 @@ class Sweep:
                 return False
             seen = v
             marks.append(i)
-            versions.append(v)
+            versions.append(v._key)
         self._marks[key] = (marks, versions)
         return True
 
@@ -362,8 +378,6 @@ def window_sweep(s: Search) -> Sweep | None:
 def _version_arg(p: Condition) -> Any:
     """The parsed ``version`` argument of a MONOTONE predicate (None: not a version; the
     predicate itself then says so)."""
-    from upgradeplan.versions import parse_version
-
     text = p.args.get("version")
     if not isinstance(text, str):
         return None

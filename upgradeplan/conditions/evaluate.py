@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -237,15 +237,127 @@ def _eval(
     evidence: list[Evidence],
     memo: Memo | None = None,
 ) -> tuple[Truth, list[str]]:
+    """``cond``'s truth and the keys that could change an UNKNOWN, every predicate's evidence
+    appended to ``evidence`` in order (through the function compiled for the node)."""
+    return _run_of(cond)(state, kb, hop, negated, evidence, memo, _SHARED.get())
+
+
+# a condition node evaluated: (state, kb, hop, negated, evidence, memo, the shared outcomes)
+_Run = Callable[
+    [State, KnowledgeBase, Hop, bool, list[Evidence], "Memo | None", "_Shared | None"],
+    tuple[Truth, list[str]],
+]
+
+# per condition node (by identity, the node kept so its id is not reused): its _Run
+_RUNS: dict[int, tuple[Condition, _Run]] = {}
+
+
+def _run_of(cond: Condition) -> _Run:
+    hit = _RUNS.get(id(cond))
+    if hit is None or hit[0] is not cond:
+        if len(_RUNS) > 100_000:
+            _RUNS.clear()
+        hit = _RUNS[id(cond)] = (cond, _compile(cond))
+    return hit[1]
+
+
+def _compile(cond: Condition) -> _Run:
+    """The evaluation of one node, its children's compiled once: the node's operator is
+    looked at here, not on every evaluation. What is wrong with a node (a ``not`` of more
+    than one condition, an unknown operator) is raised where it is evaluated, as before."""
     if cond.op == "pred":
-        entry = _entry(cond, state, kb, hop)
-        if entry is not None:  # shared: its outcome and evidence (immutable) reused
-            out = entry[0]
-            ev = entry[2 + negated]
-            if ev is None:
-                ev = entry[2 + negated] = _evidence(cond, out, negated)
-            evidence.append(ev)
-            return out.result, list(out.missing) if out.result is Truth.UNKNOWN else []
+        return _pred_run(cond)
+    if cond.op == "not":
+        if len(cond.children) != 1:
+            return _raising("`not` takes exactly one condition")
+        inner = _run_of(cond.children[0])
+
+        def run_not(
+            state: State,
+            kb: KnowledgeBase,
+            hop: Hop,
+            negated: bool,
+            evidence: list[Evidence],
+            memo: Memo | None,
+            store: _Shared | None,
+        ) -> tuple[Truth, list[str]]:
+            t, missing = inner(state, kb, hop, not negated, evidence, memo, store)
+            return ~t, missing
+
+        return run_not
+    if cond.op not in ("all", "any"):
+        return _raising(f"unknown condition operator {cond.op!r}")
+    runs = tuple(_run_of(c) for c in cond.children)
+    # Kleene: `all` is FALSE when a child is, else UNKNOWN when one is, else TRUE (`any` dual)
+    stop, rest = (Truth.FALSE, Truth.TRUE) if cond.op == "all" else (Truth.TRUE, Truth.FALSE)
+    unknown = Truth.UNKNOWN
+
+    def run_junction(
+        state: State,
+        kb: KnowledgeBase,
+        hop: Hop,
+        negated: bool,
+        evidence: list[Evidence],
+        memo: Memo | None,
+        store: _Shared | None,
+    ) -> tuple[Truth, list[str]]:
+        results = [run(state, kb, hop, negated, evidence, memo, store) for run in runs]
+        truths = [t for t, _ in results]
+        if stop in truths:
+            return stop, []
+        if unknown not in truths:
+            return rest, []
+        missing: list[str] = []
+        for t, m in results:
+            if t is unknown:
+                missing.extend(m)
+        return unknown, missing
+
+    return run_junction
+
+
+def _raising(message: str) -> _Run:
+    def run_bad(
+        state: State,
+        kb: KnowledgeBase,
+        hop: Hop,
+        negated: bool,
+        evidence: list[Evidence],
+        memo: Memo | None,
+        store: _Shared | None,
+    ) -> tuple[Truth, list[str]]:
+        raise errors.BadInput(message)
+
+    return run_bad
+
+
+def _pred_run(cond: Condition) -> _Run:
+    def run_pred(
+        state: State,
+        kb: KnowledgeBase,
+        hop: Hop,
+        negated: bool,
+        evidence: list[Evidence],
+        memo: Memo | None,
+        store: _Shared | None,
+    ) -> tuple[Truth, list[str]]:
+        if store is not None:  # shared (``_entry``): its outcome and evidence (immutable) reused
+            plain = _PLAIN.get(id(cond))
+            if plain is None or plain[0] is not cond:
+                plain = _plain_of(cond)
+            keys = plain[1]
+            if keys is not None:
+                read = tuple(map(state.facts.get, keys))
+                key = (plain[2], *map(id, read))
+                entry = store.get(key)
+                if entry is None:
+                    entry = store[key] = [_outcome(cond, state, kb, hop), read, None, None]
+                out: Outcome = entry[0]
+                ev = entry[2 + negated]
+                if ev is None:
+                    ev = entry[2 + negated] = _evidence(cond, out, negated)
+                evidence.append(ev)
+                return out.result, list(out.missing) if out.result is Truth.UNKNOWN else []
         found = memo.get(_content(cond)) if memo is not None else None
         if found is not None:
             out = found
@@ -255,26 +367,8 @@ def _eval(
                 memo[_content(cond)] = out
         evidence.append(_evidence(cond, out, negated))
         return out.result, list(out.missing) if out.result is Truth.UNKNOWN else []
-    if cond.op == "not":
-        if len(cond.children) != 1:
-            raise errors.BadInput("`not` takes exactly one condition")
-        t, inner = _eval(cond.children[0], state, kb, hop, not negated, evidence, memo)
-        return ~t, inner
-    if cond.op not in ("all", "any"):
-        raise errors.BadInput(f"unknown condition operator {cond.op!r}")
-    results = [_eval(c, state, kb, hop, negated, evidence, memo) for c in cond.children]
-    # Kleene: `all` is FALSE when a child is, else UNKNOWN when one is, else TRUE (`any` dual)
-    stop, rest = (Truth.FALSE, Truth.TRUE) if cond.op == "all" else (Truth.TRUE, Truth.FALSE)
-    truths = [t for t, _ in results]
-    if stop in truths:
-        return stop, []
-    if Truth.UNKNOWN not in truths:
-        return rest, []
-    missing: list[str] = []
-    for t, m in results:
-        if t is Truth.UNKNOWN:
-            missing.extend(m)
-    return Truth.UNKNOWN, missing
+
+    return run_pred
 
 
 def _evidence(cond: Condition, out: Outcome, negated: bool) -> Evidence:

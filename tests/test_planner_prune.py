@@ -191,7 +191,7 @@ def hazards(draw: st.DrawFn, n: int, i: int) -> Hazard:
 
 @st.composite
 def releases(draw: st.DrawFn, n: int, i: int) -> Release:
-    effects = {}
+    effects: dict[str, bool | str] = {}
     if i and draw(st.integers(0, 3)) == 0:
         effects = {draw(st.sampled_from(FACT_KEYS)): draw(st.booleans())}
     if i and draw(st.integers(0, 4)) == 0:

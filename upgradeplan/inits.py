@@ -244,77 +244,81 @@ def _56():
 
 def _57():
     global __init__
-    def __init__(self, kind, namespace, name) -> None: _set(self, 'kind', kind); _set(self, 'namespace', namespace); _set(self, 'name', name)
+    def __init__(self, path, wire, reused, deadline, budget) -> None: _set(self, 'path', path); _set(self, 'wire', wire); _set(self, 'reused', reused); _set(self, 'deadline', deadline); _set(self, 'budget', budget)
 
 def _58():
     global __init__
-    def __init__(self, key, value, path, label) -> None: _set(self, 'key', key); _set(self, 'value', value); _set(self, 'path', path); _set(self, 'label', label)
+    def __init__(self, kind, namespace, name) -> None: _set(self, 'kind', kind); _set(self, 'namespace', namespace); _set(self, 'name', name)
 
 def _59():
     global __init__
-    def __init__(self, value, path, label, problem=_d3) -> None: _set(self, 'value', value); _set(self, 'path', path); _set(self, 'label', label); _set(self, 'problem', problem)
+    def __init__(self, key, value, path, label) -> None: _set(self, 'key', key); _set(self, 'value', value); _set(self, 'path', path); _set(self, 'label', label)
 
 def _60():
     global __init__
-    def __init__(self, name, state, plan, findings=_d3, verdict=_d4, exit_code=_d5, recommended=_d6, error=_d7, notes=_d8, unreadable=_d9, accepted=_d10, changed=_FACTORY, fix_in_change=_d12) -> None: _set(self, 'name', name); _set(self, 'state', state); _set(self, 'plan', plan); _set(self, 'findings', findings); _set(self, 'verdict', verdict); _set(self, 'exit_code', exit_code); _set(self, 'recommended', recommended); _set(self, 'error', error); _set(self, 'notes', notes); _set(self, 'unreadable', unreadable); _set(self, 'accepted', accepted); _set(self, 'changed', _f11() if changed is _FACTORY else changed); _set(self, 'fix_in_change', fix_in_change)
+    def __init__(self, value, path, label, problem=_d3) -> None: _set(self, 'value', value); _set(self, 'path', path); _set(self, 'label', label); _set(self, 'problem', problem)
 
 def _61():
     global __init__
-    def __init__(self, predicate, description, result, observed, missing=_d4, negated=_d5) -> None: _set(self, 'predicate', predicate); _set(self, 'description', description); _set(self, 'result', result); _set(self, 'observed', observed); _set(self, 'missing', missing); _set(self, 'negated', negated)
+    def __init__(self, name, state, plan, findings=_d3, verdict=_d4, exit_code=_d5, recommended=_d6, error=_d7, notes=_d8, unreadable=_d9, accepted=_d10, changed=_FACTORY, fix_in_change=_d12) -> None: _set(self, 'name', name); _set(self, 'state', state); _set(self, 'plan', plan); _set(self, 'findings', findings); _set(self, 'verdict', verdict); _set(self, 'exit_code', exit_code); _set(self, 'recommended', recommended); _set(self, 'error', error); _set(self, 'notes', notes); _set(self, 'unreadable', unreadable); _set(self, 'accepted', accepted); _set(self, 'changed', _f11() if changed is _FACTORY else changed); _set(self, 'fix_in_change', fix_in_change)
 
 def _62():
     global __init__
-    def __init__(self, hazard, matches, score, patterns) -> None: _set(self, 'hazard', hazard); _set(self, 'matches', matches); _set(self, 'score', score); _set(self, 'patterns', patterns)
+    def __init__(self, predicate, description, result, observed, missing=_d4, negated=_d5) -> None: _set(self, 'predicate', predicate); _set(self, 'description', description); _set(self, 'result', result); _set(self, 'observed', observed); _set(self, 'missing', missing); _set(self, 'negated', negated)
 
 def _63():
     global __init__
-    def __init__(self, kind, id, hazard=_d2, release=_d3, migration=_d4, product=_d5, finding=_d6, conditions=_d7, hop=_d8, related=_d9, truth=_d10) -> None: _set(self, 'kind', kind); _set(self, 'id', id); _set(self, 'hazard', hazard); _set(self, 'release', release); _set(self, 'migration', migration); _set(self, 'product', product); _set(self, 'finding', finding); _set(self, 'conditions', conditions); _set(self, 'hop', hop); _set(self, 'related', related); _set(self, 'truth', truth)
+    def __init__(self, hazard, matches, score, patterns) -> None: _set(self, 'hazard', hazard); _set(self, 'matches', matches); _set(self, 'score', score); _set(self, 'patterns', patterns)
 
 def _64():
     global __init__
-    def __init__(self, name, state, error=_d2, targets=_d3, holds=_d4, relocate=_FACTORY, changed=_FACTORY) -> None: _set(self, 'name', name); _set(self, 'state', state); _set(self, 'error', error); _set(self, 'targets', targets); _set(self, 'holds', holds); _set(self, 'relocate', _f5() if relocate is _FACTORY else relocate); _set(self, 'changed', _f6() if changed is _FACTORY else changed)
+    def __init__(self, kind, id, hazard=_d2, release=_d3, migration=_d4, product=_d5, finding=_d6, conditions=_d7, hop=_d8, related=_d9, truth=_d10) -> None: _set(self, 'kind', kind); _set(self, 'id', id); _set(self, 'hazard', hazard); _set(self, 'release', release); _set(self, 'migration', migration); _set(self, 'product', product); _set(self, 'finding', finding); _set(self, 'conditions', conditions); _set(self, 'hop', hop); _set(self, 'related', related); _set(self, 'truth', truth)
 
 def _65():
     global __init__
-    def __init__(self, product, plan, allowed=_d2) -> None: _set(self, 'product', product); _set(self, 'plan', plan); _set(self, 'allowed', allowed)
+    def __init__(self, name, state, error=_d2, targets=_d3, holds=_d4, relocate=_FACTORY, changed=_FACTORY) -> None: _set(self, 'name', name); _set(self, 'state', state); _set(self, 'error', error); _set(self, 'targets', targets); _set(self, 'holds', holds); _set(self, 'relocate', _f5() if relocate is _FACTORY else relocate); _set(self, 'changed', _f6() if changed is _FACTORY else changed)
 
 def _66():
     global __init__
-    def __init__(self, installed=_d0, pins=_d1, facts=_d2, state_files=_d3, gitops=_d4, base=_d5, clusters=_d6, kubeconfig=_d7, contexts=_d8, all_contexts=_d9, request_timeout=_d10, namespace=_d11) -> None: _set(self, 'installed', installed); _set(self, 'pins', pins); _set(self, 'facts', facts); _set(self, 'state_files', state_files); _set(self, 'gitops', gitops); _set(self, 'base', base); _set(self, 'clusters', clusters); _set(self, 'kubeconfig', kubeconfig); _set(self, 'contexts', contexts); _set(self, 'all_contexts', all_contexts); _set(self, 'request_timeout', request_timeout); _set(self, 'namespace', namespace)
+    def __init__(self, product, plan, allowed=_d2) -> None: _set(self, 'product', product); _set(self, 'plan', plan); _set(self, 'allowed', allowed)
 
 def _67():
     global __init__
-    def __init__(self, patchset, plan, now_actions=_d2) -> None: _set(self, 'patchset', patchset); _set(self, 'plan', plan); _set(self, 'now_actions', now_actions)
+    def __init__(self, installed=_d0, pins=_d1, facts=_d2, state_files=_d3, gitops=_d4, base=_d5, clusters=_d6, kubeconfig=_d7, contexts=_d8, all_contexts=_d9, request_timeout=_d10, namespace=_d11) -> None: _set(self, 'installed', installed); _set(self, 'pins', pins); _set(self, 'facts', facts); _set(self, 'state_files', state_files); _set(self, 'gitops', gitops); _set(self, 'base', base); _set(self, 'clusters', clusters); _set(self, 'kubeconfig', kubeconfig); _set(self, 'contexts', contexts); _set(self, 'all_contexts', all_contexts); _set(self, 'request_timeout', request_timeout); _set(self, 'namespace', namespace)
 
 def _68():
     global __init__
-    def __init__(self, name, state, plan, exit_code=_d3, error=_d4) -> None: _set(self, 'name', name); _set(self, 'state', state); _set(self, 'plan', plan); _set(self, 'exit_code', exit_code); _set(self, 'error', error)
+    def __init__(self, patchset, plan, now_actions=_d2) -> None: _set(self, 'patchset', patchset); _set(self, 'plan', plan); _set(self, 'now_actions', now_actions)
 
 def _69():
     global __init__
-    def __init__(self, states, failed=_d1) -> None: _set(self, 'states', states); _set(self, 'failed', failed)
+    def __init__(self, name, state, plan, exit_code=_d3, error=_d4) -> None: _set(self, 'name', name); _set(self, 'state', state); _set(self, 'plan', plan); _set(self, 'exit_code', exit_code); _set(self, 'error', error)
 
 def _70():
     global __init__
-    def __init__(self, pattern, line, line_number, where) -> None: _set(self, 'pattern', pattern); _set(self, 'line', line); _set(self, 'line_number', line_number); _set(self, 'where', where)
+    def __init__(self, states, failed=_d1) -> None: _set(self, 'states', states); _set(self, 'failed', failed)
 
 def _71():
     global __init__
-    def __init__(self, key, pattern, type, supply=_d3, stated_only=_d4, kubectl=_d5) -> None: _set(self, 'key', key); _set(self, 'pattern', pattern); _set(self, 'type', type); _set(self, 'supply', supply); _set(self, 'stated_only', stated_only); _set(self, 'kubectl', kubectl); self.__post_init__()
+    def __init__(self, pattern, line, line_number, where) -> None: _set(self, 'pattern', pattern); _set(self, 'line', line); _set(self, 'line_number', line_number); _set(self, 'where', where)
 
 def _72():
     global __init__
-    def __init__(self, row, product) -> None: _set(self, 'row', row); _set(self, 'product', product)
+    def __init__(self, key, pattern, type, supply=_d3, stated_only=_d4, kubectl=_d5) -> None: _set(self, 'key', key); _set(self, 'pattern', pattern); _set(self, 'type', type); _set(self, 'supply', supply); _set(self, 'stated_only', stated_only); _set(self, 'kubectl', kubectl); self.__post_init__()
 
 def _73():
     global __init__
-    def __init__(self, source, cause, kind=_d2, status=_d3, location=_d4, context=_d5, detail=_d6, keys=_d7, at=_d8) -> None: _set(self, 'source', source); _set(self, 'cause', cause); _set(self, 'kind', kind); _set(self, 'status', status); _set(self, 'location', location); _set(self, 'context', context); _set(self, 'detail', detail); _set(self, 'keys', keys); _set(self, 'at', at)
+    def __init__(self, row, product) -> None: _set(self, 'row', row); _set(self, 'product', product)
 
 def _74():
     global __init__
-    def __init__(self, major, minor, patch, prerelease=_d3, build=_d4, original=_d5) -> None: _set(self, 'major', major); _set(self, 'minor', minor); _set(self, 'patch', patch); _set(self, 'prerelease', prerelease); _set(self, 'build', build); _set(self, 'original', original); self.__post_init__()
+    def __init__(self, source, cause, kind=_d2, status=_d3, location=_d4, context=_d5, detail=_d6, keys=_d7, at=_d8) -> None: _set(self, 'source', source); _set(self, 'cause', cause); _set(self, 'kind', kind); _set(self, 'status', status); _set(self, 'location', location); _set(self, 'context', context); _set(self, 'detail', detail); _set(self, 'keys', keys); _set(self, 'at', at)
 
 def _75():
+    global __init__
+    def __init__(self, major, minor, patch, prerelease=_d3, build=_d4, original=_d5) -> None: _set(self, 'major', major); _set(self, 'minor', minor); _set(self, 'patch', patch); _set(self, 'prerelease', prerelease); _set(self, 'build', build); _set(self, 'original', original); self.__post_init__()
+
+def _76():
     global __init__
     def __init__(self, op, version, level) -> None: _set(self, 'op', op); _set(self, 'version', version); _set(self, 'level', level)
 
@@ -377,23 +381,24 @@ CODE = {
     '<frozen upgradeplan.readers.kube.session.Answer>\x00def __init__(self, status, body, problem=_d2, cause=_d3, last_status=_d4) -> None:\n    self.status = status\n    self.body = body\n    self.problem = problem\n    self.cause = cause\n    self.last_status = last_status\n': _54,
     '<frozen upgradeplan.readers.kube.session.Session>\x00def __init__(self, transport, timeout, retries, deadline=_d3, requests=_d4, lock=_FACTORY, group_lock=_FACTORY, groups=_FACTORY) -> None:\n    self.transport = transport\n    self.timeout = timeout\n    self.retries = retries\n    self.deadline = deadline\n    self.requests = requests\n    self.lock = _f5() if lock is _FACTORY else lock\n    self.group_lock = _f6() if group_lock is _FACTORY else group_lock\n    self.groups = _f7() if groups is _FACTORY else groups\n': _55,
     "<frozen upgradeplan.readers.kube.transport.Response>\x00def __init__(self, status, reason, data, retry_after=_d3) -> None:\n    _set(self, 'status', status)\n    _set(self, 'reason', reason)\n    _set(self, 'data', data)\n    _set(self, 'retry_after', retry_after)\n": _56,
-    "<frozen upgradeplan.readers.recognise.ChartRef>\x00def __init__(self, kind, namespace, name) -> None:\n    _set(self, 'kind', kind)\n    _set(self, 'namespace', namespace)\n    _set(self, 'name', name)\n": _57,
-    "<frozen upgradeplan.readers.recognise.Derived>\x00def __init__(self, key, value, path, label) -> None:\n    _set(self, 'key', key)\n    _set(self, 'value', value)\n    _set(self, 'path', path)\n    _set(self, 'label', label)\n": _58,
-    "<frozen upgradeplan.readers.recognise.Pin>\x00def __init__(self, value, path, label, problem=_d3) -> None:\n    _set(self, 'value', value)\n    _set(self, 'path', path)\n    _set(self, 'label', label)\n    _set(self, 'problem', problem)\n": _59,
-    "<frozen upgradeplan.results.CheckResult>\x00def __init__(self, name, state, plan, findings=_d3, verdict=_d4, exit_code=_d5, recommended=_d6, error=_d7, notes=_d8, unreadable=_d9, accepted=_d10, changed=_FACTORY, fix_in_change=_d12) -> None:\n    _set(self, 'name', name)\n    _set(self, 'state', state)\n    _set(self, 'plan', plan)\n    _set(self, 'findings', findings)\n    _set(self, 'verdict', verdict)\n    _set(self, 'exit_code', exit_code)\n    _set(self, 'recommended', recommended)\n    _set(self, 'error', error)\n    _set(self, 'notes', notes)\n    _set(self, 'unreadable', unreadable)\n    _set(self, 'accepted', accepted)\n    _set(self, 'changed', _f11() if changed is _FACTORY else changed)\n    _set(self, 'fix_in_change', fix_in_change)\n": _60,
-    "<frozen upgradeplan.results.ConditionResult>\x00def __init__(self, predicate, description, result, observed, missing=_d4, negated=_d5) -> None:\n    _set(self, 'predicate', predicate)\n    _set(self, 'description', description)\n    _set(self, 'result', result)\n    _set(self, 'observed', observed)\n    _set(self, 'missing', missing)\n    _set(self, 'negated', negated)\n": _61,
-    "<frozen upgradeplan.results.Diagnosis>\x00def __init__(self, hazard, matches, score, patterns) -> None:\n    _set(self, 'hazard', hazard)\n    _set(self, 'matches', matches)\n    _set(self, 'score', score)\n    _set(self, 'patterns', patterns)\n": _62,
-    "<frozen upgradeplan.results.Explanation>\x00def __init__(self, kind, id, hazard=_d2, release=_d3, migration=_d4, product=_d5, finding=_d6, conditions=_d7, hop=_d8, related=_d9, truth=_d10) -> None:\n    _set(self, 'kind', kind)\n    _set(self, 'id', id)\n    _set(self, 'hazard', hazard)\n    _set(self, 'release', release)\n    _set(self, 'migration', migration)\n    _set(self, 'product', product)\n    _set(self, 'finding', finding)\n    _set(self, 'conditions', conditions)\n    _set(self, 'hop', hop)\n    _set(self, 'related', related)\n    _set(self, 'truth', truth)\n": _63,
-    "<frozen upgradeplan.results.Gathered>\x00def __init__(self, name, state, error=_d2, targets=_d3, holds=_d4, relocate=_FACTORY, changed=_FACTORY) -> None:\n    _set(self, 'name', name)\n    _set(self, 'state', state)\n    _set(self, 'error', error)\n    _set(self, 'targets', targets)\n    _set(self, 'holds', holds)\n    _set(self, 'relocate', _f5() if relocate is _FACTORY else relocate)\n    _set(self, 'changed', _f6() if changed is _FACTORY else changed)\n": _64,
-    "<frozen upgradeplan.results.GraphResult>\x00def __init__(self, product, plan, allowed=_d2) -> None:\n    _set(self, 'product', product)\n    _set(self, 'plan', plan)\n    _set(self, 'allowed', allowed)\n": _65,
-    "<frozen upgradeplan.results.Inputs>\x00def __init__(self, installed=_d0, pins=_d1, facts=_d2, state_files=_d3, gitops=_d4, base=_d5, clusters=_d6, kubeconfig=_d7, contexts=_d8, all_contexts=_d9, request_timeout=_d10, namespace=_d11) -> None:\n    _set(self, 'installed', installed)\n    _set(self, 'pins', pins)\n    _set(self, 'facts', facts)\n    _set(self, 'state_files', state_files)\n    _set(self, 'gitops', gitops)\n    _set(self, 'base', base)\n    _set(self, 'clusters', clusters)\n    _set(self, 'kubeconfig', kubeconfig)\n    _set(self, 'contexts', contexts)\n    _set(self, 'all_contexts', all_contexts)\n    _set(self, 'request_timeout', request_timeout)\n    _set(self, 'namespace', namespace)\n": _66,
-    "<frozen upgradeplan.results.PatchResult>\x00def __init__(self, patchset, plan, now_actions=_d2) -> None:\n    _set(self, 'patchset', patchset)\n    _set(self, 'plan', plan)\n    _set(self, 'now_actions', now_actions)\n": _67,
-    "<frozen upgradeplan.results.PlanResult>\x00def __init__(self, name, state, plan, exit_code=_d3, error=_d4) -> None:\n    _set(self, 'name', name)\n    _set(self, 'state', state)\n    _set(self, 'plan', plan)\n    _set(self, 'exit_code', exit_code)\n    _set(self, 'error', error)\n": _68,
-    "<frozen upgradeplan.results.SnapshotResult>\x00def __init__(self, states, failed=_d1) -> None:\n    _set(self, 'states', states)\n    _set(self, 'failed', failed)\n": _69,
-    "<frozen upgradeplan.results.SymptomMatch>\x00def __init__(self, pattern, line, line_number, where) -> None:\n    _set(self, 'pattern', pattern)\n    _set(self, 'line', line)\n    _set(self, 'line_number', line_number)\n    _set(self, 'where', where)\n": _70,
-    "<frozen upgradeplan.state.keys.KeyRow>\x00def __init__(self, key, pattern, type, supply=_d3, stated_only=_d4, kubectl=_d5) -> None:\n    _set(self, 'key', key)\n    _set(self, 'pattern', pattern)\n    _set(self, 'type', type)\n    _set(self, 'supply', supply)\n    _set(self, 'stated_only', stated_only)\n    _set(self, 'kubectl', kubectl)\n    self.__post_init__()\n": _71,
-    "<frozen upgradeplan.state.keys.Match>\x00def __init__(self, row, product) -> None:\n    _set(self, 'row', row)\n    _set(self, 'product', product)\n": _72,
-    "<frozen upgradeplan.unreadable.Unreadable>\x00def __init__(self, source, cause, kind=_d2, status=_d3, location=_d4, context=_d5, detail=_d6, keys=_d7, at=_d8) -> None:\n    _set(self, 'source', source)\n    _set(self, 'cause', cause)\n    _set(self, 'kind', kind)\n    _set(self, 'status', status)\n    _set(self, 'location', location)\n    _set(self, 'context', context)\n    _set(self, 'detail', detail)\n    _set(self, 'keys', keys)\n    _set(self, 'at', at)\n": _73,
-    "<frozen upgradeplan.versions.Version>\x00def __init__(self, major, minor, patch, prerelease=_d3, build=_d4, original=_d5) -> None:\n    _set(self, 'major', major)\n    _set(self, 'minor', minor)\n    _set(self, 'patch', patch)\n    _set(self, 'prerelease', prerelease)\n    _set(self, 'build', build)\n    _set(self, 'original', original)\n    self.__post_init__()\n": _74,
-    "<frozen upgradeplan.versions._Comparator>\x00def __init__(self, op, version, level) -> None:\n    _set(self, 'op', op)\n    _set(self, 'version', version)\n    _set(self, 'level', level)\n": _75,
+    "<frozen upgradeplan.readers.kube.transport.Sent>\x00def __init__(self, path, wire, reused, deadline, budget) -> None:\n    _set(self, 'path', path)\n    _set(self, 'wire', wire)\n    _set(self, 'reused', reused)\n    _set(self, 'deadline', deadline)\n    _set(self, 'budget', budget)\n": _57,
+    "<frozen upgradeplan.readers.recognise.ChartRef>\x00def __init__(self, kind, namespace, name) -> None:\n    _set(self, 'kind', kind)\n    _set(self, 'namespace', namespace)\n    _set(self, 'name', name)\n": _58,
+    "<frozen upgradeplan.readers.recognise.Derived>\x00def __init__(self, key, value, path, label) -> None:\n    _set(self, 'key', key)\n    _set(self, 'value', value)\n    _set(self, 'path', path)\n    _set(self, 'label', label)\n": _59,
+    "<frozen upgradeplan.readers.recognise.Pin>\x00def __init__(self, value, path, label, problem=_d3) -> None:\n    _set(self, 'value', value)\n    _set(self, 'path', path)\n    _set(self, 'label', label)\n    _set(self, 'problem', problem)\n": _60,
+    "<frozen upgradeplan.results.CheckResult>\x00def __init__(self, name, state, plan, findings=_d3, verdict=_d4, exit_code=_d5, recommended=_d6, error=_d7, notes=_d8, unreadable=_d9, accepted=_d10, changed=_FACTORY, fix_in_change=_d12) -> None:\n    _set(self, 'name', name)\n    _set(self, 'state', state)\n    _set(self, 'plan', plan)\n    _set(self, 'findings', findings)\n    _set(self, 'verdict', verdict)\n    _set(self, 'exit_code', exit_code)\n    _set(self, 'recommended', recommended)\n    _set(self, 'error', error)\n    _set(self, 'notes', notes)\n    _set(self, 'unreadable', unreadable)\n    _set(self, 'accepted', accepted)\n    _set(self, 'changed', _f11() if changed is _FACTORY else changed)\n    _set(self, 'fix_in_change', fix_in_change)\n": _61,
+    "<frozen upgradeplan.results.ConditionResult>\x00def __init__(self, predicate, description, result, observed, missing=_d4, negated=_d5) -> None:\n    _set(self, 'predicate', predicate)\n    _set(self, 'description', description)\n    _set(self, 'result', result)\n    _set(self, 'observed', observed)\n    _set(self, 'missing', missing)\n    _set(self, 'negated', negated)\n": _62,
+    "<frozen upgradeplan.results.Diagnosis>\x00def __init__(self, hazard, matches, score, patterns) -> None:\n    _set(self, 'hazard', hazard)\n    _set(self, 'matches', matches)\n    _set(self, 'score', score)\n    _set(self, 'patterns', patterns)\n": _63,
+    "<frozen upgradeplan.results.Explanation>\x00def __init__(self, kind, id, hazard=_d2, release=_d3, migration=_d4, product=_d5, finding=_d6, conditions=_d7, hop=_d8, related=_d9, truth=_d10) -> None:\n    _set(self, 'kind', kind)\n    _set(self, 'id', id)\n    _set(self, 'hazard', hazard)\n    _set(self, 'release', release)\n    _set(self, 'migration', migration)\n    _set(self, 'product', product)\n    _set(self, 'finding', finding)\n    _set(self, 'conditions', conditions)\n    _set(self, 'hop', hop)\n    _set(self, 'related', related)\n    _set(self, 'truth', truth)\n": _64,
+    "<frozen upgradeplan.results.Gathered>\x00def __init__(self, name, state, error=_d2, targets=_d3, holds=_d4, relocate=_FACTORY, changed=_FACTORY) -> None:\n    _set(self, 'name', name)\n    _set(self, 'state', state)\n    _set(self, 'error', error)\n    _set(self, 'targets', targets)\n    _set(self, 'holds', holds)\n    _set(self, 'relocate', _f5() if relocate is _FACTORY else relocate)\n    _set(self, 'changed', _f6() if changed is _FACTORY else changed)\n": _65,
+    "<frozen upgradeplan.results.GraphResult>\x00def __init__(self, product, plan, allowed=_d2) -> None:\n    _set(self, 'product', product)\n    _set(self, 'plan', plan)\n    _set(self, 'allowed', allowed)\n": _66,
+    "<frozen upgradeplan.results.Inputs>\x00def __init__(self, installed=_d0, pins=_d1, facts=_d2, state_files=_d3, gitops=_d4, base=_d5, clusters=_d6, kubeconfig=_d7, contexts=_d8, all_contexts=_d9, request_timeout=_d10, namespace=_d11) -> None:\n    _set(self, 'installed', installed)\n    _set(self, 'pins', pins)\n    _set(self, 'facts', facts)\n    _set(self, 'state_files', state_files)\n    _set(self, 'gitops', gitops)\n    _set(self, 'base', base)\n    _set(self, 'clusters', clusters)\n    _set(self, 'kubeconfig', kubeconfig)\n    _set(self, 'contexts', contexts)\n    _set(self, 'all_contexts', all_contexts)\n    _set(self, 'request_timeout', request_timeout)\n    _set(self, 'namespace', namespace)\n": _67,
+    "<frozen upgradeplan.results.PatchResult>\x00def __init__(self, patchset, plan, now_actions=_d2) -> None:\n    _set(self, 'patchset', patchset)\n    _set(self, 'plan', plan)\n    _set(self, 'now_actions', now_actions)\n": _68,
+    "<frozen upgradeplan.results.PlanResult>\x00def __init__(self, name, state, plan, exit_code=_d3, error=_d4) -> None:\n    _set(self, 'name', name)\n    _set(self, 'state', state)\n    _set(self, 'plan', plan)\n    _set(self, 'exit_code', exit_code)\n    _set(self, 'error', error)\n": _69,
+    "<frozen upgradeplan.results.SnapshotResult>\x00def __init__(self, states, failed=_d1) -> None:\n    _set(self, 'states', states)\n    _set(self, 'failed', failed)\n": _70,
+    "<frozen upgradeplan.results.SymptomMatch>\x00def __init__(self, pattern, line, line_number, where) -> None:\n    _set(self, 'pattern', pattern)\n    _set(self, 'line', line)\n    _set(self, 'line_number', line_number)\n    _set(self, 'where', where)\n": _71,
+    "<frozen upgradeplan.state.keys.KeyRow>\x00def __init__(self, key, pattern, type, supply=_d3, stated_only=_d4, kubectl=_d5) -> None:\n    _set(self, 'key', key)\n    _set(self, 'pattern', pattern)\n    _set(self, 'type', type)\n    _set(self, 'supply', supply)\n    _set(self, 'stated_only', stated_only)\n    _set(self, 'kubectl', kubectl)\n    self.__post_init__()\n": _72,
+    "<frozen upgradeplan.state.keys.Match>\x00def __init__(self, row, product) -> None:\n    _set(self, 'row', row)\n    _set(self, 'product', product)\n": _73,
+    "<frozen upgradeplan.unreadable.Unreadable>\x00def __init__(self, source, cause, kind=_d2, status=_d3, location=_d4, context=_d5, detail=_d6, keys=_d7, at=_d8) -> None:\n    _set(self, 'source', source)\n    _set(self, 'cause', cause)\n    _set(self, 'kind', kind)\n    _set(self, 'status', status)\n    _set(self, 'location', location)\n    _set(self, 'context', context)\n    _set(self, 'detail', detail)\n    _set(self, 'keys', keys)\n    _set(self, 'at', at)\n": _74,
+    "<frozen upgradeplan.versions.Version>\x00def __init__(self, major, minor, patch, prerelease=_d3, build=_d4, original=_d5) -> None:\n    _set(self, 'major', major)\n    _set(self, 'minor', minor)\n    _set(self, 'patch', patch)\n    _set(self, 'prerelease', prerelease)\n    _set(self, 'build', build)\n    _set(self, 'original', original)\n    self.__post_init__()\n": _75,
+    "<frozen upgradeplan.versions._Comparator>\x00def __init__(self, op, version, level) -> None:\n    _set(self, 'op', op)\n    _set(self, 'version', version)\n    _set(self, 'level', level)\n": _76,
 }

@@ -317,15 +317,10 @@ def _compile(cond: Condition) -> _Run:
 
 
 def _raising(message: str) -> _Run:
-    def run_bad(
-        state: State,
-        kb: KnowledgeBase,
-        hop: Hop,
-        negated: bool,
-        evidence: list[Evidence],
-        memo: Memo | None,
-        store: _Shared | None,
-    ) -> tuple[Truth, list[str]]:
+    """A node that is wrong: raises when evaluated (never on a good condition's path, so its
+    arguments are not spelt out)."""
+
+    def run_bad(*_: object) -> tuple[Truth, list[str]]:
         raise errors.BadInput(message)
 
     return run_bad

@@ -148,14 +148,20 @@ from __future__ import annotations  # as in upgradeplan/compiled.py, whose compi
 '''
 
 
-def _path() -> str | None:
+def kept_path(prefix: str, key: Callable[[], str]) -> str | None:
+    """Where the kept file ``<prefix><hash of key()>.marshal`` lives in the user cache; None
+    when caching is turned off (``key`` is not called then)."""
     where = usercache.cache_dir()
     if where is None:
         return None
-    key = f"{sys.version}\0{usercache.code_stamp()}".encode()
-    h = usercache.hasher(len(key))
-    h.update(key)
-    return os.path.join(where, f"inits-{h.hexdigest()}.marshal")
+    data = key().encode()
+    h = usercache.hasher(len(data))
+    h.update(data)
+    return os.path.join(where, f"{prefix}{h.hexdigest()}.marshal")
+
+
+def _path() -> str | None:
+    return kept_path("inits-", lambda: f"{sys.version}\0{usercache.code_stamp()}")
 
 
 def _read() -> dict[str, CodeType]:
@@ -265,13 +271,10 @@ def keep_patterns() -> None:
 
 
 def _patterns_path(engine: Any) -> str | None:
-    where = usercache.cache_dir()
-    if where is None:
-        return None
-    key = f"{sys.version}\0{getattr(engine, 'MAGIC', '')}\0{getattr(engine, 'CODESIZE', '')}"
-    h = usercache.hasher(len(key))
-    h.update(key.encode())
-    return os.path.join(where, f"patterns-{h.hexdigest()}.marshal")
+    return kept_path(
+        "patterns-",
+        lambda: f"{sys.version}\0{getattr(engine, 'MAGIC', '')}\0{getattr(engine, 'CODESIZE', '')}",
+    )
 
 
 def _read_patterns(path: str) -> dict[tuple[str | bytes, int], _Args]:

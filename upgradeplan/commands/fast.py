@@ -276,13 +276,12 @@ def wanted() -> bool:
 
 
 def _path() -> str | None:
-    where = usercache.cache_dir()
-    if where is None:
-        return None
-    key = f"{sys.version}\0{usercache.code_stamp()}\0{usercache.module_stamp('click')}".encode()
-    h = usercache.hasher(len(key))
-    h.update(key)
-    return os.path.join(where, f"argv-{h.hexdigest()}.marshal")
+    from upgradeplan.compiled import kept_path
+
+    return kept_path(
+        "argv-",
+        lambda: f"{sys.version}\0{usercache.code_stamp()}\0{usercache.module_stamp('click')}",
+    )
 
 
 def _read() -> Table | None:

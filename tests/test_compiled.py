@@ -79,19 +79,25 @@ def test_the_console_script_keeps_compiled_code_between_runs(tmp_path: Path) -> 
     assert (again.returncode, again.stdout) == (0, first.stdout), again.stderr
 
 
-@pytest.mark.parametrize("damage", ["flip", "truncate", "garbage", "shared"])
-def test_a_damaged_or_shared_file_is_ignored_and_rewritten(tmp_path: Path, damage: str) -> None:
-    assert _run(tmp_path, "compile").returncode == 0
-    (kept,) = _files(tmp_path)
+def _damage(kept: Path, damage: str, magic: bytes) -> None:
+    """Spoil the kept file as ``damage`` says: a flipped byte, cut short, a payload that is not
+    the hash's, or writable by others."""
     blob = kept.read_bytes()
     if damage == "flip":
         kept.write_bytes(blob[:-20] + bytes([blob[-20] ^ 0xFF]) + blob[-19:])
     elif damage == "truncate":
         kept.write_bytes(blob[: len(blob) // 2])
     elif damage == "garbage":
-        kept.write_bytes(compiled.MAGIC + b"\x00" * 64)
+        kept.write_bytes(magic + b"\x00" * 64)
     else:
         kept.chmod(0o666)  # others could have written it: not read
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "garbage", "shared"])
+def test_a_damaged_or_shared_file_is_ignored_and_rewritten(tmp_path: Path, damage: str) -> None:
+    assert _run(tmp_path, "compile").returncode == 0
+    (kept,) = _files(tmp_path)
+    _damage(kept, damage, compiled.MAGIC)
     refused = _run(tmp_path, "kept")
     assert refused.returncode != 0 and "compiled again" in refused.stderr
     kept.chmod(0o600)
@@ -250,15 +256,7 @@ def test_a_damaged_or_shared_patterns_file_is_ignored_and_rewritten(
 ) -> None:
     assert _run_patterns(tmp_path, "compile").returncode == 0
     (kept,) = _pattern_files(tmp_path)
-    blob = kept.read_bytes()
-    if damage == "flip":
-        kept.write_bytes(blob[:-20] + bytes([blob[-20] ^ 0xFF]) + blob[-19:])
-    elif damage == "truncate":
-        kept.write_bytes(blob[: len(blob) // 2])
-    elif damage == "garbage":
-        kept.write_bytes(compiled.PATTERNS_MAGIC + b"\x00" * 64)
-    else:
-        kept.chmod(0o666)  # others could have written it: not read
+    _damage(kept, damage, compiled.PATTERNS_MAGIC)
     refused = _run_patterns(tmp_path, "kept")
     assert refused.returncode != 0 and "parsed again" in refused.stderr
     kept.chmod(0o600)

@@ -78,7 +78,11 @@ class _Canned:
                     if not got:
                         break
                     data += got
-                conn.sendall(self.answer)
+                conn.sendall(self._answer(data))
+
+    def _answer(self, request: bytes) -> bytes:
+        """What is sent back for ``request`` (the head the client wrote)."""
+        return self.answer
 
     def stop(self) -> None:
         self.stopping = True
@@ -145,22 +149,11 @@ def test_the_request_is_what_http_client_sends(canned: list[_Canned]) -> None:
     seen: list[bytes] = []
 
     class Recording(_Canned):
-        def _serve(self) -> None:
-            self.sock.settimeout(0.2)
-            while not self.stopping:
-                try:
-                    conn, _ = self.sock.accept()
-                except OSError:
-                    continue
-                with conn:
-                    conn.settimeout(5)
-                    data = b""
-                    while b"\r\n\r\n" not in data:
-                        data += conn.recv(4096)
-                    seen.append(data)
-                    conn.sendall(ANSWERS["length"])
+        def _answer(self, request: bytes) -> bytes:
+            seen.append(request)
+            return super()._answer(request)
 
-    server = Recording(b"")
+    server = Recording(ANSWERS["length"])
     canned.append(server)
     headers = {"Accept": "application/json", "Authorization": "Bearer t", "User-Agent": "u/1"}
     wire = Wire("127.0.0.1", server.port, 5)

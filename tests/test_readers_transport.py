@@ -348,14 +348,19 @@ def test_a_scan_on_the_fast_path_never_imports_the_kubernetes_client(
 # --------------------------------------------------------------------------- connections
 
 
-def test_connections_are_kept_alive_and_a_dropped_one_is_replaced(
-    kb: KnowledgeBase, fake_api: FakeAPIFactory
-) -> None:
+def _fast_transport(fake_api: FakeAPIFactory) -> tuple[FakeAPIServer, transport.HttpTransport]:
+    """A fake API server (fixture s1) and the fast transport connected to it."""
     server = fake_api.start(CLUSTER_FIXTURES / "s1")
     config = kubeconfig.load(fake_api.kubeconfig({"s1": server}))
     conn = kubeconfig.connection(config, "s1", environ={})
     assert isinstance(conn, kubeconfig.Connection)
-    fast = transport.HttpTransport(conn)
+    return server, transport.HttpTransport(conn)
+
+
+def test_connections_are_kept_alive_and_a_dropped_one_is_replaced(
+    kb: KnowledgeBase, fake_api: FakeAPIFactory
+) -> None:
+    server, fast = _fast_transport(fake_api)
     try:
         res = cluster.read_context(kb, fast, "s1", timeout=5)
         assert res.state is not None and res.requests == len(server.requests)
@@ -378,11 +383,7 @@ def test_connections_are_kept_alive_and_a_dropped_one_is_replaced(
 def test_a_request_written_ahead_is_answered_as_a_plain_fetch(
     kb: KnowledgeBase, fake_api: FakeAPIFactory
 ) -> None:
-    server = fake_api.start(CLUSTER_FIXTURES / "s1")
-    config = kubeconfig.load(fake_api.kubeconfig({"s1": server}))
-    conn = kubeconfig.connection(config, "s1", environ={})
-    assert isinstance(conn, kubeconfig.Connection)
-    fast = transport.HttpTransport(conn)
+    server, fast = _fast_transport(fake_api)
     try:
         plain = fast.fetch("/version", 5)
         sent = fast.send("/version", 5)

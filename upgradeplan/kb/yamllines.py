@@ -29,7 +29,7 @@ from upgradeplan.kb.yamlsubset import (
     _end_of_line,
     _Parser,
     check_text,
-    resolve,
+    plain_rest,
 )
 
 # every line: its indentation, a block sequence's `-` (with the blanks after it), a plain key
@@ -149,7 +149,7 @@ class _Lines(_Parser):
             elif rest[0] in _NOT_SIMPLE:
                 out[key], i = self.node(rest, i, col)
             elif rest[0] in _PLAIN_LOOK or rest[-1] in " :" or " #" in rest or ": " in rest:
-                out[key] = _plain(rest, same)
+                out[key] = plain_rest(rest, same)
                 i += 1
             else:  # a plain scalar that is a string as it stands
                 out[key] = same(rest, rest)
@@ -203,7 +203,7 @@ class _Lines(_Parser):
             elif rest[0] in _NOT_SIMPLE:
                 item, i = self.node(rest, i, col)
             elif rest[0] in _PLAIN_LOOK or rest[-1] in " :" or " #" in rest or ": " in rest:
-                item = _plain(rest, same)
+                item = plain_rest(rest, same)
                 i += 1
             else:
                 item = same(rest, rest)
@@ -229,22 +229,3 @@ class _Lines(_Parser):
             value, end = self.flow(line, at)
         _end_of_line(line, end)
         return value, i + 1
-
-
-def _plain(text: str, same: Any) -> Any:
-    """A plain scalar that runs to the end of its line or a comment: the subset parser's
-    ``plain`` on the rest of the line."""
-    cut = text.find(" #")
-    if cut >= 0:
-        text = text[:cut]
-    text = text.rstrip(" ")
-    first = text[0]
-    if first in _PLAIN_CHECKED and (first != "-" or text[1:2] in ("", " ")):
-        raise _Unusual("a plain scalar starting with an indicator")
-    if ": " in text or text[-1] == ":":
-        raise _Unusual("a colon in a plain scalar")
-    if first in _RESOLVED_START:
-        value = resolve(text)
-        if value.__class__ is not str:
-            return value
-    return same(text, text)

@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from upgradeplan.kb.yamlio import LineDict, LineList
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 class OutsideSubset(Exception):
@@ -139,6 +142,25 @@ def check_text(text: str) -> None:
         or not _printable(text)
     ):
         raise OutsideSubset("directives, document markers or unusual characters")
+
+
+def plain_rest(text: str, same: Callable[[str, str], str]) -> Any:
+    """The plain scalar ``text`` that runs to the end of its line (or a comment), its string
+    taken through ``same``; also the line reader's (:mod:`upgradeplan.kb.yamllines`)."""
+    cut = text.find(" #")
+    if cut >= 0:
+        text = text[:cut]
+    text = text.rstrip(" ")
+    first = text[0]
+    if first in _PLAIN_CHECKED and (first != "-" or text[1:2] in ("", " ")):
+        raise OutsideSubset("a plain scalar starting with an indicator")
+    if ": " in text or text[-1] == ":":
+        raise OutsideSubset("a colon in a plain scalar")
+    if first in _RESOLVED_START:
+        value = resolve(text)
+        if value.__class__ is not str:
+            return value
+    return same(text, text)
 
 
 class _Parser:
@@ -322,18 +344,7 @@ class _Parser:
 
     def plain(self, line: str, at: int) -> Any:
         """A plain scalar from ``at`` to the end of the line (or a comment)."""
-        cut = line.find(" #", at)
-        text = (line[at:] if cut < 0 else line[at:cut]).rstrip(" ")
-        first = text[0]
-        if first in _PLAIN_CHECKED and (first != "-" or text[1:2] in ("", " ")):
-            raise OutsideSubset("a plain scalar starting with an indicator")
-        if ": " in text or text[-1] == ":":
-            raise OutsideSubset("a colon in a plain scalar")
-        if first in _RESOLVED_START:
-            value = resolve(text)
-            if value.__class__ is not str:
-                return value
-        return self.same(text, text)
+        return plain_rest(line[at:], self.same)
 
     def quoted(self, line: str, at: int) -> tuple[str, int]:
         """A quoted scalar on one line: its text and the column after its closing quote."""

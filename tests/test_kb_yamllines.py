@@ -10,20 +10,25 @@ error through the loader's entry.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_kb_yamlsubset import _EDGE, _INSIDE, _document, _libyaml, _same, _yaml_files
+from test_kb_yamlsubset import (
+    _EDGE,
+    _INSIDE,
+    _document,
+    _generated_base,
+    _libyaml,
+    _same,
+    _yaml_files,
+)
 
-from upgradeplan.kb import yamllines, yamlsubset
+from upgradeplan.kb import libyaml, yamllines, yamlsubset
 from upgradeplan.kb.loader import bundled_dir
 from upgradeplan.kb.yamlio import YamlSyntaxError, load_text_with_duplicates
-
-REPO = Path(__file__).resolve().parent.parent
 
 
 def _subset(text: str) -> tuple[Any, list[tuple[Any, int]]] | None:
@@ -73,14 +78,7 @@ def test_every_bundled_knowledge_file_is_read_by_the_fast_reader() -> None:
 
 
 def test_a_generated_knowledge_base_is_read_by_the_fast_reader(tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location("genkb_lines", REPO / "bench" / "genkb.py")
-    assert spec is not None and spec.loader is not None
-    genkb = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(genkb)
-    root = genkb.generate(tmp_path / "kb", products=4, releases_per_product=30, hazards=60)
-    files = _yaml_files(Path(root))
-    assert len(files) > 150
-    for path in files:
+    for path in _generated_base(tmp_path):
         assert _agrees(path.read_text(encoding="utf-8")), path
 
 
@@ -157,14 +155,8 @@ BAD = [
 def test_malformed_text_gives_libyamls_one_line_error(text: str) -> None:
     assert _fast(text) is None
     with pytest.raises(YamlSyntaxError) as expected:
-        _raise_libyaml(text)
+        libyaml.load(text, {})
     with pytest.raises(YamlSyntaxError) as got:
         load_text_with_duplicates(text)
     assert (got.value.message, got.value.line) == (expected.value.message, expected.value.line)
     assert "\n" not in got.value.message
-
-
-def _raise_libyaml(text: str) -> None:
-    from upgradeplan.kb import libyaml
-
-    libyaml.load(text, {})

@@ -168,157 +168,161 @@ def _37():
 
 def _38():
     global __init__
-    def __init__(self, skip=_FACTORY, transition=_FACTORY, landing=_FACTORY, state=_FACTORY, releases=_FACTORY, versions=_FACTORY) -> None: self.skip = _f0() if skip is _FACTORY else skip; self.transition = _f1() if transition is _FACTORY else transition; self.landing = _f2() if landing is _FACTORY else landing; self.state = _f3() if state is _FACTORY else state; self.releases = _f4() if releases is _FACTORY else releases; self.versions = _f5() if versions is _FACTORY else versions
+    def __init__(self, installed, bom, components, effects) -> None: self.installed = installed; self.bom = bom; self.components = components; self.effects = effects
 
 def _39():
     global __init__
-    def __init__(self, skip_pre, trans_pre, skip_post, trans_post, landed, landed_uses_from) -> None: self.skip_pre = skip_pre; self.trans_pre = trans_pre; self.skip_post = skip_post; self.trans_post = trans_post; self.landed = landed; self.landed_uses_from = landed_uses_from
+    def __init__(self, skip=_FACTORY, transition=_FACTORY, landing=_FACTORY, state=_FACTORY, releases=_FACTORY, versions=_FACTORY) -> None: self.skip = _f0() if skip is _FACTORY else skip; self.transition = _f1() if transition is _FACTORY else transition; self.landing = _f2() if landing is _FACTORY else landing; self.state = _f3() if state is _FACTORY else state; self.releases = _f4() if releases is _FACTORY else releases; self.versions = _f5() if versions is _FACTORY else versions
 
 def _40():
     global __init__
-    def __init__(self, hazard, stop=_d1, from_range=_d2, to_range=_d3) -> None: _set(self, 'hazard', hazard); _set(self, 'stop', stop); _set(self, 'from_range', from_range); _set(self, 'to_range', to_range)
+    def __init__(self, skip_pre, trans_pre, skip_post, trans_post, landed, landed_uses_from) -> None: self.skip_pre = skip_pre; self.trans_pre = trans_pre; self.skip_post = skip_post; self.trans_post = trans_post; self.landed = landed; self.landed_uses_from = landed_uses_from
 
 def _41():
     global __init__
-    def __init__(self, forbidden, cost) -> None: self.forbidden = forbidden; self.cost = cost
+    def __init__(self, hazard, stop=_d1, from_range=_d2, to_range=_d3) -> None: _set(self, 'hazard', hazard); _set(self, 'stop', stop); _set(self, 'from_range', from_range); _set(self, 'to_range', to_range)
 
 def _42():
     global __init__
-    def __init__(self, version, parsed, release, state=_d3) -> None: self.version = version; self.parsed = parsed; self.release = release; self.state = state
+    def __init__(self, forbidden, cost) -> None: self.forbidden = forbidden; self.cost = cost
 
 def _43():
     global __init__
-    def __init__(self, kind, namespace, name) -> None: _set(self, 'kind', kind); _set(self, 'namespace', namespace); _set(self, 'name', name)
+    def __init__(self, version, parsed, release, state=_d3) -> None: self.version = version; self.parsed = parsed; self.release = release; self.state = state
 
 def _44():
     global __init__
-    def __init__(self, kind, file=_d1, line=_d2, detail=_d3, origin=_d4, obj=_d5, path=_d6, behind=_d7, subject=_d8) -> None: _set(self, 'kind', kind); _set(self, 'file', file); _set(self, 'line', line); _set(self, 'detail', detail); _set(self, 'origin', origin); _set(self, 'obj', obj); _set(self, 'path', path); _set(self, 'behind', behind); _set(self, 'subject', subject)
+    def __init__(self, kind, namespace, name) -> None: _set(self, 'kind', kind); _set(self, 'namespace', namespace); _set(self, 'name', name)
 
 def _45():
     global __init__
-    def __init__(self, name, state, error=_d2, requests=_d3, via=_d4) -> None: _set(self, 'name', name); _set(self, 'state', state); _set(self, 'error', error); _set(self, 'requests', requests); _set(self, 'via', via)
+    def __init__(self, kind, file=_d1, line=_d2, detail=_d3, origin=_d4, obj=_d5, path=_d6, behind=_d7, subject=_d8) -> None: _set(self, 'kind', kind); _set(self, 'file', file); _set(self, 'line', line); _set(self, 'detail', detail); _set(self, 'origin', origin); _set(self, 'obj', obj); _set(self, 'path', path); _set(self, 'behind', behind); _set(self, 'subject', subject)
 
 def _46():
     global __init__
-    def __init__(self, prefix, facts=_FACTORY, unreadable=_FACTORY) -> None: self.prefix = prefix; self.facts = _f1() if facts is _FACTORY else facts; self.unreadable = _f2() if unreadable is _FACTORY else unreadable
+    def __init__(self, name, state, error=_d2, requests=_d3, via=_d4) -> None: _set(self, 'name', name); _set(self, 'state', state); _set(self, 'error', error); _set(self, 'requests', requests); _set(self, 'via', via)
 
 def _47():
     global __init__
-    def __init__(self, context, scheme, host, port, base_path, insecure=_d5, server_name=_d6, ca_file=_d7, ca_data=_d8, cert_file=_d9, cert_data=_d10, key_file=_d11, key_data=_d12, authorization=_d13, proxy=_d14) -> None: _set(self, 'context', context); _set(self, 'scheme', scheme); _set(self, 'host', host); _set(self, 'port', port); _set(self, 'base_path', base_path); _set(self, 'insecure', insecure); _set(self, 'server_name', server_name); _set(self, 'ca_file', ca_file); _set(self, 'ca_data', ca_data); _set(self, 'cert_file', cert_file); _set(self, 'cert_data', cert_data); _set(self, 'key_file', key_file); _set(self, 'key_data', key_data); _set(self, 'authorization', authorization); _set(self, 'proxy', proxy)
+    def __init__(self, prefix, facts=_FACTORY, unreadable=_FACTORY) -> None: self.prefix = prefix; self.facts = _f1() if facts is _FACTORY else facts; self.unreadable = _f2() if unreadable is _FACTORY else unreadable
 
 def _48():
     global __init__
-    def __init__(self, context, reason) -> None: _set(self, 'context', context); _set(self, 'reason', reason)
+    def __init__(self, context, scheme, host, port, base_path, insecure=_d5, server_name=_d6, ca_file=_d7, ca_data=_d8, cert_file=_d9, cert_data=_d10, key_file=_d11, key_data=_d12, authorization=_d13, proxy=_d14) -> None: _set(self, 'context', context); _set(self, 'scheme', scheme); _set(self, 'host', host); _set(self, 'port', port); _set(self, 'base_path', base_path); _set(self, 'insecure', insecure); _set(self, 'server_name', server_name); _set(self, 'ca_file', ca_file); _set(self, 'ca_data', ca_data); _set(self, 'cert_file', cert_file); _set(self, 'cert_data', cert_data); _set(self, 'key_file', key_file); _set(self, 'key_data', key_data); _set(self, 'authorization', authorization); _set(self, 'proxy', proxy)
 
 def _49():
     global __init__
-    def __init__(self, files, clusters, users, contexts, current) -> None: _set(self, 'files', files); _set(self, 'clusters', clusters); _set(self, 'users', users); _set(self, 'contexts', contexts); _set(self, 'current', current)
+    def __init__(self, context, reason) -> None: _set(self, 'context', context); _set(self, 'reason', reason)
 
 def _50():
     global __init__
-    def __init__(self, name, body, file) -> None: _set(self, 'name', name); _set(self, 'body', body); _set(self, 'file', file)
+    def __init__(self, files, clusters, users, contexts, current) -> None: _set(self, 'files', files); _set(self, 'clusters', clusters); _set(self, 'users', users); _set(self, 'contexts', contexts); _set(self, 'current', current)
 
 def _51():
     global __init__
-    def __init__(self, context=_d0, objects=_FACTORY, listed=_FACTORY, unreadable=_FACTORY, unread=_FACTORY, state=_d5, prepared=_d6) -> None: self.context = context; self.objects = _f1() if objects is _FACTORY else objects; self.listed = _f2() if listed is _FACTORY else listed; self.unreadable = _f3() if unreadable is _FACTORY else unreadable; self.unread = _f4() if unread is _FACTORY else unread; self.state = state; self.prepared = prepared
+    def __init__(self, name, body, file) -> None: _set(self, 'name', name); _set(self, 'body', body); _set(self, 'file', file)
 
 def _52():
     global __init__
-    def __init__(self, plural, kind, group, versions, unreadable_key, namespaced=_d5) -> None: _set(self, 'plural', plural); _set(self, 'kind', kind); _set(self, 'group', group); _set(self, 'versions', versions); _set(self, 'unreadable_key', unreadable_key); _set(self, 'namespaced', namespaced)
+    def __init__(self, context=_d0, objects=_FACTORY, listed=_FACTORY, unreadable=_FACTORY, unread=_FACTORY, state=_d5, prepared=_d6) -> None: self.context = context; self.objects = _f1() if objects is _FACTORY else objects; self.listed = _f2() if listed is _FACTORY else listed; self.unreadable = _f3() if unreadable is _FACTORY else unreadable; self.unread = _f4() if unread is _FACTORY else unread; self.state = state; self.prepared = prepared
 
 def _53():
     global __init__
-    def __init__(self, objects=_d0, crds=_d1, storage_classes=_d2, fact_keys=_d3) -> None: _set(self, 'objects', objects); _set(self, 'crds', crds); _set(self, 'storage_classes', storage_classes); _set(self, 'fact_keys', fact_keys)
+    def __init__(self, plural, kind, group, versions, unreadable_key, namespaced=_d5) -> None: _set(self, 'plural', plural); _set(self, 'kind', kind); _set(self, 'group', group); _set(self, 'versions', versions); _set(self, 'unreadable_key', unreadable_key); _set(self, 'namespaced', namespaced)
 
 def _54():
     global __init__
-    def __init__(self, status, body, problem=_d2, cause=_d3, last_status=_d4) -> None: self.status = status; self.body = body; self.problem = problem; self.cause = cause; self.last_status = last_status
+    def __init__(self, objects=_d0, crds=_d1, storage_classes=_d2, fact_keys=_d3) -> None: _set(self, 'objects', objects); _set(self, 'crds', crds); _set(self, 'storage_classes', storage_classes); _set(self, 'fact_keys', fact_keys)
 
 def _55():
     global __init__
-    def __init__(self, transport, timeout, retries, deadline=_d3, requests=_d4, lock=_FACTORY, group_lock=_FACTORY, groups=_FACTORY) -> None: self.transport = transport; self.timeout = timeout; self.retries = retries; self.deadline = deadline; self.requests = requests; self.lock = _f5() if lock is _FACTORY else lock; self.group_lock = _f6() if group_lock is _FACTORY else group_lock; self.groups = _f7() if groups is _FACTORY else groups
+    def __init__(self, status, body, problem=_d2, cause=_d3, last_status=_d4) -> None: self.status = status; self.body = body; self.problem = problem; self.cause = cause; self.last_status = last_status
 
 def _56():
     global __init__
-    def __init__(self, status, reason, data, retry_after=_d3) -> None: _set(self, 'status', status); _set(self, 'reason', reason); _set(self, 'data', data); _set(self, 'retry_after', retry_after)
+    def __init__(self, transport, timeout, retries, deadline=_d3, requests=_d4, lock=_FACTORY, group_lock=_FACTORY, groups=_FACTORY) -> None: self.transport = transport; self.timeout = timeout; self.retries = retries; self.deadline = deadline; self.requests = requests; self.lock = _f5() if lock is _FACTORY else lock; self.group_lock = _f6() if group_lock is _FACTORY else group_lock; self.groups = _f7() if groups is _FACTORY else groups
 
 def _57():
     global __init__
-    def __init__(self, path, wire, reused, deadline, budget) -> None: _set(self, 'path', path); _set(self, 'wire', wire); _set(self, 'reused', reused); _set(self, 'deadline', deadline); _set(self, 'budget', budget)
+    def __init__(self, status, reason, data, retry_after=_d3) -> None: _set(self, 'status', status); _set(self, 'reason', reason); _set(self, 'data', data); _set(self, 'retry_after', retry_after)
 
 def _58():
     global __init__
-    def __init__(self, kind, namespace, name) -> None: _set(self, 'kind', kind); _set(self, 'namespace', namespace); _set(self, 'name', name)
+    def __init__(self, path, wire, reused, deadline, budget) -> None: _set(self, 'path', path); _set(self, 'wire', wire); _set(self, 'reused', reused); _set(self, 'deadline', deadline); _set(self, 'budget', budget)
 
 def _59():
     global __init__
-    def __init__(self, key, value, path, label) -> None: _set(self, 'key', key); _set(self, 'value', value); _set(self, 'path', path); _set(self, 'label', label)
+    def __init__(self, kind, namespace, name) -> None: _set(self, 'kind', kind); _set(self, 'namespace', namespace); _set(self, 'name', name)
 
 def _60():
     global __init__
-    def __init__(self, value, path, label, problem=_d3) -> None: _set(self, 'value', value); _set(self, 'path', path); _set(self, 'label', label); _set(self, 'problem', problem)
+    def __init__(self, key, value, path, label) -> None: _set(self, 'key', key); _set(self, 'value', value); _set(self, 'path', path); _set(self, 'label', label)
 
 def _61():
     global __init__
-    def __init__(self, name, state, plan, findings=_d3, verdict=_d4, exit_code=_d5, recommended=_d6, error=_d7, notes=_d8, unreadable=_d9, accepted=_d10, changed=_FACTORY, fix_in_change=_d12) -> None: _set(self, 'name', name); _set(self, 'state', state); _set(self, 'plan', plan); _set(self, 'findings', findings); _set(self, 'verdict', verdict); _set(self, 'exit_code', exit_code); _set(self, 'recommended', recommended); _set(self, 'error', error); _set(self, 'notes', notes); _set(self, 'unreadable', unreadable); _set(self, 'accepted', accepted); _set(self, 'changed', _f11() if changed is _FACTORY else changed); _set(self, 'fix_in_change', fix_in_change)
+    def __init__(self, value, path, label, problem=_d3) -> None: _set(self, 'value', value); _set(self, 'path', path); _set(self, 'label', label); _set(self, 'problem', problem)
 
 def _62():
     global __init__
-    def __init__(self, predicate, description, result, observed, missing=_d4, negated=_d5) -> None: _set(self, 'predicate', predicate); _set(self, 'description', description); _set(self, 'result', result); _set(self, 'observed', observed); _set(self, 'missing', missing); _set(self, 'negated', negated)
+    def __init__(self, name, state, plan, findings=_d3, verdict=_d4, exit_code=_d5, recommended=_d6, error=_d7, notes=_d8, unreadable=_d9, accepted=_d10, changed=_FACTORY, fix_in_change=_d12) -> None: _set(self, 'name', name); _set(self, 'state', state); _set(self, 'plan', plan); _set(self, 'findings', findings); _set(self, 'verdict', verdict); _set(self, 'exit_code', exit_code); _set(self, 'recommended', recommended); _set(self, 'error', error); _set(self, 'notes', notes); _set(self, 'unreadable', unreadable); _set(self, 'accepted', accepted); _set(self, 'changed', _f11() if changed is _FACTORY else changed); _set(self, 'fix_in_change', fix_in_change)
 
 def _63():
     global __init__
-    def __init__(self, hazard, matches, score, patterns) -> None: _set(self, 'hazard', hazard); _set(self, 'matches', matches); _set(self, 'score', score); _set(self, 'patterns', patterns)
+    def __init__(self, predicate, description, result, observed, missing=_d4, negated=_d5) -> None: _set(self, 'predicate', predicate); _set(self, 'description', description); _set(self, 'result', result); _set(self, 'observed', observed); _set(self, 'missing', missing); _set(self, 'negated', negated)
 
 def _64():
     global __init__
-    def __init__(self, kind, id, hazard=_d2, release=_d3, migration=_d4, product=_d5, finding=_d6, conditions=_d7, hop=_d8, related=_d9, truth=_d10) -> None: _set(self, 'kind', kind); _set(self, 'id', id); _set(self, 'hazard', hazard); _set(self, 'release', release); _set(self, 'migration', migration); _set(self, 'product', product); _set(self, 'finding', finding); _set(self, 'conditions', conditions); _set(self, 'hop', hop); _set(self, 'related', related); _set(self, 'truth', truth)
+    def __init__(self, hazard, matches, score, patterns) -> None: _set(self, 'hazard', hazard); _set(self, 'matches', matches); _set(self, 'score', score); _set(self, 'patterns', patterns)
 
 def _65():
     global __init__
-    def __init__(self, name, state, error=_d2, targets=_d3, holds=_d4, relocate=_FACTORY, changed=_FACTORY) -> None: _set(self, 'name', name); _set(self, 'state', state); _set(self, 'error', error); _set(self, 'targets', targets); _set(self, 'holds', holds); _set(self, 'relocate', _f5() if relocate is _FACTORY else relocate); _set(self, 'changed', _f6() if changed is _FACTORY else changed)
+    def __init__(self, kind, id, hazard=_d2, release=_d3, migration=_d4, product=_d5, finding=_d6, conditions=_d7, hop=_d8, related=_d9, truth=_d10) -> None: _set(self, 'kind', kind); _set(self, 'id', id); _set(self, 'hazard', hazard); _set(self, 'release', release); _set(self, 'migration', migration); _set(self, 'product', product); _set(self, 'finding', finding); _set(self, 'conditions', conditions); _set(self, 'hop', hop); _set(self, 'related', related); _set(self, 'truth', truth)
 
 def _66():
     global __init__
-    def __init__(self, product, plan, allowed=_d2) -> None: _set(self, 'product', product); _set(self, 'plan', plan); _set(self, 'allowed', allowed)
+    def __init__(self, name, state, error=_d2, targets=_d3, holds=_d4, relocate=_FACTORY, changed=_FACTORY) -> None: _set(self, 'name', name); _set(self, 'state', state); _set(self, 'error', error); _set(self, 'targets', targets); _set(self, 'holds', holds); _set(self, 'relocate', _f5() if relocate is _FACTORY else relocate); _set(self, 'changed', _f6() if changed is _FACTORY else changed)
 
 def _67():
     global __init__
-    def __init__(self, installed=_d0, pins=_d1, facts=_d2, state_files=_d3, gitops=_d4, base=_d5, clusters=_d6, kubeconfig=_d7, contexts=_d8, all_contexts=_d9, request_timeout=_d10, namespace=_d11) -> None: _set(self, 'installed', installed); _set(self, 'pins', pins); _set(self, 'facts', facts); _set(self, 'state_files', state_files); _set(self, 'gitops', gitops); _set(self, 'base', base); _set(self, 'clusters', clusters); _set(self, 'kubeconfig', kubeconfig); _set(self, 'contexts', contexts); _set(self, 'all_contexts', all_contexts); _set(self, 'request_timeout', request_timeout); _set(self, 'namespace', namespace)
+    def __init__(self, product, plan, allowed=_d2) -> None: _set(self, 'product', product); _set(self, 'plan', plan); _set(self, 'allowed', allowed)
 
 def _68():
     global __init__
-    def __init__(self, patchset, plan, now_actions=_d2) -> None: _set(self, 'patchset', patchset); _set(self, 'plan', plan); _set(self, 'now_actions', now_actions)
+    def __init__(self, installed=_d0, pins=_d1, facts=_d2, state_files=_d3, gitops=_d4, base=_d5, clusters=_d6, kubeconfig=_d7, contexts=_d8, all_contexts=_d9, request_timeout=_d10, namespace=_d11) -> None: _set(self, 'installed', installed); _set(self, 'pins', pins); _set(self, 'facts', facts); _set(self, 'state_files', state_files); _set(self, 'gitops', gitops); _set(self, 'base', base); _set(self, 'clusters', clusters); _set(self, 'kubeconfig', kubeconfig); _set(self, 'contexts', contexts); _set(self, 'all_contexts', all_contexts); _set(self, 'request_timeout', request_timeout); _set(self, 'namespace', namespace)
 
 def _69():
     global __init__
-    def __init__(self, name, state, plan, exit_code=_d3, error=_d4) -> None: _set(self, 'name', name); _set(self, 'state', state); _set(self, 'plan', plan); _set(self, 'exit_code', exit_code); _set(self, 'error', error)
+    def __init__(self, patchset, plan, now_actions=_d2) -> None: _set(self, 'patchset', patchset); _set(self, 'plan', plan); _set(self, 'now_actions', now_actions)
 
 def _70():
     global __init__
-    def __init__(self, states, failed=_d1) -> None: _set(self, 'states', states); _set(self, 'failed', failed)
+    def __init__(self, name, state, plan, exit_code=_d3, error=_d4) -> None: _set(self, 'name', name); _set(self, 'state', state); _set(self, 'plan', plan); _set(self, 'exit_code', exit_code); _set(self, 'error', error)
 
 def _71():
     global __init__
-    def __init__(self, pattern, line, line_number, where) -> None: _set(self, 'pattern', pattern); _set(self, 'line', line); _set(self, 'line_number', line_number); _set(self, 'where', where)
+    def __init__(self, states, failed=_d1) -> None: _set(self, 'states', states); _set(self, 'failed', failed)
 
 def _72():
     global __init__
-    def __init__(self, key, pattern, type, supply=_d3, stated_only=_d4, kubectl=_d5) -> None: _set(self, 'key', key); _set(self, 'pattern', pattern); _set(self, 'type', type); _set(self, 'supply', supply); _set(self, 'stated_only', stated_only); _set(self, 'kubectl', kubectl); self.__post_init__()
+    def __init__(self, pattern, line, line_number, where) -> None: _set(self, 'pattern', pattern); _set(self, 'line', line); _set(self, 'line_number', line_number); _set(self, 'where', where)
 
 def _73():
     global __init__
-    def __init__(self, row, product) -> None: _set(self, 'row', row); _set(self, 'product', product)
+    def __init__(self, key, pattern, type, supply=_d3, stated_only=_d4, kubectl=_d5) -> None: _set(self, 'key', key); _set(self, 'pattern', pattern); _set(self, 'type', type); _set(self, 'supply', supply); _set(self, 'stated_only', stated_only); _set(self, 'kubectl', kubectl); self.__post_init__()
 
 def _74():
     global __init__
-    def __init__(self, source, cause, kind=_d2, status=_d3, location=_d4, context=_d5, detail=_d6, keys=_d7, at=_d8) -> None: _set(self, 'source', source); _set(self, 'cause', cause); _set(self, 'kind', kind); _set(self, 'status', status); _set(self, 'location', location); _set(self, 'context', context); _set(self, 'detail', detail); _set(self, 'keys', keys); _set(self, 'at', at)
+    def __init__(self, row, product) -> None: _set(self, 'row', row); _set(self, 'product', product)
 
 def _75():
     global __init__
-    def __init__(self, major, minor, patch, prerelease=_d3, build=_d4, original=_d5) -> None: _set(self, 'major', major); _set(self, 'minor', minor); _set(self, 'patch', patch); _set(self, 'prerelease', prerelease); _set(self, 'build', build); _set(self, 'original', original); self.__post_init__()
+    def __init__(self, source, cause, kind=_d2, status=_d3, location=_d4, context=_d5, detail=_d6, keys=_d7, at=_d8) -> None: _set(self, 'source', source); _set(self, 'cause', cause); _set(self, 'kind', kind); _set(self, 'status', status); _set(self, 'location', location); _set(self, 'context', context); _set(self, 'detail', detail); _set(self, 'keys', keys); _set(self, 'at', at)
 
 def _76():
+    global __init__
+    def __init__(self, major, minor, patch, prerelease=_d3, build=_d4, original=_d5) -> None: _set(self, 'major', major); _set(self, 'minor', minor); _set(self, 'patch', patch); _set(self, 'prerelease', prerelease); _set(self, 'build', build); _set(self, 'original', original); self.__post_init__()
+
+def _77():
     global __init__
     def __init__(self, op, version, level) -> None: _set(self, 'op', op); _set(self, 'version', version); _set(self, 'level', level)
 
@@ -362,43 +366,44 @@ CODE = {
     "<frozen upgradeplan.model.Target>\x00def __init__(self, product, version) -> None:\n    _set(self, 'product', product)\n    _set(self, 'version', version)\n": _35,
     "<frozen upgradeplan.model.Withdrawn>\x00def __init__(self, date, reason) -> None:\n    _set(self, 'date', date)\n    _set(self, 'reason', reason)\n": _36,
     '<frozen upgradeplan.planner.assemble._Acc>\x00def __init__(self, steps=_FACTORY, blocked_by=_FACTORY, fixed=_FACTORY) -> None:\n    self.steps = _f0() if steps is _FACTORY else steps\n    self.blocked_by = _f1() if blocked_by is _FACTORY else blocked_by\n    self.fixed = _f2() if fixed is _FACTORY else fixed\n': _37,
-    '<frozen upgradeplan.planner.index._ProductIndex>\x00def __init__(self, skip=_FACTORY, transition=_FACTORY, landing=_FACTORY, state=_FACTORY, releases=_FACTORY, versions=_FACTORY) -> None:\n    self.skip = _f0() if skip is _FACTORY else skip\n    self.transition = _f1() if transition is _FACTORY else transition\n    self.landing = _f2() if landing is _FACTORY else landing\n    self.state = _f3() if state is _FACTORY else state\n    self.releases = _f4() if releases is _FACTORY else releases\n    self.versions = _f5() if versions is _FACTORY else versions\n': _38,
-    '<frozen upgradeplan.planner.index._Sides>\x00def __init__(self, skip_pre, trans_pre, skip_post, trans_post, landed, landed_uses_from) -> None:\n    self.skip_pre = skip_pre\n    self.trans_pre = trans_pre\n    self.skip_post = skip_post\n    self.trans_post = trans_post\n    self.landed = landed\n    self.landed_uses_from = landed_uses_from\n': _39,
-    "<frozen upgradeplan.planner.scopes.Scope>\x00def __init__(self, hazard, stop=_d1, from_range=_d2, to_range=_d3) -> None:\n    _set(self, 'hazard', hazard)\n    _set(self, 'stop', stop)\n    _set(self, 'from_range', from_range)\n    _set(self, 'to_range', to_range)\n": _40,
-    '<frozen upgradeplan.planner.search._Hop>\x00def __init__(self, forbidden, cost) -> None:\n    self.forbidden = forbidden\n    self.cost = cost\n': _41,
-    '<frozen upgradeplan.planner.search._Node>\x00def __init__(self, version, parsed, release, state=_d3) -> None:\n    self.version = version\n    self.parsed = parsed\n    self.release = release\n    self.state = state\n': _42,
-    "<frozen upgradeplan.provenance.ObjectRef>\x00def __init__(self, kind, namespace, name) -> None:\n    _set(self, 'kind', kind)\n    _set(self, 'namespace', namespace)\n    _set(self, 'name', name)\n": _43,
-    "<frozen upgradeplan.provenance.Source>\x00def __init__(self, kind, file=_d1, line=_d2, detail=_d3, origin=_d4, obj=_d5, path=_d6, behind=_d7, subject=_d8) -> None:\n    _set(self, 'kind', kind)\n    _set(self, 'file', file)\n    _set(self, 'line', line)\n    _set(self, 'detail', detail)\n    _set(self, 'origin', origin)\n    _set(self, 'obj', obj)\n    _set(self, 'path', path)\n    _set(self, 'behind', behind)\n    _set(self, 'subject', subject)\n": _44,
-    "<frozen upgradeplan.readers.kube.cluster.ContextResult>\x00def __init__(self, name, state, error=_d2, requests=_d3, via=_d4) -> None:\n    _set(self, 'name', name)\n    _set(self, 'state', state)\n    _set(self, 'error', error)\n    _set(self, 'requests', requests)\n    _set(self, 'via', via)\n": _45,
-    '<frozen upgradeplan.readers.kube.fields.Builder>\x00def __init__(self, prefix, facts=_FACTORY, unreadable=_FACTORY) -> None:\n    self.prefix = prefix\n    self.facts = _f1() if facts is _FACTORY else facts\n    self.unreadable = _f2() if unreadable is _FACTORY else unreadable\n': _46,
-    "<frozen upgradeplan.readers.kube.kubeconfig.Connection>\x00def __init__(self, context, scheme, host, port, base_path, insecure=_d5, server_name=_d6, ca_file=_d7, ca_data=_d8, cert_file=_d9, cert_data=_d10, key_file=_d11, key_data=_d12, authorization=_d13, proxy=_d14) -> None:\n    _set(self, 'context', context)\n    _set(self, 'scheme', scheme)\n    _set(self, 'host', host)\n    _set(self, 'port', port)\n    _set(self, 'base_path', base_path)\n    _set(self, 'insecure', insecure)\n    _set(self, 'server_name', server_name)\n    _set(self, 'ca_file', ca_file)\n    _set(self, 'ca_data', ca_data)\n    _set(self, 'cert_file', cert_file)\n    _set(self, 'cert_data', cert_data)\n    _set(self, 'key_file', key_file)\n    _set(self, 'key_data', key_data)\n    _set(self, 'authorization', authorization)\n    _set(self, 'proxy', proxy)\n": _47,
-    "<frozen upgradeplan.readers.kube.kubeconfig.Fallback>\x00def __init__(self, context, reason) -> None:\n    _set(self, 'context', context)\n    _set(self, 'reason', reason)\n": _48,
-    "<frozen upgradeplan.readers.kube.kubeconfig.Kubeconfig>\x00def __init__(self, files, clusters, users, contexts, current) -> None:\n    _set(self, 'files', files)\n    _set(self, 'clusters', clusters)\n    _set(self, 'users', users)\n    _set(self, 'contexts', contexts)\n    _set(self, 'current', current)\n": _49,
-    "<frozen upgradeplan.readers.kube.kubeconfig.Named>\x00def __init__(self, name, body, file) -> None:\n    _set(self, 'name', name)\n    _set(self, 'body', body)\n    _set(self, 'file', file)\n": _50,
-    '<frozen upgradeplan.readers.kube.listing.Read>\x00def __init__(self, context=_d0, objects=_FACTORY, listed=_FACTORY, unreadable=_FACTORY, unread=_FACTORY, state=_d5, prepared=_d6) -> None:\n    self.context = context\n    self.objects = _f1() if objects is _FACTORY else objects\n    self.listed = _f2() if listed is _FACTORY else listed\n    self.unreadable = _f3() if unreadable is _FACTORY else unreadable\n    self.unread = _f4() if unread is _FACTORY else unread\n    self.state = state\n    self.prepared = prepared\n': _51,
-    "<frozen upgradeplan.readers.kube.listing.Resource>\x00def __init__(self, plural, kind, group, versions, unreadable_key, namespaced=_d5) -> None:\n    _set(self, 'plural', plural)\n    _set(self, 'kind', kind)\n    _set(self, 'group', group)\n    _set(self, 'versions', versions)\n    _set(self, 'unreadable_key', unreadable_key)\n    _set(self, 'namespaced', namespaced)\n": _52,
-    "<frozen upgradeplan.readers.kube.objects.Interests>\x00def __init__(self, objects=_d0, crds=_d1, storage_classes=_d2, fact_keys=_d3) -> None:\n    _set(self, 'objects', objects)\n    _set(self, 'crds', crds)\n    _set(self, 'storage_classes', storage_classes)\n    _set(self, 'fact_keys', fact_keys)\n": _53,
-    '<frozen upgradeplan.readers.kube.session.Answer>\x00def __init__(self, status, body, problem=_d2, cause=_d3, last_status=_d4) -> None:\n    self.status = status\n    self.body = body\n    self.problem = problem\n    self.cause = cause\n    self.last_status = last_status\n': _54,
-    '<frozen upgradeplan.readers.kube.session.Session>\x00def __init__(self, transport, timeout, retries, deadline=_d3, requests=_d4, lock=_FACTORY, group_lock=_FACTORY, groups=_FACTORY) -> None:\n    self.transport = transport\n    self.timeout = timeout\n    self.retries = retries\n    self.deadline = deadline\n    self.requests = requests\n    self.lock = _f5() if lock is _FACTORY else lock\n    self.group_lock = _f6() if group_lock is _FACTORY else group_lock\n    self.groups = _f7() if groups is _FACTORY else groups\n': _55,
-    "<frozen upgradeplan.readers.kube.transport.Response>\x00def __init__(self, status, reason, data, retry_after=_d3) -> None:\n    _set(self, 'status', status)\n    _set(self, 'reason', reason)\n    _set(self, 'data', data)\n    _set(self, 'retry_after', retry_after)\n": _56,
-    "<frozen upgradeplan.readers.kube.transport.Sent>\x00def __init__(self, path, wire, reused, deadline, budget) -> None:\n    _set(self, 'path', path)\n    _set(self, 'wire', wire)\n    _set(self, 'reused', reused)\n    _set(self, 'deadline', deadline)\n    _set(self, 'budget', budget)\n": _57,
-    "<frozen upgradeplan.readers.recognise.ChartRef>\x00def __init__(self, kind, namespace, name) -> None:\n    _set(self, 'kind', kind)\n    _set(self, 'namespace', namespace)\n    _set(self, 'name', name)\n": _58,
-    "<frozen upgradeplan.readers.recognise.Derived>\x00def __init__(self, key, value, path, label) -> None:\n    _set(self, 'key', key)\n    _set(self, 'value', value)\n    _set(self, 'path', path)\n    _set(self, 'label', label)\n": _59,
-    "<frozen upgradeplan.readers.recognise.Pin>\x00def __init__(self, value, path, label, problem=_d3) -> None:\n    _set(self, 'value', value)\n    _set(self, 'path', path)\n    _set(self, 'label', label)\n    _set(self, 'problem', problem)\n": _60,
-    "<frozen upgradeplan.results.CheckResult>\x00def __init__(self, name, state, plan, findings=_d3, verdict=_d4, exit_code=_d5, recommended=_d6, error=_d7, notes=_d8, unreadable=_d9, accepted=_d10, changed=_FACTORY, fix_in_change=_d12) -> None:\n    _set(self, 'name', name)\n    _set(self, 'state', state)\n    _set(self, 'plan', plan)\n    _set(self, 'findings', findings)\n    _set(self, 'verdict', verdict)\n    _set(self, 'exit_code', exit_code)\n    _set(self, 'recommended', recommended)\n    _set(self, 'error', error)\n    _set(self, 'notes', notes)\n    _set(self, 'unreadable', unreadable)\n    _set(self, 'accepted', accepted)\n    _set(self, 'changed', _f11() if changed is _FACTORY else changed)\n    _set(self, 'fix_in_change', fix_in_change)\n": _61,
-    "<frozen upgradeplan.results.ConditionResult>\x00def __init__(self, predicate, description, result, observed, missing=_d4, negated=_d5) -> None:\n    _set(self, 'predicate', predicate)\n    _set(self, 'description', description)\n    _set(self, 'result', result)\n    _set(self, 'observed', observed)\n    _set(self, 'missing', missing)\n    _set(self, 'negated', negated)\n": _62,
-    "<frozen upgradeplan.results.Diagnosis>\x00def __init__(self, hazard, matches, score, patterns) -> None:\n    _set(self, 'hazard', hazard)\n    _set(self, 'matches', matches)\n    _set(self, 'score', score)\n    _set(self, 'patterns', patterns)\n": _63,
-    "<frozen upgradeplan.results.Explanation>\x00def __init__(self, kind, id, hazard=_d2, release=_d3, migration=_d4, product=_d5, finding=_d6, conditions=_d7, hop=_d8, related=_d9, truth=_d10) -> None:\n    _set(self, 'kind', kind)\n    _set(self, 'id', id)\n    _set(self, 'hazard', hazard)\n    _set(self, 'release', release)\n    _set(self, 'migration', migration)\n    _set(self, 'product', product)\n    _set(self, 'finding', finding)\n    _set(self, 'conditions', conditions)\n    _set(self, 'hop', hop)\n    _set(self, 'related', related)\n    _set(self, 'truth', truth)\n": _64,
-    "<frozen upgradeplan.results.Gathered>\x00def __init__(self, name, state, error=_d2, targets=_d3, holds=_d4, relocate=_FACTORY, changed=_FACTORY) -> None:\n    _set(self, 'name', name)\n    _set(self, 'state', state)\n    _set(self, 'error', error)\n    _set(self, 'targets', targets)\n    _set(self, 'holds', holds)\n    _set(self, 'relocate', _f5() if relocate is _FACTORY else relocate)\n    _set(self, 'changed', _f6() if changed is _FACTORY else changed)\n": _65,
-    "<frozen upgradeplan.results.GraphResult>\x00def __init__(self, product, plan, allowed=_d2) -> None:\n    _set(self, 'product', product)\n    _set(self, 'plan', plan)\n    _set(self, 'allowed', allowed)\n": _66,
-    "<frozen upgradeplan.results.Inputs>\x00def __init__(self, installed=_d0, pins=_d1, facts=_d2, state_files=_d3, gitops=_d4, base=_d5, clusters=_d6, kubeconfig=_d7, contexts=_d8, all_contexts=_d9, request_timeout=_d10, namespace=_d11) -> None:\n    _set(self, 'installed', installed)\n    _set(self, 'pins', pins)\n    _set(self, 'facts', facts)\n    _set(self, 'state_files', state_files)\n    _set(self, 'gitops', gitops)\n    _set(self, 'base', base)\n    _set(self, 'clusters', clusters)\n    _set(self, 'kubeconfig', kubeconfig)\n    _set(self, 'contexts', contexts)\n    _set(self, 'all_contexts', all_contexts)\n    _set(self, 'request_timeout', request_timeout)\n    _set(self, 'namespace', namespace)\n": _67,
-    "<frozen upgradeplan.results.PatchResult>\x00def __init__(self, patchset, plan, now_actions=_d2) -> None:\n    _set(self, 'patchset', patchset)\n    _set(self, 'plan', plan)\n    _set(self, 'now_actions', now_actions)\n": _68,
-    "<frozen upgradeplan.results.PlanResult>\x00def __init__(self, name, state, plan, exit_code=_d3, error=_d4) -> None:\n    _set(self, 'name', name)\n    _set(self, 'state', state)\n    _set(self, 'plan', plan)\n    _set(self, 'exit_code', exit_code)\n    _set(self, 'error', error)\n": _69,
-    "<frozen upgradeplan.results.SnapshotResult>\x00def __init__(self, states, failed=_d1) -> None:\n    _set(self, 'states', states)\n    _set(self, 'failed', failed)\n": _70,
-    "<frozen upgradeplan.results.SymptomMatch>\x00def __init__(self, pattern, line, line_number, where) -> None:\n    _set(self, 'pattern', pattern)\n    _set(self, 'line', line)\n    _set(self, 'line_number', line_number)\n    _set(self, 'where', where)\n": _71,
-    "<frozen upgradeplan.state.keys.KeyRow>\x00def __init__(self, key, pattern, type, supply=_d3, stated_only=_d4, kubectl=_d5) -> None:\n    _set(self, 'key', key)\n    _set(self, 'pattern', pattern)\n    _set(self, 'type', type)\n    _set(self, 'supply', supply)\n    _set(self, 'stated_only', stated_only)\n    _set(self, 'kubectl', kubectl)\n    self.__post_init__()\n": _72,
-    "<frozen upgradeplan.state.keys.Match>\x00def __init__(self, row, product) -> None:\n    _set(self, 'row', row)\n    _set(self, 'product', product)\n": _73,
-    "<frozen upgradeplan.unreadable.Unreadable>\x00def __init__(self, source, cause, kind=_d2, status=_d3, location=_d4, context=_d5, detail=_d6, keys=_d7, at=_d8) -> None:\n    _set(self, 'source', source)\n    _set(self, 'cause', cause)\n    _set(self, 'kind', kind)\n    _set(self, 'status', status)\n    _set(self, 'location', location)\n    _set(self, 'context', context)\n    _set(self, 'detail', detail)\n    _set(self, 'keys', keys)\n    _set(self, 'at', at)\n": _74,
-    "<frozen upgradeplan.versions.Version>\x00def __init__(self, major, minor, patch, prerelease=_d3, build=_d4, original=_d5) -> None:\n    _set(self, 'major', major)\n    _set(self, 'minor', minor)\n    _set(self, 'patch', patch)\n    _set(self, 'prerelease', prerelease)\n    _set(self, 'build', build)\n    _set(self, 'original', original)\n    self.__post_init__()\n": _75,
-    "<frozen upgradeplan.versions._Comparator>\x00def __init__(self, op, version, level) -> None:\n    _set(self, 'op', op)\n    _set(self, 'version', version)\n    _set(self, 'level', level)\n": _76,
+    '<frozen upgradeplan.planner.index.Landing>\x00def __init__(self, installed, bom, components, effects) -> None:\n    self.installed = installed\n    self.bom = bom\n    self.components = components\n    self.effects = effects\n': _38,
+    '<frozen upgradeplan.planner.index._ProductIndex>\x00def __init__(self, skip=_FACTORY, transition=_FACTORY, landing=_FACTORY, state=_FACTORY, releases=_FACTORY, versions=_FACTORY) -> None:\n    self.skip = _f0() if skip is _FACTORY else skip\n    self.transition = _f1() if transition is _FACTORY else transition\n    self.landing = _f2() if landing is _FACTORY else landing\n    self.state = _f3() if state is _FACTORY else state\n    self.releases = _f4() if releases is _FACTORY else releases\n    self.versions = _f5() if versions is _FACTORY else versions\n': _39,
+    '<frozen upgradeplan.planner.index._Sides>\x00def __init__(self, skip_pre, trans_pre, skip_post, trans_post, landed, landed_uses_from) -> None:\n    self.skip_pre = skip_pre\n    self.trans_pre = trans_pre\n    self.skip_post = skip_post\n    self.trans_post = trans_post\n    self.landed = landed\n    self.landed_uses_from = landed_uses_from\n': _40,
+    "<frozen upgradeplan.planner.scopes.Scope>\x00def __init__(self, hazard, stop=_d1, from_range=_d2, to_range=_d3) -> None:\n    _set(self, 'hazard', hazard)\n    _set(self, 'stop', stop)\n    _set(self, 'from_range', from_range)\n    _set(self, 'to_range', to_range)\n": _41,
+    '<frozen upgradeplan.planner.search._Hop>\x00def __init__(self, forbidden, cost) -> None:\n    self.forbidden = forbidden\n    self.cost = cost\n': _42,
+    '<frozen upgradeplan.planner.search._Node>\x00def __init__(self, version, parsed, release, state=_d3) -> None:\n    self.version = version\n    self.parsed = parsed\n    self.release = release\n    self.state = state\n': _43,
+    "<frozen upgradeplan.provenance.ObjectRef>\x00def __init__(self, kind, namespace, name) -> None:\n    _set(self, 'kind', kind)\n    _set(self, 'namespace', namespace)\n    _set(self, 'name', name)\n": _44,
+    "<frozen upgradeplan.provenance.Source>\x00def __init__(self, kind, file=_d1, line=_d2, detail=_d3, origin=_d4, obj=_d5, path=_d6, behind=_d7, subject=_d8) -> None:\n    _set(self, 'kind', kind)\n    _set(self, 'file', file)\n    _set(self, 'line', line)\n    _set(self, 'detail', detail)\n    _set(self, 'origin', origin)\n    _set(self, 'obj', obj)\n    _set(self, 'path', path)\n    _set(self, 'behind', behind)\n    _set(self, 'subject', subject)\n": _45,
+    "<frozen upgradeplan.readers.kube.cluster.ContextResult>\x00def __init__(self, name, state, error=_d2, requests=_d3, via=_d4) -> None:\n    _set(self, 'name', name)\n    _set(self, 'state', state)\n    _set(self, 'error', error)\n    _set(self, 'requests', requests)\n    _set(self, 'via', via)\n": _46,
+    '<frozen upgradeplan.readers.kube.fields.Builder>\x00def __init__(self, prefix, facts=_FACTORY, unreadable=_FACTORY) -> None:\n    self.prefix = prefix\n    self.facts = _f1() if facts is _FACTORY else facts\n    self.unreadable = _f2() if unreadable is _FACTORY else unreadable\n': _47,
+    "<frozen upgradeplan.readers.kube.kubeconfig.Connection>\x00def __init__(self, context, scheme, host, port, base_path, insecure=_d5, server_name=_d6, ca_file=_d7, ca_data=_d8, cert_file=_d9, cert_data=_d10, key_file=_d11, key_data=_d12, authorization=_d13, proxy=_d14) -> None:\n    _set(self, 'context', context)\n    _set(self, 'scheme', scheme)\n    _set(self, 'host', host)\n    _set(self, 'port', port)\n    _set(self, 'base_path', base_path)\n    _set(self, 'insecure', insecure)\n    _set(self, 'server_name', server_name)\n    _set(self, 'ca_file', ca_file)\n    _set(self, 'ca_data', ca_data)\n    _set(self, 'cert_file', cert_file)\n    _set(self, 'cert_data', cert_data)\n    _set(self, 'key_file', key_file)\n    _set(self, 'key_data', key_data)\n    _set(self, 'authorization', authorization)\n    _set(self, 'proxy', proxy)\n": _48,
+    "<frozen upgradeplan.readers.kube.kubeconfig.Fallback>\x00def __init__(self, context, reason) -> None:\n    _set(self, 'context', context)\n    _set(self, 'reason', reason)\n": _49,
+    "<frozen upgradeplan.readers.kube.kubeconfig.Kubeconfig>\x00def __init__(self, files, clusters, users, contexts, current) -> None:\n    _set(self, 'files', files)\n    _set(self, 'clusters', clusters)\n    _set(self, 'users', users)\n    _set(self, 'contexts', contexts)\n    _set(self, 'current', current)\n": _50,
+    "<frozen upgradeplan.readers.kube.kubeconfig.Named>\x00def __init__(self, name, body, file) -> None:\n    _set(self, 'name', name)\n    _set(self, 'body', body)\n    _set(self, 'file', file)\n": _51,
+    '<frozen upgradeplan.readers.kube.listing.Read>\x00def __init__(self, context=_d0, objects=_FACTORY, listed=_FACTORY, unreadable=_FACTORY, unread=_FACTORY, state=_d5, prepared=_d6) -> None:\n    self.context = context\n    self.objects = _f1() if objects is _FACTORY else objects\n    self.listed = _f2() if listed is _FACTORY else listed\n    self.unreadable = _f3() if unreadable is _FACTORY else unreadable\n    self.unread = _f4() if unread is _FACTORY else unread\n    self.state = state\n    self.prepared = prepared\n': _52,
+    "<frozen upgradeplan.readers.kube.listing.Resource>\x00def __init__(self, plural, kind, group, versions, unreadable_key, namespaced=_d5) -> None:\n    _set(self, 'plural', plural)\n    _set(self, 'kind', kind)\n    _set(self, 'group', group)\n    _set(self, 'versions', versions)\n    _set(self, 'unreadable_key', unreadable_key)\n    _set(self, 'namespaced', namespaced)\n": _53,
+    "<frozen upgradeplan.readers.kube.objects.Interests>\x00def __init__(self, objects=_d0, crds=_d1, storage_classes=_d2, fact_keys=_d3) -> None:\n    _set(self, 'objects', objects)\n    _set(self, 'crds', crds)\n    _set(self, 'storage_classes', storage_classes)\n    _set(self, 'fact_keys', fact_keys)\n": _54,
+    '<frozen upgradeplan.readers.kube.session.Answer>\x00def __init__(self, status, body, problem=_d2, cause=_d3, last_status=_d4) -> None:\n    self.status = status\n    self.body = body\n    self.problem = problem\n    self.cause = cause\n    self.last_status = last_status\n': _55,
+    '<frozen upgradeplan.readers.kube.session.Session>\x00def __init__(self, transport, timeout, retries, deadline=_d3, requests=_d4, lock=_FACTORY, group_lock=_FACTORY, groups=_FACTORY) -> None:\n    self.transport = transport\n    self.timeout = timeout\n    self.retries = retries\n    self.deadline = deadline\n    self.requests = requests\n    self.lock = _f5() if lock is _FACTORY else lock\n    self.group_lock = _f6() if group_lock is _FACTORY else group_lock\n    self.groups = _f7() if groups is _FACTORY else groups\n': _56,
+    "<frozen upgradeplan.readers.kube.transport.Response>\x00def __init__(self, status, reason, data, retry_after=_d3) -> None:\n    _set(self, 'status', status)\n    _set(self, 'reason', reason)\n    _set(self, 'data', data)\n    _set(self, 'retry_after', retry_after)\n": _57,
+    "<frozen upgradeplan.readers.kube.transport.Sent>\x00def __init__(self, path, wire, reused, deadline, budget) -> None:\n    _set(self, 'path', path)\n    _set(self, 'wire', wire)\n    _set(self, 'reused', reused)\n    _set(self, 'deadline', deadline)\n    _set(self, 'budget', budget)\n": _58,
+    "<frozen upgradeplan.readers.recognise.ChartRef>\x00def __init__(self, kind, namespace, name) -> None:\n    _set(self, 'kind', kind)\n    _set(self, 'namespace', namespace)\n    _set(self, 'name', name)\n": _59,
+    "<frozen upgradeplan.readers.recognise.Derived>\x00def __init__(self, key, value, path, label) -> None:\n    _set(self, 'key', key)\n    _set(self, 'value', value)\n    _set(self, 'path', path)\n    _set(self, 'label', label)\n": _60,
+    "<frozen upgradeplan.readers.recognise.Pin>\x00def __init__(self, value, path, label, problem=_d3) -> None:\n    _set(self, 'value', value)\n    _set(self, 'path', path)\n    _set(self, 'label', label)\n    _set(self, 'problem', problem)\n": _61,
+    "<frozen upgradeplan.results.CheckResult>\x00def __init__(self, name, state, plan, findings=_d3, verdict=_d4, exit_code=_d5, recommended=_d6, error=_d7, notes=_d8, unreadable=_d9, accepted=_d10, changed=_FACTORY, fix_in_change=_d12) -> None:\n    _set(self, 'name', name)\n    _set(self, 'state', state)\n    _set(self, 'plan', plan)\n    _set(self, 'findings', findings)\n    _set(self, 'verdict', verdict)\n    _set(self, 'exit_code', exit_code)\n    _set(self, 'recommended', recommended)\n    _set(self, 'error', error)\n    _set(self, 'notes', notes)\n    _set(self, 'unreadable', unreadable)\n    _set(self, 'accepted', accepted)\n    _set(self, 'changed', _f11() if changed is _FACTORY else changed)\n    _set(self, 'fix_in_change', fix_in_change)\n": _62,
+    "<frozen upgradeplan.results.ConditionResult>\x00def __init__(self, predicate, description, result, observed, missing=_d4, negated=_d5) -> None:\n    _set(self, 'predicate', predicate)\n    _set(self, 'description', description)\n    _set(self, 'result', result)\n    _set(self, 'observed', observed)\n    _set(self, 'missing', missing)\n    _set(self, 'negated', negated)\n": _63,
+    "<frozen upgradeplan.results.Diagnosis>\x00def __init__(self, hazard, matches, score, patterns) -> None:\n    _set(self, 'hazard', hazard)\n    _set(self, 'matches', matches)\n    _set(self, 'score', score)\n    _set(self, 'patterns', patterns)\n": _64,
+    "<frozen upgradeplan.results.Explanation>\x00def __init__(self, kind, id, hazard=_d2, release=_d3, migration=_d4, product=_d5, finding=_d6, conditions=_d7, hop=_d8, related=_d9, truth=_d10) -> None:\n    _set(self, 'kind', kind)\n    _set(self, 'id', id)\n    _set(self, 'hazard', hazard)\n    _set(self, 'release', release)\n    _set(self, 'migration', migration)\n    _set(self, 'product', product)\n    _set(self, 'finding', finding)\n    _set(self, 'conditions', conditions)\n    _set(self, 'hop', hop)\n    _set(self, 'related', related)\n    _set(self, 'truth', truth)\n": _65,
+    "<frozen upgradeplan.results.Gathered>\x00def __init__(self, name, state, error=_d2, targets=_d3, holds=_d4, relocate=_FACTORY, changed=_FACTORY) -> None:\n    _set(self, 'name', name)\n    _set(self, 'state', state)\n    _set(self, 'error', error)\n    _set(self, 'targets', targets)\n    _set(self, 'holds', holds)\n    _set(self, 'relocate', _f5() if relocate is _FACTORY else relocate)\n    _set(self, 'changed', _f6() if changed is _FACTORY else changed)\n": _66,
+    "<frozen upgradeplan.results.GraphResult>\x00def __init__(self, product, plan, allowed=_d2) -> None:\n    _set(self, 'product', product)\n    _set(self, 'plan', plan)\n    _set(self, 'allowed', allowed)\n": _67,
+    "<frozen upgradeplan.results.Inputs>\x00def __init__(self, installed=_d0, pins=_d1, facts=_d2, state_files=_d3, gitops=_d4, base=_d5, clusters=_d6, kubeconfig=_d7, contexts=_d8, all_contexts=_d9, request_timeout=_d10, namespace=_d11) -> None:\n    _set(self, 'installed', installed)\n    _set(self, 'pins', pins)\n    _set(self, 'facts', facts)\n    _set(self, 'state_files', state_files)\n    _set(self, 'gitops', gitops)\n    _set(self, 'base', base)\n    _set(self, 'clusters', clusters)\n    _set(self, 'kubeconfig', kubeconfig)\n    _set(self, 'contexts', contexts)\n    _set(self, 'all_contexts', all_contexts)\n    _set(self, 'request_timeout', request_timeout)\n    _set(self, 'namespace', namespace)\n": _68,
+    "<frozen upgradeplan.results.PatchResult>\x00def __init__(self, patchset, plan, now_actions=_d2) -> None:\n    _set(self, 'patchset', patchset)\n    _set(self, 'plan', plan)\n    _set(self, 'now_actions', now_actions)\n": _69,
+    "<frozen upgradeplan.results.PlanResult>\x00def __init__(self, name, state, plan, exit_code=_d3, error=_d4) -> None:\n    _set(self, 'name', name)\n    _set(self, 'state', state)\n    _set(self, 'plan', plan)\n    _set(self, 'exit_code', exit_code)\n    _set(self, 'error', error)\n": _70,
+    "<frozen upgradeplan.results.SnapshotResult>\x00def __init__(self, states, failed=_d1) -> None:\n    _set(self, 'states', states)\n    _set(self, 'failed', failed)\n": _71,
+    "<frozen upgradeplan.results.SymptomMatch>\x00def __init__(self, pattern, line, line_number, where) -> None:\n    _set(self, 'pattern', pattern)\n    _set(self, 'line', line)\n    _set(self, 'line_number', line_number)\n    _set(self, 'where', where)\n": _72,
+    "<frozen upgradeplan.state.keys.KeyRow>\x00def __init__(self, key, pattern, type, supply=_d3, stated_only=_d4, kubectl=_d5) -> None:\n    _set(self, 'key', key)\n    _set(self, 'pattern', pattern)\n    _set(self, 'type', type)\n    _set(self, 'supply', supply)\n    _set(self, 'stated_only', stated_only)\n    _set(self, 'kubectl', kubectl)\n    self.__post_init__()\n": _73,
+    "<frozen upgradeplan.state.keys.Match>\x00def __init__(self, row, product) -> None:\n    _set(self, 'row', row)\n    _set(self, 'product', product)\n": _74,
+    "<frozen upgradeplan.unreadable.Unreadable>\x00def __init__(self, source, cause, kind=_d2, status=_d3, location=_d4, context=_d5, detail=_d6, keys=_d7, at=_d8) -> None:\n    _set(self, 'source', source)\n    _set(self, 'cause', cause)\n    _set(self, 'kind', kind)\n    _set(self, 'status', status)\n    _set(self, 'location', location)\n    _set(self, 'context', context)\n    _set(self, 'detail', detail)\n    _set(self, 'keys', keys)\n    _set(self, 'at', at)\n": _75,
+    "<frozen upgradeplan.versions.Version>\x00def __init__(self, major, minor, patch, prerelease=_d3, build=_d4, original=_d5) -> None:\n    _set(self, 'major', major)\n    _set(self, 'minor', minor)\n    _set(self, 'patch', patch)\n    _set(self, 'prerelease', prerelease)\n    _set(self, 'build', build)\n    _set(self, 'original', original)\n    self.__post_init__()\n": _76,
+    "<frozen upgradeplan.versions._Comparator>\x00def __init__(self, op, version, level) -> None:\n    _set(self, 'op', op)\n    _set(self, 'version', version)\n    _set(self, 'level', level)\n": _77,
 }

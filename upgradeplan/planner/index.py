@@ -9,9 +9,9 @@ import weakref
 from dataclasses import field
 from typing import Any
 
-from upgradeplan import conditions, releases
+from upgradeplan import conditions, provenance, releases
 from upgradeplan.frozen import record
-from upgradeplan.model import Hazard, KnowledgeBase, Release
+from upgradeplan.model import Fact, Hazard, KnowledgeBase, Release
 from upgradeplan.planner.scopes import Scope, scope_of
 
 
@@ -47,6 +47,18 @@ class _Sides:
     landed_uses_from: bool  # one of them refers to $from
 
 
+@record
+class Landing:
+    """The facts landing on one release sets whatever the installation's state
+    (planner/paths.py ``landing_facts`` picks among them and adds the pins it moves)."""
+
+    installed: Fact  # the product's installed version
+    bom: list[tuple[str, str, Fact]]  # (component, version, its installed version) per BOM entry
+    # (component, the range the release publishes as its pin, the version it selects or None)
+    components: list[tuple[str, Fact, Fact | None]]
+    effects: list[Fact]
+
+
 class Index:
     """Per knowledge base: hazards by product and scope with parsed constraints (lazily)."""
 
@@ -66,6 +78,17 @@ class Index:
         self._started: dict[int, tuple[_Sides, frozenset[str], dict[str, Hazard]]] = {}
         self._landed_ids: dict[int, tuple[_Sides, frozenset[str]]] = {}
         self._landing_on: dict[int, tuple[_Sides, frozenset[str]]] = {}
+        self._landings: dict[tuple[str, str], Landing] = {}
+
+    def landing(self, product: str, rel: Release) -> Landing:
+        """The state-independent facts landing on ``rel`` (of ``product``) sets, built once
+        per knowledge base: the same Fact objects for every plan (facts are immutable; the
+        caches keyed by their identity live no longer than one plan)."""
+        key = (product, rel.key)
+        hit = self._landings.get(key)
+        if hit is None:
+            hit = self._landings[key] = _landing(self.kb, product, rel)
+        return hit
 
     def may_hop(self, release: Release, from_version: str) -> bool:
         """``releases.may_hop``, cached per ``upgrade_from`` text and start version."""
@@ -153,6 +176,28 @@ class Index:
             keys = conditions.facts_read(h.when)
             self.keys[h.id] = None if any("<" in k for k in keys) else tuple(keys)
         return idx
+
+
+def _landing(kb: KnowledgeBase, product: str, rel: Release) -> Landing:
+    bom_source = provenance.supposed(f"plan: BOM of {rel.key}")
+    bom = [(c, v, Fact(f"installed.{c}", v, bom_source)) for c, v in rel.bom.items()]
+    components: list[tuple[str, Fact, Fact | None]] = []
+    for comp, rng in rel.components.items():
+        source = provenance.release_default(rel.key, f"components.{comp}.versionRange")
+        chosen = conditions.resolve_pin(kb, comp, rng)
+        admits = None
+        if chosen is not None:
+            supposed = provenance.supposed(f"plan: {source} admits {chosen}")
+            admits = Fact(f"installed.{comp}", chosen, supposed)
+        components.append((comp, Fact(f"pin.{comp}", rng, source), admits))
+    effects = provenance.supposed(f"effects of {rel.key} ({rel.location})")
+    landed = provenance.supposed(f"plan: {rel.key}")
+    return Landing(
+        installed=Fact(f"installed.{product}", rel.version, landed),
+        bom=bom,
+        components=components,
+        effects=[Fact(str(k), v, effects) for k, v in rel.effects.items()],
+    )
 
 
 _INDEX_CACHE: dict[int, tuple[weakref.ref[KnowledgeBase], Index]] = {}

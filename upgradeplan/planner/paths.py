@@ -36,7 +36,6 @@ import heapq
 from typing import TYPE_CHECKING, Any
 
 from upgradeplan import provenance
-from upgradeplan.conditions import resolve_pin
 from upgradeplan.model import Fact, Finding, State
 from upgradeplan.versions import parse_version
 
@@ -63,39 +62,33 @@ def landing_facts(s: Search, j: int) -> list[Fact]:
     """What landing on release ``j`` sets: the installed version (and the product's own exact
     pin), the exact pins of the components its BOM lists with their installed versions (the
     BOM rule, unless held), the components it publishes a range for that the installation does
-    not pin, and its effects."""
+    not pin, and its effects. The facts that do not depend on the state are the knowledge
+    base's (``Index.landing``); only the pins the plan moves are built here."""
     rel = s.nodes[j].release
     assert rel is not None
-    landed = provenance.supposed(f"plan: {rel.key}")
-    facts: list[Fact] = [Fact(f"installed.{s.product}", rel.version, landed)]
-    if s.product in s._pins and s.product not in s.holds:
+    known = s.idx.landing(s.product, rel)
+    facts: list[Fact] = [known.installed]
+    pins, holds, start = s._pins, s.holds, s.start_state
+    if s.product in pins and s.product not in holds:
         # the product's own exact pin is what the user bumps to make the hop
-        src = s.start_state.get(f"pin.{s.product}")
+        src = start.get(f"pin.{s.product}")
         moved = provenance.moved(src.source if src else None, rel.version, rel.key)
         facts.append(Fact(f"pin.{s.product}", rel.version, moved))
-    bom: provenance.Source | None = None
-    for comp, version in rel.bom.items():
-        if comp in s._pins and comp not in s.holds and comp != s.product:
-            src = s.start_state.get(f"pin.{comp}")
+    for comp, version, installed in known.bom:
+        if comp in pins and comp not in holds and comp != s.product:
+            src = start.get(f"pin.{comp}")
             moved = provenance.moved(src.source if src else None, version, rel.key)
             facts.append(Fact(f"pin.{comp}", version, moved))
-            if bom is None:
-                bom = provenance.supposed(f"plan: BOM of {rel.key}")
-            facts.append(Fact(f"installed.{comp}", version, bom))
-    for comp, rng in rel.components.items():
+            facts.append(installed)
+    for comp, pin, admits in known.components:
         # a component the installation does not pin follows the range the release publishes
-        own = s.start_state.get(f"pin.{comp}")
-        if comp in s.holds or (own is not None and own.source.kind != "release-default"):
+        own = start.get(f"pin.{comp}")
+        if comp in holds or (own is not None and own.source.kind != "release-default"):
             continue
-        source = provenance.release_default(rel.key, f"components.{comp}.versionRange")
-        facts.append(Fact(f"pin.{comp}", rng, source))
-        chosen = resolve_pin(s.kb, comp, rng)
-        if chosen is not None:
-            admits = provenance.supposed(f"plan: {source} admits {chosen}")
-            facts.append(Fact(f"installed.{comp}", chosen, admits))
-    effects = provenance.supposed(f"effects of {rel.key} ({rel.location})")
-    for key, value in rel.effects.items():
-        facts.append(Fact(str(key), value, effects))
+        facts.append(pin)
+        if admits is not None:
+            facts.append(admits)
+    facts += known.effects
     return facts
 
 
@@ -110,13 +103,17 @@ def _dependent(s: Search) -> tuple[str, ...]:
     n = len(s.nodes)
     if n <= 2:  # one hop at most: nothing to skip
         return ()
-    sets = [s.landing_map(j).keys() for j in range(1, n)]
+    # set by some landing and not by a later one: the value depends on the last stop. A key
+    # every landing from its first on sets is set by as many landings as follow that one
     first: dict[str, int] = {}
-    for j, keys in enumerate(sets):
-        for k in keys:
-            first.setdefault(k, j)
-    # set by some landing and not by a later one: the value depends on the last stop
-    moving = {k for k, at in first.items() if any(k not in keys for keys in sets[at + 1 :])}
+    count: dict[str, int] = {}
+    for j in range(1, n):
+        for k in s.landing_map(j):
+            if k in count:
+                count[k] += 1
+            else:
+                first[k], count[k] = j, 1
+    moving = {k for k, at in first.items() if count[k] < n - at}
     if not moving:
         return ()
     read = read_keys(s)

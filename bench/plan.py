@@ -9,14 +9,18 @@ per-knowledge index), "median" the median of the following runs.
 Run from the repository root against an installed package: ``python bench/plan.py [--runs
 N]``; ``--growth`` runs only 5 products x 100 and x 400 releases and prints both worst medians
 and the growth exponent, in wall-clock and in CPU time (the steadier figure on a shared
-machine); ``--only PRODUCT`` plans only that generated product (no bundled scenarios) once and
-then ``--runs`` times: under ``valgrind --tool=callgrind``, half the difference of the
-instruction counts of ``--runs 3`` and ``--runs 1`` is one plan's (the steadiest figure on a
-shared machine). ``--bom-every K`` (with ``--only``, or with ``--growth``: prod-00 at 5 x 100
-and 5 x 400) lists the product's second BOM component at every K-th release only, so the
-path-aware search runs (planner/paths.py), and prints whether it finished or stopped at its
-bound; ``--exhaustive`` lifts the bound. Targets: < 100 ms per plan on the generated base; at
-5 x 400 at most 100 ms, with an exponent of at most 1.3 from 100 to 400.
+machine). The growth cases are planned alternately, round after round (both knowledge bases
+loaded, the order reversed every other round), so that a change in the machine's speed falls
+on both sizes alike, as the other benchmarks alternate the commands they compare;
+``--sequential`` times each case's runs one after another instead. ``--only PRODUCT`` plans
+only that generated product (no bundled scenarios) once and then ``--runs`` times: under
+``valgrind --tool=callgrind``, half the difference of the instruction counts of ``--runs 3``
+and ``--runs 1`` is one plan's (the steadiest figure on a shared machine). ``--bom-every K``
+(with ``--only``, or with ``--growth``: prod-00 at 5 x 100 and 5 x 400) lists the product's
+second BOM component at every K-th release only, so the path-aware search runs
+(planner/paths.py), and prints whether it finished or stopped at its bound; ``--exhaustive``
+lifts the bound. Targets: < 100 ms per plan on the generated base; at 5 x 400 at most 100 ms,
+with an exponent of at most 1.3 from 100 to 400.
 """
 
 from __future__ import annotations
@@ -95,27 +99,54 @@ def generated_case(kb: KnowledgeBase, product: str) -> tuple[State, list[Target]
 CPU: list[float] = []  # the CPU-time medians of the cases reported, in order
 
 
+def timed(kb: KnowledgeBase, state: State, targets: list[Target]) -> tuple[float, float, Plan]:
+    """One plan: (wall-clock ms, CPU ms, the plan)."""
+    c0, t0 = time.process_time(), time.perf_counter()
+    p = planner.plan(kb, state, targets)
+    return (time.perf_counter() - t0) * 1000, (time.process_time() - c0) * 1000, p
+
+
 def measure(
     kb: KnowledgeBase, state: State, targets: list[Target], runs: int
 ) -> tuple[float, float, Plan]:
     """(first plan, median of ``runs`` more, the plan) in wall-clock ms; the CPU-time median
     of the same runs goes to CPU (on a shared machine it is the steadier figure)."""
-
-    def once() -> tuple[float, float, Plan]:
-        c0, t0 = time.process_time(), time.perf_counter()
-        p = planner.plan(kb, state, targets)
-        return (time.perf_counter() - t0) * 1000, (time.process_time() - c0) * 1000, p
-
-    first, _cpu, plan = once()
-    times = [once() for _ in range(runs)]
+    first, _cpu, plan = timed(kb, state, targets)
+    times = [timed(kb, state, targets) for _ in range(runs)]
     CPU.append(statistics.median(t[1] for t in times))
     return first, statistics.median(t[0] for t in times), plan
 
 
-def report(name: str, first: float, median: float, plan: Plan) -> None:
+_Case = tuple[KnowledgeBase, State, list[Target]]
+
+
+def alternating(cases: list[_Case], runs: int) -> list[tuple[float, float, float, Plan]]:
+    """(first plan, wall-clock median, CPU median, the plan) of every case: each case's first
+    plan, then ``runs`` rounds planning every case once, the order reversed every other round
+    (a slower or faster spell of the machine falls on every case alike)."""
+    firsts = [timed(*case) for case in cases]
+    times: list[list[tuple[float, float, Plan]]] = [[] for _ in cases]
+    order = list(range(len(cases)))
+    for r in range(runs):
+        for k in order if r % 2 == 0 else order[::-1]:
+            times[k].append(timed(*cases[k]))
+    return [
+        (
+            first[0],
+            statistics.median(t[0] for t in ts),
+            statistics.median(t[1] for t in ts),
+            first[2],
+        )
+        for first, ts in zip(firsts, times, strict=True)
+    ]
+
+
+def report(name: str, first: float, median: float, plan: Plan, cpu: float | None = None) -> None:
+    """One case's line (``cpu``: its CPU-time median; default CPU[-1])."""
     path = "; ".join(" -> ".join(vs) for vs in plan.path.values())
     print(
-        f"{name:<44} first {first:8.1f} ms  median {median:8.1f} ms  cpu {CPU[-1]:8.1f} ms  "
+        f"{name:<44} first {first:8.1f} ms  median {median:8.1f} ms  "
+        f"cpu {CPU[-1] if cpu is None else cpu:8.1f} ms  "
         f"steps {len(plan.steps):3d}  verdict {plan.verdict}  path {path[:60]}"
     )
 
@@ -131,6 +162,11 @@ def main() -> None:
         action="store_true",
         help="only the growth case: 5 products x 100 and x 400 releases (hazards = releases); "
         "prints both worst medians and the growth exponent",
+    )
+    ap.add_argument(
+        "--sequential",
+        action="store_true",
+        help="with --growth: time each case's runs one after another, not alternately",
     )
     ap.add_argument("--only", metavar="PRODUCT", help="plan only this generated product")
     ap.add_argument(
@@ -153,10 +189,10 @@ def main() -> None:
 
         paths.HOP_BUDGET = 0
     if args.growth and args.bom_every:
-        bom_growth(args.runs, args.bom_every)
+        bom_growth(args.runs, args.bom_every, args.sequential)
         return
     if args.growth:
-        growth(args.runs)
+        growth(args.runs, args.sequential)
         return
     if args.only:
         only(args.only, args.products, args.releases, args.hazards, args.runs, args.bom_every)
@@ -238,29 +274,50 @@ def bounded(plan: Plan) -> str:
     return f"finished (exact; bound {budget})"
 
 
-def bom_growth(runs: int, every: int) -> None:
+def bom_growth(runs: int, every: int, sequential: bool = False) -> None:
     """prod-00 first -> last at 5 x 100 and 5 x 400 releases (as many hazards), its BOMs
     listing their second component at every ``every``-th release only: the CPU-time medians,
     the exponent, and whether the path-aware search finished or stopped at its bound."""
     import math
 
-    from genkb import generate
-
+    with tempfile.TemporaryDirectory() as small, tempfile.TemporaryDirectory() as large:
+        cases: list[_Case] = []
+        for releases, tmp in ((100, small), (400, large)):
+            kb = sometimes_listed(generated(tmp, releases), "prod-00", every)
+            cases.append((kb, *generated_case(kb, "prod-00")))
+        results = timings(cases, runs, sequential)
     cpu: dict[int, float] = {}
-    for releases in (100, 400):
-        with tempfile.TemporaryDirectory() as tmp:
-            generate(tmp, 5, releases, releases)
-            kb = sometimes_listed(load([tmp], bundled=False), "prod-00", every)
-            state, targets = generated_case(kb, "prod-00")
-            first, median, plan = measure(kb, state, targets, runs)
-            cpu[releases] = CPU[-1]
-            report(f"bom-every {every}: prod-00 at 5 x {releases}", first, median, plan)
-            print(f"  path-aware search: {bounded(plan)}")
+    for releases, (first, median, cpu_median, plan) in zip((100, 400), results, strict=True):
+        cpu[releases] = cpu_median
+        report(f"bom-every {every}: prod-00 at 5 x {releases}", first, median, plan, cpu_median)
+        print(f"  path-aware search: {bounded(plan)}")
     exponent = math.log(cpu[400] / cpu[100]) / math.log(4)
     print(
         f"bom-every {every}, CPU time: median {cpu[100]:.1f} ms at 100 releases, "
         f"{cpu[400]:.1f} ms at 400; exponent {exponent:.2f}"
     )
+
+
+def generated(tmp: str, releases: int) -> KnowledgeBase:
+    """The generated 5-product knowledge base with ``releases`` releases and as many hazards,
+    written into ``tmp`` and loaded."""
+    from genkb import generate
+
+    generate(tmp, 5, releases, releases)
+    return load([tmp], bundled=False)
+
+
+def timings(
+    cases: list[_Case], runs: int, sequential: bool
+) -> list[tuple[float, float, float, Plan]]:
+    """``alternating``, or with ``sequential`` each case measured on its own in turn."""
+    if not sequential:
+        return alternating(cases, runs)
+    out = []
+    for case in cases:
+        first, median, plan = measure(*case, runs)
+        out.append((first, median, CPU[-1], plan))
+    return out
 
 
 def sometimes_listed(kb: KnowledgeBase, product: str, every: int) -> KnowledgeBase:
@@ -277,23 +334,33 @@ def sometimes_listed(kb: KnowledgeBase, product: str, every: int) -> KnowledgeBa
     return dataclasses.replace(kb, releases={**kb.releases, product: tuple(out)})
 
 
-def growth(runs: int) -> None:
-    """5 products x 100 and x 400 releases (as many hazards): worst medians and exponent."""
+def growth(runs: int, sequential: bool = False) -> None:
+    """5 products x 100 and x 400 releases (as many hazards), each product first -> last:
+    the worst medians at each size and the exponent, planned alternately (``alternating``)."""
     import math
 
-    from genkb import generate
-
-    worst: dict[int, float] = {}
-    cpu: dict[int, float] = {}
-    for releases in (100, 400):
-        with tempfile.TemporaryDirectory() as tmp:
-            generate(tmp, 5, releases, releases)
-            worst[releases] = worst_median(load([tmp], bundled=False), runs)
-            cpu[releases] = CPU[-1]
+    sizes = (100, 400)
+    with tempfile.TemporaryDirectory() as small, tempfile.TemporaryDirectory() as large:
+        names: list[tuple[int, str]] = []
+        cases: list[_Case] = []
+        for releases, tmp in zip(sizes, (small, large), strict=True):
+            kb = generated(tmp, releases)
+            for product in sorted(kb.products)[:5]:
+                names.append((releases, product))
+                cases.append((kb, *generated_case(kb, product)))
+        results = timings(cases, runs, sequential)
+    worst = dict.fromkeys(sizes, 0.0)
+    cpu = dict.fromkeys(sizes, 0.0)
+    for (releases, product), (first, median, cpu_median, plan) in zip(names, results, strict=True):
+        report(f"5 x {releases}: {product} first -> last release", first, median, plan, cpu_median)
+        worst[releases] = max(worst[releases], median)
+        cpu[releases] = max(cpu[releases], cpu_median)
+    how = "one case after another" if sequential else f"alternately, {runs} rounds"
     exponent = math.log(worst[400] / worst[100]) / math.log(4)
     print(
-        f"growth: worst median {worst[100]:.1f} ms at 100 releases, {worst[400]:.1f} ms at 400 "
-        f"(target <= 100 ms); exponent {exponent:.2f} (target <= 1.3)"
+        f"growth ({how}): worst median {worst[100]:.1f} ms at 100 releases, "
+        f"{worst[400]:.1f} ms at 400 (target <= 100 ms); exponent {exponent:.2f} "
+        "(target <= 1.3)"
     )
     cpu_exponent = math.log(cpu[400] / cpu[100]) / math.log(4)
     print(

@@ -58,15 +58,28 @@ class Result:
 # --------------------------------------------------------------------------- helpers
 
 
-def _version(text: object) -> Any:
-    from upgradeplan.versions import parse_version
+# the parsed version of each text read (None: not a version); a predicate reads the same few
+# versions again on every state of a window, and an import statement in the function that
+# parses them cost ten times the parse
+_VERSIONS: dict[str, Any] = {}
+_UNSEEN = object()
 
+
+def _version(text: object) -> Any:
     if not isinstance(text, str):
         return None
-    try:
-        return parse_version(text)
-    except errors.InvalidVersion:
-        return None
+    hit = _VERSIONS.get(text, _UNSEEN)
+    if hit is _UNSEEN:
+        from upgradeplan.versions import parse_version
+
+        try:
+            hit = parse_version(text)
+        except errors.InvalidVersion:
+            hit = None
+        if len(_VERSIONS) > 65_536:
+            _VERSIONS.clear()
+        _VERSIONS[text] = hit
+    return hit
 
 
 def _constraint(text: str) -> Any:

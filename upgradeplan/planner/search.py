@@ -31,6 +31,7 @@ from upgradeplan.planner import requirements
 from upgradeplan.planner.actions import migration_available
 from upgradeplan.planner.hopfindings import hop_findings
 from upgradeplan.planner.index import Index
+from upgradeplan.planner.paths import dependent_keys, landing_facts
 from upgradeplan.planner.prune import alike_everywhere, alike_starts, first_set, landing_truth
 from upgradeplan.planner.truths import Sweep, Truths
 from upgradeplan.releases import may_hop
@@ -191,8 +192,6 @@ class Search:
         by the identity of the facts a condition reads)."""
         hit = self._landing.get(j)
         if hit is None:
-            from upgradeplan.planner.paths import landing_facts
-
             hit = self._landing[j] = landing_facts(self, j)
         return hit
 
@@ -404,8 +403,6 @@ class Search:
 
     def dependent(self) -> tuple[str, ...]:
         """The path-dependent fact keys some weight reads (planner/paths.py)."""
-        from upgradeplan.planner.paths import dependent_keys
-
         return dependent_keys(self)
 
     def walk(self, path: list[int]) -> list[State]:

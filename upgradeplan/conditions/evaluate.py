@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -236,16 +236,17 @@ def _eval(
     negated: bool,
     evidence: list[Evidence],
     memo: Memo | None = None,
-) -> tuple[Truth, list[str]]:
+) -> tuple[Truth, Sequence[str]]:
     """``cond``'s truth and the keys that could change an UNKNOWN, every predicate's evidence
     appended to ``evidence`` in order (through the function compiled for the node)."""
     return _run_of(cond)(state, kb, hop, negated, evidence, memo, _SHARED.get())
 
 
 # a condition node evaluated: (state, kb, hop, negated, evidence, memo, the shared outcomes)
+# -> (its truth, the keys that could change an UNKNOWN; never changed by the caller)
 _Run = Callable[
     [State, KnowledgeBase, Hop, bool, list[Evidence], "Memo | None", "_Shared | None"],
-    tuple[Truth, list[str]],
+    tuple[Truth, Sequence[str]],
 ]
 
 # per condition node (by identity, the node kept so its id is not reused): its _Run
@@ -280,7 +281,7 @@ def _compile(cond: Condition) -> _Run:
             evidence: list[Evidence],
             memo: Memo | None,
             store: _Shared | None,
-        ) -> tuple[Truth, list[str]]:
+        ) -> tuple[Truth, Sequence[str]]:
             t, missing = inner(state, kb, hop, not negated, evidence, memo, store)
             return ~t, missing
 
@@ -300,18 +301,18 @@ def _compile(cond: Condition) -> _Run:
         evidence: list[Evidence],
         memo: Memo | None,
         store: _Shared | None,
-    ) -> tuple[Truth, list[str]]:
+    ) -> tuple[Truth, Sequence[str]]:
+        # every child is evaluated (each predicate's evidence is kept), in order
         results = [run(state, kb, hop, negated, evidence, memo, store) for run in runs]
-        truths = [t for t, _ in results]
-        if stop in truths:
-            return stop, []
-        if unknown not in truths:
-            return rest, []
-        missing: list[str] = []
-        for t, m in results:
+        out = rest
+        for t, _ in results:
+            if t is stop:
+                return stop, ()
             if t is unknown:
-                missing.extend(m)
-        return unknown, missing
+                out = unknown
+        if out is rest:
+            return rest, ()
+        return unknown, [k for t, m in results if t is unknown for k in m]
 
     return run_junction
 
@@ -320,13 +321,18 @@ def _raising(message: str) -> _Run:
     """A node that is wrong: raises when evaluated (never on a good condition's path, so its
     arguments are not spelt out)."""
 
-    def run_bad(*_: object) -> tuple[Truth, list[str]]:
+    def run_bad(*_: object) -> tuple[Truth, Sequence[str]]:
         raise errors.BadInput(message)
 
     return run_bad
 
 
 def _pred_run(cond: Condition) -> _Run:
+    # what ``_plain_of`` says of the node (the keys it reads or None, its content key, whether
+    # it reads one key), found on its first evaluation among shared outcomes (where a node
+    # that is wrong raises, as ``_outcome`` would)
+    plain: list[Any] = []
+
     def run_pred(
         state: State,
         kb: KnowledgeBase,
@@ -335,15 +341,20 @@ def _pred_run(cond: Condition) -> _Run:
         evidence: list[Evidence],
         memo: Memo | None,
         store: _Shared | None,
-    ) -> tuple[Truth, list[str]]:
+    ) -> tuple[Truth, Sequence[str]]:
         if store is not None:  # shared (``_entry``): its outcome and evidence (immutable) reused
-            plain = _PLAIN.get(id(cond))
-            if plain is None or plain[0] is not cond:
-                plain = _plain_of(cond)
-            keys = plain[1]
+            if not plain:
+                _, keys, content = _plain_of(cond)
+                plain.extend((keys, content, keys is not None and len(keys) == 1))
+            keys = plain[0]
             if keys is not None:
-                read = tuple(map(state.facts.get, keys))
-                key = (plain[2], *map(id, read))
+                read: tuple[Any, ...]
+                if plain[2]:
+                    fact = state.facts.get(keys[0])
+                    read, key = (fact,), (plain[1], id(fact))  # as ``_entry`` keys it
+                else:
+                    read = tuple(map(state.facts.get, keys))
+                    key = (plain[1], *map(id, read))
                 entry = store.get(key)
                 if entry is None:
                     entry = store[key] = [_outcome(cond, state, kb, hop), read, None, None]
@@ -352,7 +363,7 @@ def _pred_run(cond: Condition) -> _Run:
                 if ev is None:
                     ev = entry[2 + negated] = _evidence(cond, out, negated)
                 evidence.append(ev)
-                return out.result, list(out.missing) if out.result is Truth.UNKNOWN else []
+                return out.result, out.missing if out.result is Truth.UNKNOWN else ()
         found = memo.get(_content(cond)) if memo is not None else None
         if found is not None:
             out = found
@@ -361,7 +372,7 @@ def _pred_run(cond: Condition) -> _Run:
             if memo is not None:
                 memo[_content(cond)] = out
         evidence.append(_evidence(cond, out, negated))
-        return out.result, list(out.missing) if out.result is Truth.UNKNOWN else []
+        return out.result, out.missing if out.result is Truth.UNKNOWN else ()
 
     return run_pred
 

@@ -125,8 +125,8 @@ def _start_weights(s: Search, fan: Fanout, starts: dict[str, int]) -> dict[tuple
     weigh, sides_of, started = s.weigh, s.idx.sides, s.idx.started
     last = len(s.nodes) - 1
     comp_keys = [(c, f"installed.{c}", first) for c, first in starts.items()]
+    truth = sweep.truth
     for i in range(last):
-        swept = sweep.at[i]
         movers = [(s.product, s.nodes[i].version)]
         if comp_keys:
             facts = s.state_at(i).facts
@@ -149,7 +149,7 @@ def _start_weights(s: Search, fan: Fanout, starts: dict[str, int]) -> dict[tuple
                 h = hazards.get(hid)
                 w = 0
                 if h is not None:
-                    known = swept.get(hid)
+                    known = truth(i, hid)
                     if known is None:
                         if h.when is not None:  # not swept: judged on each start
                             return _each_start(s, fan, starts)
@@ -177,13 +177,12 @@ def _each_start(s: Search, fan: Fanout, starts: dict[str, int]) -> dict[tuple[st
     s.sweep()
     for i in range(len(s.nodes) - 1):
         pre = s.state_at(i)
-        swept = s._swept.get(id(pre), {})
         movers = [(s.product, s.nodes[i].version)]
         movers += [(c, pre.installed(c) or "") for c, first in starts.items() if i >= first]
         for mover, f in movers:
             sides = sides_of(mover, f, fan._parse(mover, f))
             for h in (*sides.skip_pre, *sides.trans_pre):
-                known = swept.get(h.id)
+                known = s.swept_truth(pre, h.id)
                 if known is None:  # not swept: judged on the start (no $to: fan-out applies)
                     known = s._truth(h, pre, f, f)
                 if known is Truth.FALSE:

@@ -150,7 +150,7 @@ class Fanout:
         if apart is None:
             from upgradeplan.planner.prune import alike_everywhere
 
-            swept0 = sweep.at[0]
+            swept0 = sweep.first
             apart = self._apart[mover] = frozenset(
                 h.id
                 for h in s.idx.by_product.get(mover, ())
@@ -168,12 +168,13 @@ class Fanout:
         else:
             _, old, weights, total = last
             look = (ids ^ old) | (sweep.touched[j] & ids)
-        swept, hazards, weigh = sweep.at[j], s.kb.hazards, s.weigh
+        truth, hazards, weigh = sweep.truth, s.kb.hazards, s.weigh
         for hid in look:
             total -= weights.pop(hid, 0)
             if hid in ids:
                 h = hazards[hid]
-                known = Truth.TRUE if h.when is None else swept[hid]
+                known = Truth.TRUE if h.when is None else truth(j, hid)
+                assert known is not None  # a hazard of the mover with a condition: swept
                 w = 0 if known is Truth.FALSE else weigh(h, known)
                 if w:
                     weights[hid] = w

@@ -124,7 +124,7 @@ class Search:
         self._weights: dict[str, tuple[int, int, bool]] = {}
         self.truths = Truths(kb)
         self._sweep: Sweep | Literal[False] | None = None
-        self._swept: dict[int, dict[str, Truth]] = {}  # id of a window state -> hazard truths
+        self._swept: dict[int, int] = {}  # id of a window state -> its index in the sweep
         self._first_set: dict[str, int] | None = None
         self._alike: dict[str, bool] = {}  # hazard id -> prune.alike_everywhere
         self._set_by_every: frozenset[str] | None = None  # fact keys every landing sets
@@ -246,11 +246,9 @@ class Search:
     def _truth(self, h: Hazard, state: State, f: str, t: str) -> Truth:
         if self._sweep is None and FANOUT:
             self.sweep()
-        swept = self._swept.get(id(state))
-        if swept is not None:
-            hit = swept.get(h.id)
-            if hit is not None:
-                return hit
+        hit = self.swept_truth(state, h.id)
+        if hit is not None:
+            return hit
         info = self._truth_info.get(h.id)
         if info is None:
             info = self._info_of(h)
@@ -281,8 +279,16 @@ class Search:
             found = window_sweep(self) if FANOUT else None
             self._sweep = found or False
             if found is not None:  # the states stay alive in the sweep: no id is reused
-                self._swept = {id(st): found.at[i] for i, st in enumerate(found.states)}
+                self._swept = {id(st): i for i, st in enumerate(found.states)}
         return self._sweep or None
+
+    def swept_truth(self, state: State, hid: str) -> Truth | None:
+        """The sweep's truth of hazard ``hid`` on ``state`` (None: ``state`` is not one of
+        the window's states the sweep went over, or the hazard is not swept)."""
+        at = self._swept.get(id(state))
+        if at is None or not self._sweep:
+            return None
+        return self._sweep.truth(at, hid)
 
     def _info_of(self, h: Hazard) -> _TruthInfo:
         """What the truth of ``h`` depends on: the facts it reads (None: the whole state) and
@@ -339,12 +345,13 @@ class Search:
     def landed_truths(self, t: str, j: int, hazards: Sequence[Hazard]) -> _Known:
         """``landed_known`` for the hazards given (not cached)."""
         state = self.state_at(j)
-        swept = self._swept.get(id(state), {}) if self.sweep() else {}
+        sweep = self.sweep()
+        at = self._swept.get(id(state)) if sweep else None
         alike = self._alike
         hit: _Known = []
         landing: dict[str, Fact] | None = None
         for h in hazards:
-            known = swept.get(h.id)
+            known = None if at is None else sweep.truth(at, h.id)  # type: ignore[union-attr]
             if known is not None:
                 everywhere = alike.get(h.id)
                 if everywhere is None:
@@ -378,12 +385,12 @@ class Search:
         key = (product, f, id(pre))
         hit = self._start_cache.get(key)
         if hit is None:
-            swept = self._swept.get(id(pre), {}) if self.sweep() else {}
+            self.sweep()
 
             def known(hazards: Sequence[Hazard]) -> _Known:
                 out: _Known = []
                 for h in hazards:
-                    t = swept.get(h.id)
+                    t = self.swept_truth(pre, h.id)
                     if t is None:
                         lands = "$to" in self.idx.refs.get(h.id, ())
                         t = None if lands else self._truth(h, pre, f, f)

@@ -158,8 +158,11 @@ class Sweep:
     one of its predicates' truths changes; so each predicate is evaluated again only where a
     fact it reads is set, and each hazard only where one of its predicates changed. A
     predicate of MONOTONE over a fact whose versions rise strictly through the window changes
-    at most once: that release is found by bisection. ``at[i]`` maps each hazard to its truth
-    on ``states[i]``.
+    at most once: that release is found by bisection. ``truth(i, hid)`` is a hazard's truth on
+    ``states[i]``: ``first`` holds every hazard's truth on the first state, and a hazard whose
+    truth changes somewhere keeps the states where it changes and its truth from each on (a
+    copy of every truth at every state where one changed was a third of a 400-release plan's
+    memory, for a few hundred changes).
 
     Inside the sweep truths are the integers of ``_RANK`` (FALSE 0, UNKNOWN 1, TRUE 2), so
     Kleene ``all`` is ``min``, ``any`` is ``max`` and ``not`` is ``2 - x``, and each hazard's
@@ -174,7 +177,10 @@ class Sweep:
         hazards: list[tuple[str, Condition]],
     ) -> None:
         self.t, self.states = truths, states
-        self.at: list[dict[str, Truth]] = []
+        self.first: dict[str, Truth] = {}  # every hazard's truth on states[0]
+        # per hazard whose truth changes: the states where it does, ascending, and its truth
+        # on each of them (and on the states up to the next)
+        self._flips: dict[str, tuple[list[int], list[Truth]]] = {}
         # per state after the first: the hazards whose truth may differ from the state before
         # (every hazard whose truth changed there is in it); touched[0] is empty
         self.touched: list[frozenset[str]] = []
@@ -229,8 +235,9 @@ class Sweep:
                     readers.setdefault(key, []).append(c)
                 else:
                     classed.setdefault(key, []).append((c, classify))
-        here = {hid: _TRUTH[fold(now)] for hid, fold in folds.items()}
-        self.at.append(here)
+        self.first = {hid: _TRUTH[fold(now)] for hid, fold in folds.items()}
+        here = dict(self.first)  # the truths on the state the sweep has reached
+        flips = self._flips
         self.touched.append(frozenset())
         none: frozenset[str] = frozenset()
         for i in range(1, len(states)):
@@ -263,12 +270,27 @@ class Sweep:
                     flipped.append(c)
             hids = none
             if flipped:
-                here = dict(here)
                 hids = frozenset(h for c in flipped for h in users[c])
                 for hid in hids:
-                    here[hid] = _TRUTH[folds[hid](now)]
-            self.at.append(here)
+                    found = _TRUTH[folds[hid](now)]
+                    if found is not here[hid]:
+                        here[hid] = found
+                        marks = flips.get(hid)
+                        if marks is None:
+                            flips[hid] = ([i], [found])
+                        else:
+                            marks[0].append(i)
+                            marks[1].append(found)
             self.touched.append(hids)
+
+    def truth(self, i: int, hid: str) -> Truth | None:
+        """The truth of hazard ``hid`` on ``states[i]`` (None: not a hazard of the sweep)."""
+        flips = self._flips.get(hid)
+        if flips is None:
+            return self.first.get(hid)
+        at, truths = flips
+        k = bisect.bisect_right(at, i)
+        return truths[k - 1] if k else self.first[hid]
 
     def _direct(self, p: Condition, keys: tuple[str, ...]) -> tuple[int, int, int] | None:
         """For a MONOTONE predicate over a version that every state holds, strictly rising,

@@ -141,6 +141,11 @@ def derived_from_pin(pin: Source) -> Source:
 def moved(written: Source | None, version: str, release: str) -> Source:
     """The source of a pin the plan moved: where it is written, and that the plan moved it."""
     where = written.unmoved() if written is not None else supposed(release)
+    return moved_behind(where, version, release)
+
+
+def moved_behind(where: Source, version: str, release: str) -> Source:
+    """``moved`` where the pin is written at ``where`` (already ``unmoved``)."""
     return Source("moved", behind=where, detail=f"moved to {version} with {release}")
 
 

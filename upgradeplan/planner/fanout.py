@@ -54,10 +54,13 @@ class Fanout:
         # the version each mover lands on at node j (None: the landing does not move it)
         own: list[str | None] = [None, *(x.version for x in s.nodes[1:])]
         self.lands: dict[str, list[str | None]] = {s.product: own}
+        maps = [s.landing_map(j) for j in range(1, n)]
         for comp in self.comps:
+            key = f"installed.{comp}"
             at: list[str | None] = [None]
-            for j in range(1, n):
-                value = _landing_value(s, j, f"installed.{comp}")
+            for landing in maps:
+                fact = landing.get(key)
+                value = None if fact is None else fact.value
                 at.append(value if isinstance(value, str) else None)
             self.lands[comp] = at
         self.parsed = {(s.product, x.version): x.parsed for x in s.nodes}
@@ -236,18 +239,15 @@ class Fanout:
         return self.s._truth(h, self.s.landed_state(i, j), v, v)
 
 
-def _landing_value(s: Search, j: int, key: str) -> Any:
-    fact = s.landing_map(j).get(key)
-    return None if fact is None else fact.value
-
-
 def moves(s: Search, comp: str) -> bool:
     """Whether some landing of the window sets ``comp``'s installed version (cached)."""
     hit = s._moving.get(comp)
     if hit is None:
         key = f"installed.{comp}"
-        n = len(s.nodes)
-        hit = s._moving[comp] = any(isinstance(_landing_value(s, j, key), str) for j in range(1, n))
+        maps = map(s.landing_map, range(1, len(s.nodes)))
+        hit = s._moving[comp] = any(
+            isinstance(getattr(landing.get(key), "value", None), str) for landing in maps
+        )
     return hit
 
 

@@ -76,9 +76,17 @@ def landing_facts(s: Search, j: int) -> list[Fact]:
         facts.append(Fact(f"pin.{s.product}", rel.version, moved))
     for comp, version, installed in known.bom:
         if comp in pins and comp not in holds and comp != s.product:
-            src = start.get(f"pin.{comp}")
-            moved = provenance.moved(src.source if src else None, version, rel.key)
-            facts.append(Fact(f"pin.{comp}", version, moved))
+            written = s._pin_written.get(comp)
+            if written is None:  # looked up once per search: (its key, where it is written)
+                src = start.get(f"pin.{comp}")
+                where = src.source.unmoved() if src else None
+                written = s._pin_written[comp] = (f"pin.{comp}", where)
+            key, where = written
+            if where is None:
+                moved = provenance.moved(None, version, rel.key)
+            else:
+                moved = provenance.moved_behind(where, version, rel.key)
+            facts.append(Fact(key, version, moved))
             facts.append(installed)
     for comp, pin, admits in known.components:
         # a component the installation does not pin follows the range the release publishes

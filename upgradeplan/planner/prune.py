@@ -84,12 +84,14 @@ def _prunable(s: Search, comps: Sequence[str]) -> bool:
         for h in s.idx.by_product.get(product, ()):
             if s.idx.keys.get(h.id, ()) is None or s.idx.refs.get(h.id):
                 return False
+    maps = [s.landing_map(m) for m in range(1, len(nodes))]
     for comp in comps:
         last = s.start_state.installed(comp)
+        key = f"installed.{comp}"
         try:
             seen = parse_version(last) if last is not None else None
-            for m in range(1, len(nodes)):
-                fact = _landing(s, m).get(f"installed.{comp}")
+            for landing in maps:
+                fact = landing.get(key)
                 if fact is None:
                     continue
                 if not isinstance(fact.value, str):

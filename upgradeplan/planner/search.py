@@ -34,6 +34,7 @@ from upgradeplan.planner.index import Index
 from upgradeplan.planner.paths import dependent_keys, landing_facts
 from upgradeplan.planner.prune import alike_everywhere, alike_starts, first_set, landing_truth
 from upgradeplan.planner.truths import Sweep, Truths
+from upgradeplan.provenance import Source
 from upgradeplan.releases import may_hop
 from upgradeplan.versions import is_exact, parse_version
 
@@ -141,6 +142,8 @@ class Search:
         self._allowed_ready = False  # whether _allowed is computed
         self._landed_states: dict[tuple[int, int], State] = {}
         self._landing: dict[int, list[Fact]] = {}
+        # per exactly pinned component: its pin's key and where the pin is written (paths.py)
+        self._pin_written: dict[str, tuple[str, Source | None]] = {}
         self._landing_maps: dict[int, dict[str, Fact]] = {}
         self._dependent: tuple[str, ...] | None = None  # planner/paths.py dependent_keys
         self._walk: tuple[tuple[int, ...], list[State]] | None = None

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import operator
 from itertools import repeat
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from upgradeplan.planner import requirements
 
@@ -125,6 +125,7 @@ def _start_weights(s: Search, fan: Fanout, starts: dict[str, int]) -> dict[tuple
     weigh, sides_of, started = s.weigh, s.idx.sides, s.idx.started
     last = len(s.nodes) - 1
     comp_keys = [(c, f"installed.{c}", first) for c, first in starts.items()]
+    known_sides: dict[tuple[str, str], Any] = {}  # (mover, start version) -> Index.sides
     truth = sweep.truth
     for i in range(last):
         movers = [(s.product, s.nodes[i].version)]
@@ -136,7 +137,11 @@ def _start_weights(s: Search, fan: Fanout, starts: dict[str, int]) -> dict[tuple
                     movers.append((c, v if isinstance(v, str) and v else ""))
         touched = sweep.touched[i]
         for mover, f in movers:
-            ids, hazards = started(sides_of(mover, f, fan._parse(mover, f)))
+            key = (mover, f)
+            sides = known_sides.get(key)
+            if sides is None:
+                sides = known_sides[key] = sides_of(mover, f, fan._parse(mover, f))
+            ids, hazards = started(sides)
             old = before.get(mover)
             before[mover] = ids
             if old is None:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from upgradeplan.planner.truths import Sweep
 
 _Dependent = tuple[Hazard, str, str]  # a landing truth to find per start: hazard, mover, version
+_NONE: frozenset[str] = frozenset()
 
 
 class Fanout:
@@ -68,6 +69,13 @@ class Fanout:
             for v in self.lands[comp]:
                 if v is not None and (comp, v) not in self.parsed:
                     self.parsed[(comp, v)] = parse_version(v)
+        # per mover: the hazards a hop landing at node j can be in scope of (Index.sides;
+        # None where the landing does not move it), looked up once
+        sides_of, parsed = s.idx.sides, self.parsed
+        self.sides: dict[str, list[Any]] = {
+            m: [None if v is None else sides_of(m, v, parsed[(m, v)]) for v in at]
+            for m, at in self.lands.items()
+        }
         self.runs = {m: self._runs(m) for m in self.lands}
         self.base = [0] * n
         self.comp_base = {c: [0] * n for c in self.comps}
@@ -82,15 +90,12 @@ class Fanout:
 
     def _runs(self, mover: str) -> dict[str, list[tuple[int, int]]]:
         """Per skip/transition hazard of ``mover``: the runs [lo, hi) of ends it lands on."""
-        s, at = self.s, self.lands[mover]
         out: dict[str, list[tuple[int, int]]] = {}
         opened: dict[str, int] = {}  # hazard -> where its run now open began
-        before: frozenset[str] = frozenset()
-        sides_of, landing_on, parsed = s.idx.sides, s.idx.landing_on, self.parsed
-        for j, v in enumerate(at):
-            here: frozenset[str] = frozenset()
-            if v is not None:
-                here = landing_on(sides_of(mover, v, parsed[(mover, v)]))
+        before: frozenset[str] = _NONE
+        landing_on = self.s.idx.landing_on
+        for j, sides in enumerate(self.sides[mover]):
+            here = _NONE if sides is None else landing_on(sides)
             if here is before or here == before:
                 continue
             for hid in before - here:  # its run ends before j
@@ -99,7 +104,7 @@ class Fanout:
                 opened[hid] = j
             before = here
         for hid, lo in opened.items():
-            out.setdefault(hid, []).append((lo, len(at)))
+            out.setdefault(hid, []).append((lo, len(self.sides[mover])))
         return out
 
     def _end(self, j: int) -> None:
@@ -126,7 +131,7 @@ class Fanout:
         s = self.s
         v = self.lands[mover][j]
         assert v is not None
-        sides = s.idx.sides(mover, v, self.parsed[(mover, v)])
+        sides = self.sides[mover][j]
         sweep = s.sweep()
         if sweep is None:
             total, known_of = 0, s.landed_known(mover, v, j, sides.landed)

@@ -84,3 +84,21 @@ def test_a_warm_offline_check_imports_neither_openssl_nor_pickle_py(tmp_path: Pa
     assert not warm & {"_hashlib", "hashlib", "pickle", "yaml", "jinja2", "click"}  # commands.fast
     # no __init__ compiled (upgradeplan/inits.py has them written out), so none kept
     assert not list(tmp_path.glob("upgradeplan/inits-*.marshal"))
+
+
+def test_an_offline_check_imports_neither_dataclasses_nor_inspect(tmp_path: Path) -> None:
+    """Record classes declare their fields without :mod:`dataclasses` (upgradeplan.frozen),
+    which would bring :mod:`inspect` with ``ast``, ``dis`` and ``tokenize``: about a tenth of
+    an offline check. Both the first run (caches empty) and the second are held to it."""
+    import os
+
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    env.pop("UPGRADEPLAN_NO_CACHE", None)
+    argv = [sys.executable, "-X", "importtime", "-m", "upgradeplan", "check", *S1_STATED]
+    argv += ["--to", "agent-platform=4.8.0"]
+    for _ in range(2):
+        run = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+        assert run.returncode == 3, run.stderr[-2000:]
+        imported = {line.rsplit("|", 1)[-1].strip() for line in run.stderr.splitlines()}
+        assert "upgradeplan.planner" in imported
+        assert not imported & {"dataclasses", "inspect", "ast", "dis", "tokenize"}

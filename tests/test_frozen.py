@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 import upgradeplan
-from upgradeplan.frozen import frozen, init_of, record
+from upgradeplan.frozen import field as own_field
+from upgradeplan.frozen import frozen, init_of, record, replace
 from upgradeplan.model import Evidence, Fact, Location, Truth
 from upgradeplan.provenance import flag
 
@@ -179,6 +180,44 @@ def test_replace_and_post_init() -> None:
     d = Derived("abc")
     assert d.length == 3 and repr(d) == "Derived(text='abc')"
     assert dataclasses.replace(d, text="abcd").length == 4
+
+
+@frozen
+class Own:
+    """Fields declared with upgradeplan.frozen.field (no dataclasses import needed)."""
+
+    name: str
+    extra: Mapping[str, Any] = own_field(default_factory=dict, hash=False)
+    note: str = own_field(default="", compare=False, repr=False)
+    length: int = own_field(init=False, default=0)
+
+
+def test_own_field_and_replace_behave_as_the_dataclasses_ones() -> None:
+    ours = Own("a", {"k": "v"}, "n")
+    assert repr(ours) == "Own(name='a', extra={'k': 'v'}, length=0)"
+    assert ours == Own("a", {"k": "v"}, "other") and hash(ours) == hash(Own("a", {}))
+    assert Own("b").extra == {} and Own("b").extra is not Own("c").extra
+    fields = dataclasses.fields(Own)  # made on first use, as the dataclass would make them
+    assert [(f.name, f.init, f.repr, f.compare, f.hash) for f in fields] == [
+        ("name", True, True, True, None),
+        ("extra", True, True, True, False),
+        ("note", True, False, False, None),
+        ("length", False, True, True, None),
+    ]
+    assert fields[1].default_factory is dict and fields[2].default == ""
+    assert dataclasses.asdict(ours) == {"name": "a", "extra": {"k": "v"}, "note": "n", "length": 0}
+    moved = replace(ours, name="b")
+    assert moved == Own("b", {"k": "v"}) and moved.note == "n" and type(moved) is Own
+    assert replace(ours, name="b") == dataclasses.replace(ours, name="b")
+    assert replace(Rec("a", 1), count=2) == dataclasses.replace(Rec("a", 1), count=2)
+    with pytest.raises(ValueError, match="init=False"):
+        replace(ours, length=3)
+    with pytest.raises(ValueError, match="init=False"):
+        dataclasses.replace(ours, length=3)
+    with pytest.raises(TypeError):
+        replace(ours, nope=1)
+    with pytest.raises(ValueError, match="both default and default_factory"):
+        own_field(default=1, default_factory=int)  # type: ignore[call-overload]
 
 
 def test_a_slots_record_behaves_as_the_slots_dataclass() -> None:

@@ -25,11 +25,10 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from upgradeplan import errors
-from upgradeplan.frozen import frozen
+from upgradeplan.frozen import frozen, replace
 from upgradeplan.model import Finding, KnowledgeBase
 from upgradeplan.provenance import Source, in_file
 

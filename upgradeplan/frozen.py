@@ -22,6 +22,14 @@ same results as the dataclass ones:
   :func:`dataclasses.fields`, :func:`dataclasses.replace`, :func:`dataclasses.asdict` and
   :func:`dataclasses.is_dataclass` work on them; ``__match_args__`` is set.
 
+:mod:`dataclasses` itself is not imported until something asks for those ``Field`` objects
+(``__dataclass_fields__`` makes them on first use) or an error of its is raised: it imports
+:mod:`inspect`, and with it ``ast``, ``dis`` and ``tokenize``, which cost a command that
+needs none of them (the offline ``check``) about a tenth of its time. So fields are declared
+with this module's :func:`field` (the same arguments as :func:`dataclasses.field`; a
+``dataclasses.field`` is taken too), and :func:`replace` is ``dataclasses.replace`` for these
+classes.
+
 ``@record`` is the same for ``@dataclass`` (mutable: no ``__setattr__``/``__delattr__`` of
 its own, ``__hash__`` None). ``slots=True`` makes the class again with ``__slots__`` for the
 fields and the frozen dataclass's ``__getstate__``/``__setstate__`` (the values as a list),
@@ -36,19 +44,202 @@ holds every class built with it to what ``@dataclass(frozen=True)`` gives for th
 
 from __future__ import annotations
 
-import dataclasses
 import operator
-from collections.abc import Callable
-from dataclasses import MISSING, Field, FrozenInstanceError, field
+from collections.abc import Callable, Mapping
 from operator import attrgetter
 from reprlib import recursive_repr
-from typing import Any, TypeVar, dataclass_transform, overload
+from typing import TYPE_CHECKING, Any, TypeVar, dataclass_transform, overload
 
 from upgradeplan import compiled
 
+if TYPE_CHECKING:
+    from dataclasses import Field as DataclassField
+
 _T = TypeVar("_T")
-_FIELD_MARK = getattr(dataclasses, "_FIELD", None)  # what dataclasses.fields() selects on
 _NOT_SUPPORTED = ("ClassVar", "InitVar", "KW_ONLY")
+
+
+class _Missing:
+    """No default (``dataclasses.MISSING`` where real fields are made)."""
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+
+class FieldSpec:
+    """One field of a record class: what :func:`dataclasses.field` records, and its name and
+    type once the class is built."""
+
+    __slots__ = (
+        "compare",
+        "default",
+        "default_factory",
+        "hash",
+        "init",
+        "kw_only",
+        "metadata",
+        "name",
+        "repr",
+        "type",
+    )
+
+    def __init__(
+        self,
+        default: Any,
+        default_factory: Any,
+        init: bool,
+        repr: bool,
+        hash: bool | None,
+        compare: bool,
+        metadata: Mapping[Any, Any] | None,
+        kw_only: Any,
+    ) -> None:
+        self.default, self.default_factory = default, default_factory
+        self.init, self.repr, self.hash, self.compare = init, repr, hash, compare
+        self.metadata, self.kw_only = metadata, kw_only
+        self.name: str = ""
+        self.type: Any = None
+
+
+@overload
+def field(
+    *,
+    default: _T,
+    init: bool = True,
+    repr: bool = True,
+    hash: bool | None = None,
+    compare: bool = True,
+    metadata: Mapping[Any, Any] | None = None,
+) -> _T: ...
+
+
+@overload
+def field(
+    *,
+    default_factory: Callable[[], _T],
+    init: bool = True,
+    repr: bool = True,
+    hash: bool | None = None,
+    compare: bool = True,
+    metadata: Mapping[Any, Any] | None = None,
+) -> _T: ...
+
+
+@overload
+def field(
+    *,
+    init: bool = True,
+    repr: bool = True,
+    hash: bool | None = None,
+    compare: bool = True,
+    metadata: Mapping[Any, Any] | None = None,
+) -> Any: ...
+
+
+def field(
+    *,
+    default: Any = MISSING,
+    default_factory: Any = MISSING,
+    init: bool = True,
+    repr: bool = True,
+    hash: bool | None = None,
+    compare: bool = True,
+    metadata: Mapping[Any, Any] | None = None,
+) -> Any:
+    """A field of a ``@frozen``/``@record`` class, as :func:`dataclasses.field` declares one."""
+    if default is not MISSING and default_factory is not MISSING:
+        raise ValueError("cannot specify both default and default_factory")
+    return FieldSpec(default, default_factory, init, repr, hash, compare, metadata, MISSING)
+
+
+def replace(obj: _T, /, **changes: Any) -> _T:
+    """:func:`dataclasses.replace` (for a ``@frozen``/``@record`` instance without importing
+    :mod:`dataclasses`): a new object with the fields of ``obj`` and ``changes``."""
+    specs: dict[str, FieldSpec] | None = type(obj).__dict__.get("__record_fields__")
+    if specs is None:
+        import dataclasses
+
+        return dataclasses.replace(obj, **changes)  # type: ignore[type-var]
+    for name, f in specs.items():
+        if not f.init:
+            if name in changes:
+                raise ValueError(
+                    f"field {name} is declared with init=False, it cannot be specified with "
+                    "replace()"
+                )
+        elif name not in changes:
+            changes[name] = getattr(obj, name)
+    return obj.__class__(**changes)
+
+
+def _frozen_instance_error(message: str) -> Exception:
+    from dataclasses import FrozenInstanceError
+
+    return FrozenInstanceError(message)
+
+
+class _DataclassFields:
+    """A record class's ``__dataclass_fields__``: its fields as :class:`dataclasses.Field`
+    objects, made (and :mod:`dataclasses` imported) when first asked for."""
+
+    def __init__(self, specs: dict[str, FieldSpec]) -> None:
+        self._specs = specs
+        self._made: dict[str, DataclassField[Any]] | None = None
+
+    def __get__(self, obj: object, owner: type | None = None) -> dict[str, DataclassField[Any]]:
+        if self._made is None:
+            import dataclasses
+
+            made: dict[str, DataclassField[Any]] = {}
+            for name, s in self._specs.items():
+                # the arguments dataclasses.field() passes (MISSING where none is given)
+                args: list[Any] = [
+                    dataclasses.MISSING if s.default is MISSING else s.default,
+                    dataclasses.MISSING if s.default_factory is MISSING else s.default_factory,
+                    s.init,
+                    s.repr,
+                    s.hash,
+                    s.compare,
+                    s.metadata,
+                    dataclasses.MISSING,
+                ]
+                f: DataclassField[Any] = dataclasses.Field(*args)
+                f.name, f.type = name, s.type
+                mark = getattr(dataclasses, "_FIELD", None)  # what dataclasses.fields() picks
+                if mark is not None:
+                    f._field_type = mark  # type: ignore[attr-defined]
+                made[name] = f
+            self._made = made
+        return self._made
+
+
+def _dataclass_field(value: object) -> bool:
+    """Whether ``value`` is a :class:`dataclasses.Field` (without importing the module: none
+    can exist before it is imported)."""
+    cls = type(value)
+    return cls.__name__ == "Field" and cls.__module__ == "dataclasses"
+
+
+def _spec_of(f: Any) -> FieldSpec:
+    """A :class:`dataclasses.Field` declared on a record class, as a FieldSpec."""
+    import dataclasses
+
+    def mine(value: Any) -> Any:
+        return MISSING if value is dataclasses.MISSING else value
+
+    return FieldSpec(
+        mine(f.default),
+        mine(f.default_factory),
+        f.init,
+        f.repr,
+        f.hash,
+        f.compare,
+        f.metadata or None,
+        f.kw_only,
+    )
 
 
 @overload
@@ -59,7 +250,7 @@ def frozen(cls: type[_T], /) -> type[_T]: ...
 def frozen(*, order: bool = False, slots: bool = False) -> Callable[[type[_T]], type[_T]]: ...
 
 
-@dataclass_transform(frozen_default=True, field_specifiers=(field, Field))
+@dataclass_transform(frozen_default=True, field_specifiers=(field,))
 def frozen(cls: type[_T] | None = None, /, *, order: bool = False, slots: bool = False) -> Any:
     """Make ``cls`` a frozen record class (``order=True``: its instances sort by the fields;
     ``slots=True``: a new class with ``__slots__`` for the fields, as the dataclass one)."""
@@ -78,7 +269,7 @@ def record(cls: type[_T], /) -> type[_T]: ...
 def record(*, order: bool = False) -> Callable[[type[_T]], type[_T]]: ...
 
 
-@dataclass_transform(field_specifiers=(field, Field))
+@dataclass_transform(field_specifiers=(field,))
 def record(cls: type[_T] | None = None, /, *, order: bool = False) -> Any:
     """Make ``cls`` a mutable record class, as ``@dataclass`` does: the same ``__init__``,
     ``__repr__`` and ``__eq__`` as :func:`frozen`, fields assignable, ``__hash__`` None."""
@@ -126,7 +317,8 @@ def _build(cls: type[_T], order: bool, slots: bool = False, frozen: bool = True)
         if name in body:
             raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
         _put(cls, name, method)
-    _put(cls, "__dataclass_fields__", fields)
+    _put(cls, "__record_fields__", fields)
+    _put(cls, "__dataclass_fields__", _DataclassFields(fields))
     return cls
 
 
@@ -157,9 +349,9 @@ def _slotted(cls: type[_T], names: tuple[str, ...]) -> type[_T]:
     return new
 
 
-def _fields(cls: type) -> dict[str, Field[Any]]:
+def _fields(cls: type) -> dict[str, FieldSpec]:
     """The fields in definition order, as dataclasses makes them (name and type set)."""
-    out: dict[str, Field[Any]] = {}
+    out: dict[str, FieldSpec] = {}
     body = cls.__dict__
     for name, annotation in (body.get("__annotations__") or {}).items():
         text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
@@ -168,8 +360,9 @@ def _fields(cls: type) -> dict[str, Field[Any]]:
         ):
             raise TypeError(f"{cls.__qualname__}.{name}: @frozen does not support {text}")
         default = body.get(name, MISSING)
-        if isinstance(default, Field):
-            f: Field[Any] = default
+        declared = isinstance(default, FieldSpec) or _dataclass_field(default)
+        if declared:
+            f = default if isinstance(default, FieldSpec) else _spec_of(default)
             if f.kw_only is True:
                 raise TypeError(f"{cls.__qualname__}.{name}: @frozen does not support kw_only")
             if f.default is MISSING:  # the class attribute is the default, as dataclass does
@@ -177,7 +370,7 @@ def _fields(cls: type) -> dict[str, Field[Any]]:
             else:
                 setattr(cls, name, f.default)
         else:  # what field(default=default) makes
-            f = Field(default, MISSING, True, True, None, True, None, MISSING)  # type: ignore[arg-type]
+            f = FieldSpec(default, MISSING, True, True, None, True, None, MISSING)
         if f.default is not MISSING and f.default.__class__.__hash__ is None:
             raise ValueError(
                 f"mutable default {type(f.default)} for field {name} is not allowed: "
@@ -185,8 +378,6 @@ def _fields(cls: type) -> dict[str, Field[Any]]:
             )
         f.name = name
         f.type = annotation
-        if _FIELD_MARK is not None:
-            f._field_type = _FIELD_MARK  # type: ignore[attr-defined]
         out[name] = f
     return out
 
@@ -201,7 +392,7 @@ def _put(cls: type, name: str, value: Any) -> None:
     setattr(cls, name, value)
 
 
-def _first_init(cls: type, fields: dict[str, Field[Any]]) -> Callable[..., None]:
+def _first_init(cls: type, fields: dict[str, FieldSpec]) -> Callable[..., None]:
     """``__init__`` until the first instance is made: compiles the real one (:func:`init_of`),
     puts it on the class and calls it. A class never constructed (the knowledge classes when
     the knowledge comes from its cache: unpickling calls no ``__init__``) never compiles it."""
@@ -214,7 +405,7 @@ def _first_init(cls: type, fields: dict[str, Field[Any]]) -> Callable[..., None]
     return __init__
 
 
-_FIRST: dict[type, tuple[Callable[..., None], dict[str, Field[Any]]]] = {}
+_FIRST: dict[type, tuple[Callable[..., None], dict[str, FieldSpec]]] = {}
 
 
 def init_of(cls: type) -> Callable[..., None]:
@@ -231,7 +422,7 @@ def init_of(cls: type) -> Callable[..., None]:
     return real
 
 
-def _init(cls: type, fields: dict[str, Field[Any]]) -> Callable[..., None]:
+def _init(cls: type, fields: dict[str, FieldSpec]) -> Callable[..., None]:
     """``__init__`` compiled for the fields: the one method that must have their signature."""
     # A frozen class's fields (slots or not) are set with ``object.__setattr__``, as the
     # dataclass does; a mutable record's attributes are assigned, as the dataclass does.
@@ -336,7 +527,7 @@ def _frozen_setattr(cls: type[Any], names: tuple[str, ...]) -> Callable[[Any, st
 
     def __setattr__(self: Any, name: str, value: Any) -> None:
         if type(self) is cls or name in fields:
-            raise FrozenInstanceError(f"cannot assign to field {name!r}")
+            raise _frozen_instance_error(f"cannot assign to field {name!r}")
         super(cls, self).__setattr__(name, value)
 
     return __setattr__
@@ -347,10 +538,10 @@ def _frozen_delattr(cls: type[Any], names: tuple[str, ...]) -> Callable[[Any, st
 
     def __delattr__(self: Any, name: str) -> None:
         if type(self) is cls or name in fields:
-            raise FrozenInstanceError(f"cannot delete field {name!r}")
+            raise _frozen_instance_error(f"cannot delete field {name!r}")
         super(cls, self).__delattr__(name)
 
     return __delattr__
 
 
-__all__ = ["FrozenInstanceError", "field", "frozen", "record"]
+__all__ = ["FieldSpec", "field", "frozen", "record", "replace"]

@@ -9,11 +9,10 @@ Nothing in this module reads files, talks to a cluster or prints.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal
 
-from upgradeplan.frozen import frozen
+from upgradeplan.frozen import field, frozen
 from upgradeplan.provenance import Source
 from upgradeplan.unreadable import Unreadable
 

@@ -6,11 +6,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import field
 from typing import TYPE_CHECKING, Literal
 
 from upgradeplan import errors
-from upgradeplan.frozen import frozen
+from upgradeplan.frozen import field, frozen
 from upgradeplan.model import (
     Action,
     Finding,

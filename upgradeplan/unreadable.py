@@ -23,10 +23,9 @@ Nothing here reads, prints or imports the rest of the package.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
-from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal
 
-from upgradeplan.frozen import frozen
+from upgradeplan.frozen import field, frozen
 
 if TYPE_CHECKING:  # types only: nothing of the package is imported at run time
     from upgradeplan.model import Finding, State

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import field
 from functools import lru_cache
 from typing import Literal
 
 from upgradeplan.errors import InvalidConstraint, InvalidVersion
-from upgradeplan.frozen import frozen
+from upgradeplan.frozen import field, frozen
 
 MAX_VERSION_LEN = 256
 MAX_CONSTRAINT_LEN = 512

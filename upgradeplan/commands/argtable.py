@@ -6,7 +6,7 @@ the options (:func:`upgradeplan.commands.fast.sources_digest`)."""
 
 from typing import Any
 
-SOURCES = "deb19bc7dd85fb8eacd7bb234f8e9767aeda3ca87ec53d3ff4e74ba297782558"
+SOURCES = "0aee5e624956df32c2df8cf662352373def264b1def356f71247b51402380386"
 TABLE: Any = {
     "group": [
         (("--version",), "version", False, "click", False, None, None, (), None),

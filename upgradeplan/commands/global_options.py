@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import field
 from typing import Any
 
 import click
 
 from upgradeplan.commands import complete, judging
 from upgradeplan.commands.judging import remember, root_settings
-from upgradeplan.frozen import frozen
+from upgradeplan.frozen import field, frozen
 
 
 @frozen

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -18,6 +17,7 @@ from upgradeplan.commands.options import (
     request_timeout_option,
     state_options,
 )
+from upgradeplan.frozen import replace
 from upgradeplan.model import State
 from upgradeplan.unreadable import failures
 
@@ -114,7 +114,7 @@ def scan(ctx: click.Context, /, output: str, **params: Any) -> None:
     """
     inputs = inputs_from(params)
     if not inputs.any:
-        inputs = dataclasses.replace(
+        inputs = replace(
             inputs,
             kubeconfig=os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config"),
         )

@@ -71,7 +71,7 @@ def amended(ctx: Fields, earlier: E, new: E, amendment: Amendment) -> E:
     """``earlier`` with what the amending file ``new`` adds: lists appended, mappings merged,
     other fields (and changed mapping entries) replaced only when ``amend.overrides`` names
     them with a reason."""
-    import dataclasses
+    from upgradeplan.frozen import replace
 
     changes: dict[str, Any] = {}
     overrides = amendment.overrides
@@ -114,4 +114,4 @@ def amended(ctx: Fields, earlier: E, new: E, amendment: Amendment) -> E:
     kept = {k: v for k, v in earlier.inferred.items() if keypath.split(k)[0] not in overrides}
     changes["inferred"] = {**kept, **new.inferred}
     changes["amendments"] = (*earlier.amendments, amendment)
-    return dataclasses.replace(earlier, **changes)
+    return replace(earlier, **changes)

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import field, replace
 
 from upgradeplan import collector, conditions, errors
-from upgradeplan.frozen import record
+from upgradeplan.frozen import field, record, replace
 from upgradeplan.model import (
     SEVERITY_RANK,
     Action,

@@ -6,11 +6,10 @@ Built lazily per product and cached per knowledge base (by identity, weakly).
 from __future__ import annotations
 
 import weakref
-from dataclasses import field
 from typing import Any
 
 from upgradeplan import conditions, provenance, releases
-from upgradeplan.frozen import record
+from upgradeplan.frozen import field, record
 from upgradeplan.model import Fact, Hazard, KnowledgeBase, Release
 from upgradeplan.planner.scopes import Scope, scope_of
 

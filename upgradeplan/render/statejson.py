@@ -12,8 +12,7 @@ has it; the text is the same as :func:`upgradeplan.render.jsontext.dumps` of
 
 from __future__ import annotations
 
-import dataclasses
-
+from upgradeplan.frozen import replace
 from upgradeplan.model import State
 from upgradeplan.readers.snapshot import fact_entry, to_document
 from upgradeplan.render.jsontext import Prewritten, escape, scalar, write
@@ -29,7 +28,7 @@ class StateJSON(Prewritten):
         self.state = state
 
     def write(self, out: list[str], newline: str) -> None:
-        doc = to_document(dataclasses.replace(self.state, facts={}))
+        doc = to_document(replace(self.state, facts={}))
         doc["facts"] = _Facts(self.state)
         write(doc, out, newline)
 

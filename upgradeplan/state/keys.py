@@ -13,11 +13,10 @@ Lookups read :data:`KEYS` when they are called, so the table is the only source.
 from __future__ import annotations
 
 import re
-from dataclasses import field
 from functools import cached_property
 from typing import Literal
 
-from upgradeplan.frozen import frozen
+from upgradeplan.frozen import field, frozen
 
 ValueType = Literal["version", "constraint", "text", "bool", "list", "map", "values"]
 

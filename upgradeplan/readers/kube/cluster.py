@@ -31,13 +31,12 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from functools import partial
 from typing import Any
 
 from upgradeplan import collector, progress
 from upgradeplan.errors import BadInput, UnknownName, UpgradeplanError
-from upgradeplan.frozen import frozen
+from upgradeplan.frozen import frozen, replace
 from upgradeplan.model import KnowledgeBase, State
 from upgradeplan.readers.kube.kubeconfig import Connection, Kubeconfig, connection
 from upgradeplan.readers.kube.kubeconfig import load as load_kubeconfig

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import field
 from typing import Any
 
-from upgradeplan.frozen import record
+from upgradeplan.frozen import field, record
 from upgradeplan.model import Fact, FactValue
 from upgradeplan.provenance import ObjectRef, read_from
 from upgradeplan.readers.recognise import image_repository as _shared_image_repository

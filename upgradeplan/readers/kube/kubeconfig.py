@@ -25,12 +25,11 @@ import base64
 import binascii
 import os
 from collections.abc import Mapping
-from dataclasses import field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from upgradeplan.frozen import frozen
+from upgradeplan.frozen import field, frozen
 from upgradeplan.readers import yamlimport  # noqa: F401  (before yaml: see there)
 
 # isort: split

@@ -14,12 +14,11 @@ continue token seen before, pages without items that never end) is an
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import field
 from functools import partial
 from typing import Any
 from urllib.parse import quote
 
-from upgradeplan.frozen import frozen, record
+from upgradeplan.frozen import field, frozen, record
 from upgradeplan.model import Condition, KnowledgeBase, State
 from upgradeplan.readers.kube.objects import Prepared, server_version_object, state_from_objects
 from upgradeplan.readers.kube.paging import Pager

@@ -15,11 +15,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import field
 from typing import Any, TypeVar
 from urllib.parse import quote, urlencode
 
-from upgradeplan.frozen import record
+from upgradeplan.frozen import field, record
 from upgradeplan.readers.kube.transport import (
     HttpTransport,
     NoAnswer,

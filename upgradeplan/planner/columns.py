@@ -126,6 +126,7 @@ def _start_weights(s: Search, fan: Fanout, starts: dict[str, int]) -> dict[tuple
     last = len(s.nodes) - 1
     comp_keys = [(c, f"installed.{c}", first) for c, first in starts.items()]
     known_sides: dict[tuple[str, str], Any] = {}  # (mover, start version) -> Index.sides
+    product, own = s.product, fan.sides[s.product]  # the product's own at every release
     truth = sweep.truth
     for i in range(last):
         movers = [(s.product, s.nodes[i].version)]
@@ -137,10 +138,13 @@ def _start_weights(s: Search, fan: Fanout, starts: dict[str, int]) -> dict[tuple
                     movers.append((c, v if isinstance(v, str) and v else ""))
         touched = sweep.touched[i]
         for mover, f in movers:
-            key = (mover, f)
-            sides = known_sides.get(key)
-            if sides is None:
-                sides = known_sides[key] = sides_of(mover, f, fan._parse(mover, f))
+            if i and mover == product:
+                sides = own[i]
+            else:
+                key = (mover, f)
+                sides = known_sides.get(key)
+                if sides is None:
+                    sides = known_sides[key] = sides_of(mover, f, fan._parse(mover, f))
             ids, hazards = started(sides)
             old = before.get(mover)
             before[mover] = ids

@@ -175,7 +175,9 @@ class Fanout:
             total, look = 0, ids
         else:
             _, old, weights, total = last
-            look = (ids ^ old) | (sweep.touched[j] & ids)
+            touched = sweep.touched[j] & ids
+            # the index keeps one object per set of ids: the same set is the same object
+            look = touched if ids is old else (ids ^ old) | touched
         truth, hazards, weigh = sweep.truth, s.kb.hazards, s.weigh
         for hid in look:
             total -= weights.pop(hid, 0)

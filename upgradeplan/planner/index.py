@@ -78,6 +78,13 @@ class Index:
         self._landed_ids: dict[int, tuple[_Sides, frozenset[str]]] = {}
         self._landing_on: dict[int, tuple[_Sides, frozenset[str]]] = {}
         self._landings: dict[tuple[str, str], Landing] = {}
+        # one object per distinct set of hazard ids (``_one``): neighbouring releases mostly
+        # meet the same hazards, and the sweeps over a window then see the very same set
+        self._sets: dict[frozenset[str], frozenset[str]] = {}
+
+    def _one(self, ids: frozenset[str]) -> frozenset[str]:
+        """``ids``, as the one object the index keeps for that set of ids."""
+        return self._sets.setdefault(ids, ids)
 
     def landing(self, product: str, rel: Release) -> Landing:
         """The state-independent facts landing on ``rel`` (of ``product``) sets, built once
@@ -142,14 +149,15 @@ class Index:
         hit = self._started.get(id(sides))
         if hit is None or hit[0] is not sides:
             hazards = {h.id: h for h in (*sides.skip_pre, *sides.trans_pre)}
-            hit = self._started[id(sides)] = (sides, frozenset(hazards), hazards)
+            hit = self._started[id(sides)] = (sides, self._one(frozenset(hazards)), hazards)
         return hit[1], hit[2]
 
     def landed_ids(self, sides: _Sides) -> frozenset[str]:
         """The ids of ``sides.landed`` (cached per sides, which the index keeps)."""
         hit = self._landed_ids.get(id(sides))
         if hit is None or hit[0] is not sides:
-            hit = self._landed_ids[id(sides)] = (sides, frozenset(h.id for h in sides.landed))
+            ids = self._one(frozenset(h.id for h in sides.landed))
+            hit = self._landed_ids[id(sides)] = (sides, ids)
         return hit[1]
 
     def landing_on(self, sides: _Sides) -> frozenset[str]:
@@ -157,7 +165,8 @@ class Index:
         in scope of: ``skip_post | trans_post`` (cached per sides, which the index keeps)."""
         hit = self._landing_on.get(id(sides))
         if hit is None or hit[0] is not sides:
-            hit = self._landing_on[id(sides)] = (sides, sides.skip_post | sides.trans_post)
+            ids = self._one(sides.skip_post | sides.trans_post)
+            hit = self._landing_on[id(sides)] = (sides, ids)
         return hit[1]
 
     def _build(self, product: str) -> _ProductIndex:

@@ -348,13 +348,12 @@ class Search:
     def landed_truths(self, t: str, j: int, hazards: Sequence[Hazard]) -> _Known:
         """``landed_known`` for the hazards given (not cached)."""
         state = self.state_at(j)
-        sweep = self.sweep()
-        at = self._swept.get(id(state)) if sweep else None
+        self.sweep()
         alike = self._alike
         hit: _Known = []
         landing: dict[str, Fact] | None = None
         for h in hazards:
-            known = None if at is None else sweep.truth(at, h.id)  # type: ignore[union-attr]
+            known = self.swept_truth(state, h.id)
             if known is not None:
                 everywhere = alike.get(h.id)
                 if everywhere is None:

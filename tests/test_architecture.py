@@ -25,13 +25,8 @@ LAYERS: dict[str, int] = {
     "provenance": 0,
     "unreadable": 0,
     "redact": 0,
-    "compiled": 0,  # record classes' compiled __init__ kept between console runs
-    "inits": 0,  # the record classes' __init__ written out (generated; imports nothing)
-    "collector": 0,  # the cyclic garbage collector paused while many acyclic objects are built
     "escape": 0,  # values made safe for shell, YAML and Markdown; control characters refused
     "keypath": 0,
-    "frozen": 0,  # frozen record classes built cheaply at import (@dataclass(frozen=True))
-    "usercache": 0,  # the user cache directory (the knowledge cache, the help text)
     "progress": 0,  # what the CLI tells on stderr while a reader reads (installed by the CLI)
     "suggest": 0,  # did-you-mean by edit distance
     "releases": 0,
@@ -40,7 +35,6 @@ LAYERS: dict[str, int] = {
     "state.keys": 0,  # the fact-key vocabulary (docs/state-format.md)
     # the one fast C YAML loader (snapshots, GitOps files and the knowledge parse with it)
     "readers.yamldata": 0,
-    "readers.yamlimport": 0,  # yaml imported without its unused reader pattern compiled
     # inputs and the state vocabulary
     "kb": 1,
     "state": 1,

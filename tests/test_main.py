@@ -1,5 +1,5 @@
-"""The console script's fast answers: ``--version`` and ``--help`` as click gives them, without
-importing click once the help text has been rendered."""
+"""The console script: ``--version``, ``--help`` and every command go through click, and the
+process ends with the command's exit code and its whole output."""
 
 from __future__ import annotations
 
@@ -16,20 +16,16 @@ from upgradeplan import __version__
 from upgradeplan.cli import cli
 
 
-def _run(
-    args: list[str], cache: Path, columns: int, *, importtime: bool = False
-) -> tuple[str, str]:
-    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "COLUMNS": str(columns)}
-    env.pop("UPGRADEPLAN_NO_CACHE", None)
-    flags = ["-X", "importtime"] if importtime else []
+def _run(args: list[str], columns: int = 80) -> str:
+    env = {**os.environ, "COLUMNS": str(columns)}
     proc = subprocess.run(
-        [sys.executable, *flags, "-m", "upgradeplan", *args],
+        [sys.executable, "-m", "upgradeplan", *args],
         capture_output=True,
         text=True,
         env=env,
         check=True,
     )
-    return proc.stdout, proc.stderr
+    return proc.stdout
 
 
 def _click_help(columns: int) -> str:
@@ -42,67 +38,38 @@ def _click_help(columns: int) -> str:
     return proc.stdout
 
 
-def test_version_is_what_click_prints(tmp_path: Path) -> None:
-    out, _ = _run(["--version"], tmp_path, 80)
+def test_version_is_what_click_prints() -> None:
+    out = _run(["--version"])
     assert out == f"upgradeplan {__version__}\n"
     assert CliRunner().invoke(cli, ["--version"]).stdout == out
 
 
 @pytest.mark.parametrize("columns", [60, 100])
 @pytest.mark.parametrize("flag", ["--help", "-h"])
-def test_help_is_what_click_renders_cold_and_warm(tmp_path: Path, columns: int, flag: str) -> None:
-    expected = _click_help(columns)
-    cold, _ = _run([flag], tmp_path, columns)
-    warm, imports = _run([flag], tmp_path, columns, importtime=True)
-    assert cold == warm == expected
-    assert " click" not in imports and "upgradeplan.cli" not in imports
-    (entry,) = (tmp_path / "upgradeplan").glob("help-*.txt")
-    assert entry.stat().st_mode & 0o777 == 0o600
+def test_help_is_what_click_renders(columns: int, flag: str) -> None:
+    assert _run([flag], columns) == _click_help(columns)
 
 
-def test_another_width_is_rendered_again(tmp_path: Path) -> None:
-    narrow, _ = _run(["--help"], tmp_path, 60)
-    wide, _ = _run(["--help"], tmp_path, 100)
-    assert narrow != wide
-    assert len(list((tmp_path / "upgradeplan").glob("help-*.txt"))) == 2
-
-
-def test_a_damaged_or_foreign_help_entry_is_not_shown(tmp_path: Path) -> None:
-    expected, _ = _run(["--help"], tmp_path, 80)
-    (entry,) = (tmp_path / "upgradeplan").glob("help-*.txt")
-    entry.write_bytes(b"\xff\xfe not text")
-    assert _run(["--help"], tmp_path, 80)[0] == expected
-    assert entry.read_text() == expected  # rewritten
-    entry.write_text("Usage: someone else's text\n")
-    entry.chmod(0o666)  # writable by others: never read
-    assert _run(["--help"], tmp_path, 80)[0] == expected
-
-
-def test_the_kubectl_plugin_name_is_in_its_usage(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from upgradeplan import __main__ as entry
-
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    text = entry.help_text("kubectl upgradeplan")
-    assert text.startswith("Usage: kubectl upgradeplan [OPTIONS] COMMAND [ARGS]...")
-    assert entry.help_text("kubectl upgradeplan") == text  # the cached one
-    assert entry.help_text("upgradeplan") != text
+def test_the_kubectl_plugin_name_is_in_its_usage(tmp_path: Path) -> None:
+    plugin = tmp_path / "kubectl-upgradeplan"
+    plugin.write_text(f"#!{sys.executable}\nfrom upgradeplan.__main__ import main\nmain()\n")
+    plugin.chmod(0o755)
+    proc = subprocess.run([str(plugin), "--help"], capture_output=True, text=True, check=True)
+    assert proc.stdout.startswith("Usage: kubectl upgradeplan [OPTIONS] COMMAND [ARGS]...")
 
 
 # --------------------------------------------------------------------------- the exit
 
 
-def _script(args: list[str], cache: Path, out: Path, err: Path) -> int:
+def _script(args: list[str], out: Path, err: Path) -> int:
     """The console script's exit code; its stdout and stderr go to the files ``out``, ``err``."""
-    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
     with out.open("wb") as stdout, err.open("wb") as stderr:
         argv = [sys.executable, "-m", "upgradeplan", *args]
-        return subprocess.run(argv, stdout=stdout, stderr=stderr, env=env).returncode
+        return subprocess.run(argv, stdout=stdout, stderr=stderr).returncode
 
 
 def _through_click(args: list[str]) -> tuple[int, str, str]:
-    """The same command through cli.main (sys.exit, the interpreter's teardown)."""
+    """The same command through cli.main."""
     code = "import sys; sys.argv[0] = 'upgradeplan'; from upgradeplan.cli import main; main()"
     proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
     return proc.returncode, proc.stdout, proc.stderr
@@ -122,24 +89,6 @@ def test_output_to_a_file_is_complete_and_the_exit_code_unchanged(
     tmp_path: Path, args: list[str]
 ) -> None:
     code, out, err = _through_click(args)
-    assert _script(args, tmp_path / "cache", tmp_path / "out", tmp_path / "err") == code
+    assert _script(args, tmp_path / "out", tmp_path / "err") == code
     assert (tmp_path / "out").read_text() == out
     assert (tmp_path / "err").read_text() == err
-
-
-def test_the_exit_runs_atexit_functions_and_waits_for_threads() -> None:
-    thread = "threading.Thread(target=lambda: (time.sleep(0.2), print('thread done'))).start()\n"
-    code = (
-        "import atexit, threading, time\n"
-        "from upgradeplan.__main__ import end\n"
-        "atexit.register(print, 'atexit ran')\n"
-        "THREAD"
-        "print('partial line', end='')\n"
-        "end(4)\n"
-    )
-    for started, expected in ((thread, "partial linethread done\natexit ran\n"), ("", None)):
-        proc = subprocess.run(
-            [sys.executable, "-c", code.replace("THREAD", started)], capture_output=True, text=True
-        )
-        assert proc.returncode == 4
-        assert proc.stdout == (expected or "partial lineatexit ran\n")

@@ -25,10 +25,10 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from upgradeplan import errors
-from upgradeplan.frozen import frozen, replace
 from upgradeplan.model import Finding, KnowledgeBase
 from upgradeplan.provenance import Source, in_file
 
@@ -44,7 +44,7 @@ REQUIRES_PREFIX = "requires:"  # requirement findings: requires:PRODUCT@VERSION
 _FIELDS = ("hazard", "installation", "product", "versions", "reason", "owner", "expires")
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Acceptance:
     """One accepted risk."""
 
@@ -94,7 +94,7 @@ class Acceptance:
         return True
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Accepted:
     """A finding an acceptance matched (it does not count toward the verdict)."""
 

@@ -42,9 +42,8 @@ if TYPE_CHECKING:
 
 
 def load_kb(extra_dirs: Sequence[str | Path] = ()) -> KnowledgeBase:
-    """The bundled knowledge merged with ``extra_dirs`` (through the knowledge cache, see
-    :mod:`upgradeplan.kb.cache`); raises errors.KnowledgeError."""
-    from upgradeplan.kb.cache import load
+    """The bundled knowledge merged with ``extra_dirs``; raises errors.KnowledgeError."""
+    from upgradeplan.kb.loader import load
 
     return load(list(extra_dirs))
 

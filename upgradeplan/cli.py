@@ -279,12 +279,6 @@ def run(args: list[str]) -> int:
     """Run the CLI with ``args`` and return the exit code instead of exiting."""
     invoked_as = os.path.basename(sys.argv[0]) if sys.argv else ""
     prog = "kubectl upgradeplan" if invoked_as.startswith("kubectl-") else "upgradeplan"
-    from upgradeplan.commands import fast
-
-    if fast.wanted():  # the fast path found no table of the options: kept after the answer
-        from upgradeplan.usercache import later
-
-        later(lambda: fast.keep(cli, prog))
     try:
         rv = cli.main(args=args, prog_name=prog, standalone_mode=False)
     except click.exceptions.Exit as exc:

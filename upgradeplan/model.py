@@ -9,17 +9,17 @@ Nothing in this module reads files, talks to a cluster or prints.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal
 
-from upgradeplan.frozen import field, frozen
 from upgradeplan.provenance import Source
 from upgradeplan.unreadable import Unreadable
 
 # --------------------------------------------------------------------------- locations
 
 
-@frozen(order=True)
+@dataclass(frozen=True, slots=True, order=True)
 class Location:
     """Where something was defined: a file and a 1-based line (0 when unknown)."""
 
@@ -46,7 +46,7 @@ ProductKind = Literal["chart", "agent", "platform", "environment"]
 NEXT = "next"  # the version of an unreleased knowledge entry
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Amendment:
     """A file of a later knowledge directory that adds to an entry (``amend:``)."""
 
@@ -55,7 +55,7 @@ class Amendment:
     overrides: Mapping[str, str] = field(default_factory=dict)  # field -> why it replaces it
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Recognise:
     """How readers find a product in a cluster or in GitOps files."""
 
@@ -70,7 +70,7 @@ class Recognise:
     chart_source: tuple[str, ...] = ()
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class ObjectKind:
     """A custom-resource kind a product's hazards read: where to list it and which fields.
 
@@ -92,7 +92,7 @@ class ObjectKind:
         return self.api_version.rpartition("/")[2]
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Product:
     id: str
     name: str
@@ -107,7 +107,7 @@ class Product:
     amendments: tuple[Amendment, ...] = ()  # what later directories added to it
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Note:
     """One operator-action bullet: a bold condition and what to do."""
 
@@ -116,7 +116,7 @@ class Note:
     commands: tuple[str, ...] = ()
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Change:
     """A structured change a release makes (kind from a fixed list, free details)."""
 
@@ -125,13 +125,13 @@ class Change:
     details: Mapping[str, Any] = field(default_factory=dict)
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Withdrawn:
     date: str
     reason: str
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Release:
     product: str
     version: str  # a chart version, or NEXT for unreleased knowledge
@@ -166,7 +166,7 @@ class Release:
         return f"{self.product}@{self.version}"
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Condition:
     """A node of a declarative condition tree.
 
@@ -182,14 +182,14 @@ class Condition:
     location: Location = NOWHERE
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Symptom:
     pattern: str  # a Python regular expression, matched case-insensitively
     where: Literal["logs", "events", "status", "any"] = "any"
     example: str = ""
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Hazard:
     id: str
     title: str
@@ -227,7 +227,7 @@ MigrationKind = Literal[
 ]
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Migration:
     id: str
     title: str
@@ -243,7 +243,7 @@ class Migration:
     amendments: tuple[Amendment, ...] = ()  # what later directories added to it
 
 
-@frozen
+@dataclass(frozen=True, slots=True, weakref_slot=True)  # the planner keeps its index by weakref
 class KnowledgeBase:
     products: Mapping[str, Product]
     releases: Mapping[str, tuple[Release, ...]]  # product -> releases, oldest first, next last
@@ -280,7 +280,7 @@ class KnowledgeBase:
 FactValue = str | bool | int | None | list[str] | dict[str, str] | list[Any] | dict[str, Any]
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Fact:
     """One observed fact. ``source`` says where it came from (:class:`Source`), and prints as
     ``flag --installed``, ``clusters/prod/bom.yaml:12``,
@@ -294,7 +294,7 @@ class Fact:
     source: Source
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class State:
     """What an installation runs and pins: facts by key (see docs/state-format.md)."""
 
@@ -362,7 +362,7 @@ class Truth(Enum):
         return Truth.FALSE if self is Truth.TRUE else Truth.TRUE
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Evidence:
     """One predicate's evaluation: what it asked, what was observed, from where."""
 
@@ -377,13 +377,13 @@ class Evidence:
 Status = Literal["applies", "may-apply", "does-not-apply"]
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class MissingFact:
     key: str
     how: str  # how to supply it: "--fact KEY=VALUE" or a reader that provides it
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Finding:
     hazard: str
     title: str
@@ -403,7 +403,7 @@ class Finding:
     fixed_by: tuple[str, ...] = ()  # migration ids whose actions (in this step) fix it
 
 
-@frozen
+@dataclass(frozen=True)  # no slots: a deferred content waits in the instance's __dict__
 class Action:
     """A rendered migration or command an operator runs before/after a step.
 
@@ -451,7 +451,7 @@ class Action:
             return text
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Move:
     """A version or pin change in one step."""
 
@@ -465,7 +465,7 @@ class Move:
 Verdict = Literal["safe", "safe-with-actions", "blocked", "undetermined"]
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Step:
     product: str
     from_version: str
@@ -477,13 +477,13 @@ class Step:
     verdict: Verdict = "safe"
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Target:
     product: str
     version: str
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Jump:
     """The move as asked: every target in one step from the current state."""
 
@@ -491,7 +491,7 @@ class Jump:
     verdict: Verdict
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Plan:
     schema_version: int
     targets: tuple[Target, ...]

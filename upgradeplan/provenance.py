@@ -29,16 +29,15 @@ Kinds and their text:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal, cast, get_args
-
-from upgradeplan.frozen import frozen
 
 SourceKind = Literal[
     "file", "flag", "object", "plan", "derived", "moved", "default", "release-default", "text"
 ]
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class ObjectRef:
     """A Kubernetes object: kind, namespace ("" for cluster-scoped) and name."""
 
@@ -54,7 +53,7 @@ class ObjectRef:
         )
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Source:
     """Where a fact was read (or what the planner supposed); ``str()`` is the printed text."""
 

@@ -6,10 +6,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from upgradeplan import errors
-from upgradeplan.frozen import field, frozen
 from upgradeplan.model import (
     Action,
     Finding,
@@ -34,7 +34,7 @@ FailOn = Literal["blocking", "warning", "notice", "never"]
 FAIL_ON_CHOICES: tuple[FailOn, ...] = ("blocking", "warning", "notice", "never")
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Inputs:
     """Where the current state comes from (the values of the shared state options)."""
 
@@ -67,7 +67,7 @@ class Inputs:
         )
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Gathered:
     """One state to judge: the offline inputs merged, or one cluster context."""
 
@@ -80,7 +80,7 @@ class Gathered:
     changed: Mapping[str, Source] = field(default_factory=dict)  # --base: product -> new pin
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class CheckResult:
     """``check`` for one state: the direct jump (or the state as it is) and its verdict."""
 
@@ -118,7 +118,7 @@ class CheckResult:
         return self.verdict
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class PlanResult:
     name: str
     state: State | None
@@ -127,7 +127,7 @@ class PlanResult:
     error: str | None = None
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class PatchResult:
     """``patch`` for one state: the patch set and the plan it comes from (None: as it is)."""
 
@@ -136,7 +136,7 @@ class PatchResult:
     now_actions: tuple[Action, ...] = ()
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class GraphResult:
     """``graph``: the upgrade edges of a product, and the plan of a path when one was asked."""
 
@@ -145,7 +145,7 @@ class GraphResult:
     allowed: tuple[tuple[str, str], ...] = ()
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class SnapshotResult:
     """``snapshot``: the states of the contexts read, and the contexts that failed."""
 
@@ -153,7 +153,7 @@ class SnapshotResult:
     failed: tuple[tuple[str, str], ...] = ()  # (context, why)
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class ConditionResult:
     """One predicate of a hazard's condition, evaluated on a state."""
 
@@ -165,7 +165,7 @@ class ConditionResult:
     negated: bool = False
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Explanation:
     kind: Literal["hazard", "release", "migration", "product"]
     id: str
@@ -180,7 +180,7 @@ class Explanation:
     truth: str = ""  # with a state: the hazard's condition as a whole (true/false/unknown)
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class SymptomMatch:
     pattern: str
     line: str
@@ -188,7 +188,7 @@ class SymptomMatch:
     where: str
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Diagnosis:
     """A hazard whose symptoms match the text, with the recovery to run."""
 

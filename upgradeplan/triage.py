@@ -191,7 +191,7 @@ def triage(
     kb: KnowledgeBase, text: str, diagnoses: Sequence[Diagnosis], state: State | None = None
 ) -> Triage:
     """Rank by ``state``; fill placeholders and choose the cloud's commands from text/state."""
-    from upgradeplan.frozen import replace
+    from dataclasses import replace
 
     ranked = rank(kb, diagnoses, state)
     cloud = provider(text, state)

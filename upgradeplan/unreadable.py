@@ -23,9 +23,8 @@ Nothing here reads, prints or imports the rest of the package.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
-
-from upgradeplan.frozen import field, frozen
 
 if TYPE_CHECKING:  # types only: nothing of the package is imported at run time
     from upgradeplan.model import Finding, State
@@ -42,7 +41,7 @@ TOO_LARGE = "too large"
 UNREACHABLE = "unreachable"
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Unreadable:
     """One source that could not be read, and why."""
 

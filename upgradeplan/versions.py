@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 
 from upgradeplan.errors import InvalidConstraint, InvalidVersion
-from upgradeplan.frozen import field, frozen
 
 MAX_VERSION_LEN = 256
 MAX_CONSTRAINT_LEN = 512
@@ -68,7 +68,7 @@ def _pre_key(ids: tuple[str, ...]) -> PreKey:
     )
 
 
-@frozen(slots=True)  # its own __eq__/__hash__/order over _key
+@dataclass(frozen=True, slots=True)  # its own __eq__/__hash__/order over _key
 class Version:
     """A chart version; ordered like Masterminds ``Compare``; build metadata is ignored."""
 
@@ -107,14 +107,12 @@ class Version:
             pre = tuple(pre_text.split("."))
             if _LEADING_ZERO.search(pre_text):  # a numeric identifier with a leading zero
                 raise InvalidVersion(text, _version_reason(text))
-            key: SortKey = (major, minor, patch, 0, _pre_key(pre))
         else:
             pre = ()
-            key = (major, minor, patch, 1, ())
         if major > _UINT64_MAX or minor > _UINT64_MAX or patch > _UINT64_MAX:
             raise InvalidVersion(text, _version_reason(text))
         build = tuple(build_text.split(".")) if build_text else ()
-        return _made(cls, (major, minor, patch, pre, build, text, key))
+        return cls(major, minor, patch, pre, build, text)
 
     @classmethod
     def parse_strict(cls, text: str) -> Version:
@@ -177,50 +175,11 @@ class Version:
         return self._key >= other._key
 
 
-_new = object.__new__
-_SLOTS = vars(Version)
-# the slots' own setters (a frozen dataclass only forbids setattr, not its slots' descriptors)
-_SETTERS = tuple(_SLOTS[name].__set__ for name in Version.__slots__)  # in the fields' order
-
-
-class _Unfrozen:
-    """Version's slots without the frozen ``__setattr__``: filled by plain attribute stores,
-    then made a Version by ``__class__`` assignment (the slot layout is the same): half the
-    cost of calling the seven slot setters."""
-
-    __slots__ = Version.__slots__
-    major: int
-    minor: int
-    patch: int
-    prerelease: tuple[str, ...]
-    build: tuple[str, ...]
-    original: str
-    _key: SortKey
-
-
-Fields = tuple[int, int, int, tuple[str, ...], tuple[str, ...], str, SortKey]
-
-
-def _made(cls: type[Version], fields: Fields) -> Version:
-    """A version with its fields (in slot order) set directly, as __init__ and __post_init__
-    would set them (parsing is the hot path of every reader and of the knowledge load; a
-    frozen __init__ costs several times this)."""
-    if cls is not Version:  # a subclass may lay its slots out differently
-        version = _new(cls)
-        for setter, value in zip(_SETTERS, fields, strict=True):
-            setter(version, value)
-        return version
-    raw = _Unfrozen()
-    raw.major, raw.minor, raw.patch, raw.prerelease, raw.build, raw.original, raw._key = fields
-    raw.__class__ = Version  # type: ignore[assignment]
-    return raw  # type: ignore[return-value]
-
-
 def _plain(cls: type[Version], text: str, major: int, minor: int, patch: int) -> Version:
     """A version without prerelease or build, its fields set directly (see Version.parse)."""
     if major > _UINT64_MAX or minor > _UINT64_MAX or patch > _UINT64_MAX:
         raise InvalidVersion(text, _version_reason(text))
-    return _made(cls, (major, minor, patch, (), (), text, (major, minor, patch, 1, ())))
+    return cls(major, minor, patch, (), (), text)
 
 
 def _ids_reason(kind: str, text: str) -> str:
@@ -345,7 +304,7 @@ def _comparator_test(op: str, con: Version, level: int) -> Test:
     return lambda v: v._key >= ck and v.major == 0 and v.minor == 0 and v.patch == cpat
 
 
-@frozen(slots=True)
+@dataclass(frozen=True, slots=True)
 class _Comparator:
     op: str
     version: Version

@@ -1,8 +1,8 @@
 """check: the move judged as asked, with an exit code for CI.
 
-A thin click command over :mod:`upgradeplan.commands.judging` (what it does, without click:
-the console script's fast path calls the same), in its own module so that a check builds only
-its own options, not those of plan, explain and diagnose (:mod:`upgradeplan.commands.planning`).
+A thin click command over :mod:`upgradeplan.commands.judging`, in its own module so that a
+check builds only its own options, not those of plan, explain and diagnose
+(:mod:`upgradeplan.commands.planning`).
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """docs/cli-reference.md from every command's ``--help``.
 
-``python -m upgradeplan.commands.clidoc`` prints it; ``--write PATH`` writes it;
-``--argtable upgradeplan/commands/argtable.py`` writes the fast path's shipped option table
-(:mod:`upgradeplan.commands.fast`). The command list
-comes from :data:`upgradeplan.cli.COMMANDS` and nested groups, so a new command shows up
+``python -m upgradeplan.commands.clidoc`` prints it; ``--write PATH`` writes it. The command
+list comes from :data:`upgradeplan.cli.COMMANDS` and nested groups, so a new command shows up
 without editing this module; ``tests/test_cli_reference.py`` fails when the file drifts.
 """
 
@@ -70,13 +68,6 @@ def render() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["--argtable"] and len(args) == 2:  # commands/argtable.py, from the CLI
-        from upgradeplan.cli import cli
-        from upgradeplan.commands import fast
-
-        with open(args[1], "w", encoding="utf-8") as fh:
-            fh.write(fast.shipped_source(cli))
-        return 0
     text = render()
     if args[:1] == ["--write"] and len(args) == 2:
         with open(args[1], "w", encoding="utf-8") as fh:
@@ -84,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args:
         print(
-            "usage: python -m upgradeplan.commands.clidoc [--write PATH | --argtable PATH]",
+            "usage: python -m upgradeplan.commands.clidoc [--write PATH]",
             file=sys.stderr,
         )
         return 2

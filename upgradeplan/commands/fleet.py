@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from upgradeplan import api, collector, errors
+from upgradeplan import api, errors
 from upgradeplan.commands import complete
 from upgradeplan.commands.options import (
     fail_on_option,
@@ -136,8 +136,6 @@ def fleet(
       upgradeplan fleet --kubeconfig ~/.kube/config --hazard harness-missing-on-480
       upgradeplan fleet 's3://bucket/snapshots/' -o json
     """
-    # many installations in one process: what each read built is garbage once it is judged
-    collector.freeze_on_resume(False)
     if not (sources or kubeconfig or contexts or gitops):
         raise errors.BadInput(
             "no installations given",

@@ -20,7 +20,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def accept_options(f: F) -> F:
     """--accept-file PATH and --accept ID (repeatable)."""
-    import click  # the rest of this module is used without click (commands.fast)
+    import click
 
     f = click.option(
         "--accept",

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import click
 
 from upgradeplan.commands import complete, judging
 from upgradeplan.commands.judging import remember, root_settings
-from upgradeplan.frozen import field, frozen
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Global:
     key: str  # where the value lives in the root context's obj
     decls: tuple[str, ...]

@@ -1,9 +1,8 @@
-"""What ``check`` does once its options are parsed, without click.
+"""What ``check`` does once its options are parsed.
 
-The click command (:mod:`upgradeplan.commands.check`) and the console script's fast path
-(:mod:`upgradeplan.commands.fast`) both call :func:`check`; the settings of the global options
-(the root context's ``obj`` under click) are a plain dict here, built by :func:`root_settings`
-and :func:`remember`, so neither path has its own copy of what they mean. Imports no click.
+The click command (:mod:`upgradeplan.commands.check`) calls :func:`check`; the settings of the
+global options (the root context's ``obj``) are a plain dict, built by :func:`root_settings`
+and :func:`remember`, which the shared options of plan and explain read too.
 """
 
 from __future__ import annotations

@@ -119,9 +119,9 @@ def _openable(problems: Sequence[Any], dirs: Sequence[str], *, bundled: bool) ->
     """
     import os
     import re
+    from dataclasses import replace
     from pathlib import Path
 
-    from upgradeplan.frozen import replace
     from upgradeplan.kb.loader import bundled_dir
 
     roots = [Path(d).resolve() for d in dirs]

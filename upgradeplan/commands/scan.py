@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import click
@@ -17,7 +18,6 @@ from upgradeplan.commands.options import (
     request_timeout_option,
     state_options,
 )
-from upgradeplan.frozen import replace
 from upgradeplan.model import State
 from upgradeplan.unreadable import failures
 

@@ -5,10 +5,10 @@ predicate shares."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from upgradeplan import errors
-from upgradeplan.frozen import frozen
 from upgradeplan.model import (
     Evidence,
     Fact,
@@ -20,7 +20,7 @@ from upgradeplan.model import (
 Hop = tuple[str | None, str | None]
 
 
-@frozen(slots=True)
+@dataclass(frozen=True, slots=True)
 class Outcome:
     """What one predicate found: its truth, a sentence, the facts read and the keys missed."""
 
@@ -34,7 +34,7 @@ PredicateFn = Callable[[Mapping[str, Any], State, KnowledgeBase], Outcome]
 KeysFn = Callable[[Mapping[str, Any]], list[str]]
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class PredicateSpec:
     """One entry of the vocabulary: its arguments, the facts it reads and its function."""
 
@@ -46,7 +46,7 @@ class PredicateSpec:
     version_args: tuple[str, ...] = ()  # arguments that may be $from / $to
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Result:
     """The evaluation of a whole condition tree."""
 

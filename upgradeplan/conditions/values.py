@@ -4,15 +4,15 @@ it runs (``defaults:`` in the knowledge), with the source ``default of <release>
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from upgradeplan import provenance
 from upgradeplan.conditions.outcome import Outcome, _same, _text, _truth, _unknown
-from upgradeplan.frozen import frozen
 from upgradeplan.model import Fact, KnowledgeBase, State, Truth
 
 
-@frozen(slots=True)
+@dataclass(frozen=True, slots=True)
 class ValueLookup:
     """A chart value as the installation sets it, or as the release's defaults give it."""
 

@@ -93,16 +93,14 @@ class _Builder:
 
 def load(text: str, strings: dict[str, str]) -> tuple[Any, list[tuple[Any, int]]]:
     """What :func:`upgradeplan.kb.yamlio.load_text_with_duplicates` gives, through libyaml."""
-    from upgradeplan import collector
 
     loader = FastLoader(text)
     try:
-        with collector.paused():  # thousands of small acyclic objects: collecting only costs
-            node = loader.get_single_node()
-            if node is None:
-                return None, []
-            builder = _Builder(loader, strings)
-            return builder.build(node), builder.duplicate_keys
+        node = loader.get_single_node()
+        if node is None:
+            return None, []
+        builder = _Builder(loader, strings)
+        return builder.build(node), builder.duplicate_keys
     except yaml.MarkedYAMLError as exc:
         raise YamlSyntaxError(f"YAML syntax error: {_what(exc)}", _line(exc)) from None
     except yaml.YAMLError as exc:

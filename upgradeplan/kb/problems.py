@@ -7,15 +7,15 @@ catalogue is the single list of codes: the loader, the semantic checks and ``kb 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
-from upgradeplan.frozen import frozen
 from upgradeplan.model import Location
 
 ProblemSeverity = Literal["error", "warning"]
 
 
-@frozen(order=True)
+@dataclass(frozen=True, slots=True, order=True)
 class Problem:
     """One problem: where, which check, what is wrong (and what to do)."""
 
@@ -37,7 +37,7 @@ class Problem:
         }
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class CheckInfo:
     code: str
     name: str

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
-
-from upgradeplan.frozen import frozen
 
 KINDS: tuple[str, ...] = ("product", "release", "hazard", "migration")
 
@@ -73,7 +72,7 @@ def top_level_properties(kind: str) -> frozenset[str]:
     return frozenset(load_schema(kind)["properties"])
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class PredicateSpec:
     """The argument shape of one predicate, as the hazard schema states it."""
 
@@ -133,7 +132,7 @@ def predicate_specs() -> dict[str, PredicateSpec]:
     return out
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class SchemaError:
     path: tuple[str | int, ...]
     message: str

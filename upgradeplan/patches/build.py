@@ -20,10 +20,10 @@ Pure: files come in as text (``files``: path -> content).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from upgradeplan.errors import BadInput
-from upgradeplan.frozen import replace
 from upgradeplan.model import Action, Fact, Jump, KnowledgeBase, Move, Plan, State, Step
 from upgradeplan.patches.files import content_hash
 from upgradeplan.patches.patchset import (

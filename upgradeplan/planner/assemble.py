@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
-from upgradeplan import collector, conditions, errors
-from upgradeplan.frozen import field, record, replace
+from upgradeplan import conditions, errors
 from upgradeplan.model import (
     SEVERITY_RANK,
     Action,
@@ -29,7 +29,7 @@ from upgradeplan.planner.verdicts import threshold, verdict_of, worst
 from upgradeplan.state.derive import derive
 
 
-@record
+@dataclass(slots=True)
 class _Acc:
     """What the plan collects while it walks the targets."""
 
@@ -153,7 +153,7 @@ def plan(
     # the plan is made: with the cyclic collector on, each collection walked them (and, once
     # enough survived, the whole knowledge base) again; a predicate judged again on the same
     # facts (the search's sweep, each step, the direct jump) takes the outcome found first
-    with collector.paused(), conditions.shared_outcomes():
+    with conditions.shared_outcomes():
         return _plan(kb, state, targets, holds, fail_on)
 
 

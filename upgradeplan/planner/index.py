@@ -6,15 +6,15 @@ Built lazily per product and cached per knowledge base (by identity, weakly).
 from __future__ import annotations
 
 import weakref
+from dataclasses import dataclass, field
 from typing import Any
 
 from upgradeplan import conditions, provenance, releases
-from upgradeplan.frozen import field, record
 from upgradeplan.model import Fact, Hazard, KnowledgeBase, Release
 from upgradeplan.planner.scopes import Scope, scope_of
 
 
-@record
+@dataclass(slots=True)
 class _ProductIndex:
     """Hazards of one product by scope, with their constraints parsed once."""
 
@@ -34,7 +34,7 @@ class _ProductIndex:
         return [s.hazard for s in (*self.landing, *self.state) if s.lands(parsed)]
 
 
-@record
+@dataclass(slots=True)
 class _Sides:
     """The hazards a version can meet as the start or the end of a hop."""
 
@@ -46,7 +46,7 @@ class _Sides:
     landed_uses_from: bool  # one of them refers to $from
 
 
-@record
+@dataclass(slots=True)
 class Landing:
     """The facts landing on one release sets whatever the installation's state
     (planner/paths.py ``landing_facts`` picks among them and adds the pins it moves)."""

@@ -4,9 +4,9 @@ adds, the verdict, the safe path when it is not safe, and the plan from a troubl
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from upgradeplan import errors, releases
-from upgradeplan.frozen import replace
 from upgradeplan.model import NEXT, Finding, Jump, KnowledgeBase, Plan, State, Target, Verdict
 from upgradeplan.planner.assemble import plan as make_plan
 from upgradeplan.planner.findings import current_findings

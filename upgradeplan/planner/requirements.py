@@ -13,9 +13,9 @@ direct jump's state after its one step), the requirements are judged on that sta
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from upgradeplan.frozen import replace
 from upgradeplan.model import Finding, State, Truth
 from upgradeplan.planner.findings import REQUIREMENT_STATUS, requirement_truth, requires_finding
 from upgradeplan.planner.prune import first_set

@@ -14,15 +14,15 @@ them per product, the search, the findings and ``explain`` ask them.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from upgradeplan.frozen import frozen
 from upgradeplan.model import Hazard
 
 KINDS = ("skip", "transition", "landing", "state")
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Scope:
     """One hazard's scope with its stop and ranges parsed (None where the scope has none)."""
 

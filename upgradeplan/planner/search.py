@@ -13,10 +13,10 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from upgradeplan import collector, conditions
-from upgradeplan.frozen import record
+from upgradeplan import conditions
 from upgradeplan.model import (
     SEVERITY_RANK,
     Fact,
@@ -59,7 +59,7 @@ FANOUT = True
 COLUMNS = True
 
 
-@record
+@dataclass(slots=True)
 class _Node:
     version: str
     parsed: Any
@@ -67,7 +67,7 @@ class _Node:
     state: State | None = None  # computed lazily
 
 
-@record
+@dataclass(slots=True)
 class _Hop:
     forbidden: tuple[str, ...]
     cost: int  # tenths
@@ -530,13 +530,12 @@ class Search:
 
     def search(self) -> list[int]:
         """Node indices of the cheapest path from the current version to the target."""
-        with collector.paused():  # many small acyclic objects, most kept
-            try:
-                return self._search()
-            finally:
-                # the fan-out refers back to this search: dropped, so that the search is
-                # freed by reference counting, not left to the cyclic collector
-                self._fanout = None
+        try:
+            return self._search()
+        finally:
+            # the fan-out refers back to this search: dropped, so that the search is
+            # freed by reference counting, not left to the cyclic collector
+            self._fanout = None
 
     def _search(self) -> list[int]:
         from upgradeplan.planner.paths import expanded

@@ -20,18 +20,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from types import EllipsisType
 from typing import Any
 
 from upgradeplan import keypath
-from upgradeplan.frozen import frozen
 from upgradeplan.model import FactValue, KnowledgeBase
 
 Path = tuple[Any, ...]
 CONTAINERS: Path = ("spec", "template", "spec", "containers")
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Derived:
     """A fact read from an object: its key, value, and where in the object it is."""
 
@@ -216,7 +216,7 @@ _C0 = "spec.template.spec.containers[0]"
 _VERSION_LIKE = re.compile(r"^v?\d+(\.\d+){0,2}([-+][0-9A-Za-z.+-]*)?$")
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Pin:
     """The version an OCIRepository's ``spec.ref`` pins (``value`` None: unpinned, the tag
     ``latest``; or not known, with ``problem`` saying why)."""
@@ -262,7 +262,7 @@ def helmrelease_facts(name: str, obj: Mapping[str, Any]) -> Iterator[Derived]:
         yield Derived(f"{h}.drift-detection", "disabled", at, "spec.driftDetection (unset)")
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class ChartRef:
     """The chart source a HelmRelease's ``spec.chartRef`` names (namespace: the release's
     when unset, "" when neither is written)."""

@@ -15,8 +15,6 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from upgradeplan.readers import yamlimport  # noqa: F401  (before yaml: see there)
-
 # isort: split
 import yaml
 

@@ -12,7 +12,8 @@ has it; the text is the same as :func:`upgradeplan.render.jsontext.dumps` of
 
 from __future__ import annotations
 
-from upgradeplan.frozen import replace
+from dataclasses import replace
+
 from upgradeplan.model import State
 from upgradeplan.readers.snapshot import fact_entry, to_document
 from upgradeplan.render.jsontext import Prewritten, escape, scalar, write

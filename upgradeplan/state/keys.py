@@ -13,10 +13,9 @@ Lookups read :data:`KEYS` when they are called, so the table is the only source.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
-
-from upgradeplan.frozen import field, frozen
 
 ValueType = Literal["version", "constraint", "text", "bool", "list", "map", "values"]
 
@@ -124,7 +123,7 @@ def _shape_match(shape: tuple[tuple[str, str], ...], key: str) -> tuple[bool, st
     return pos == end, product
 
 
-@frozen
+@dataclass(frozen=True)  # no slots: its cached properties need a __dict__
 class KeyRow:
     """One fact key of the vocabulary."""
 
@@ -282,7 +281,7 @@ KEYS: tuple[KeyRow, ...] = (
 )
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Match:
     """The row a key belongs to, and the product it names (None when the row names none)."""
 

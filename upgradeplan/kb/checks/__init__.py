@@ -10,8 +10,8 @@ references and versions are in :mod:`.versions`, those of what entries say in :m
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
-from upgradeplan.frozen import frozen
 from upgradeplan.kb.checks.content import (
     check_advice,
     check_fact_keys,
@@ -36,7 +36,7 @@ from upgradeplan.kb.problems import Problem
 __all__ = ["CHECKS", "Check", "run_checks", "sample_values", "walk_conditions"]
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Check:
     codes: tuple[str, ...]
     run: Callable[[Loaded], Iterable[Problem]]

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from upgradeplan import collector, progress, provenance, versions
+from upgradeplan import progress, provenance, versions
 from upgradeplan.errors import BadInput, UpgradeplanError
 from upgradeplan.model import NEXT, KnowledgeBase, State
 from upgradeplan.readers.gitops.facts import (
@@ -83,20 +83,19 @@ def read_installations(kb: KnowledgeBase, path: str, *, ref: str | None = None) 
             return norm(rel)
         return norm(posixpath.join(display_root, rel))
 
-    with collector.paused():
-        renderer = Renderer(tree, display)
-        if tree.is_dir(start):
-            entries = find_entries(tree, start, renderer)
-            if entries:
-                applier = Applier(tree, renderer, display)
-                states: list[State] = []
-                what = f"reading {len(entries)} installation(s)"
-                with progress.begin(what, len(entries)) as task:
-                    for name, root in entries:
-                        states.append(_installation_state(kb, applier.apply(name, root)))
-                        task.advance(name)
-                return states
-        return [_directory(kb, path, ref, renderer.sibling(loose=True), start)]
+    renderer = Renderer(tree, display)
+    if tree.is_dir(start):
+        entries = find_entries(tree, start, renderer)
+        if entries:
+            applier = Applier(tree, renderer, display)
+            states: list[State] = []
+            what = f"reading {len(entries)} installation(s)"
+            with progress.begin(what, len(entries)) as task:
+                for name, root in entries:
+                    states.append(_installation_state(kb, applier.apply(name, root)))
+                    task.advance(name)
+            return states
+    return [_directory(kb, path, ref, renderer.sibling(loose=True), start)]
 
 
 def _installation_state(kb: KnowledgeBase, inst: Installation, *, whole: bool = True) -> State:

@@ -11,8 +11,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from upgradeplan.readers import yamlimport  # noqa: F401  (before yaml: see there)
-
 # isort: split
 import yaml
 

@@ -31,12 +31,12 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
-from upgradeplan import collector, progress
+from upgradeplan import progress
 from upgradeplan.errors import BadInput, UnknownName, UpgradeplanError
-from upgradeplan.frozen import frozen, replace
 from upgradeplan.model import KnowledgeBase, State
 from upgradeplan.readers.kube.kubeconfig import Connection, Kubeconfig, connection
 from upgradeplan.readers.kube.kubeconfig import load as load_kubeconfig
@@ -57,7 +57,7 @@ DEFAULT_RETRIES = 2  # after the first attempt, on 5xx / timeouts / cut-off answ
 TIMEOUT_ENV = "UPGRADEPLAN_KUBE_TIMEOUT"
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class ContextResult:
     """What one kubeconfig context gave: a state, or why it could not be read at all."""
 
@@ -113,7 +113,6 @@ def read_context(
         unread=out.unread,
         prepared=out.prepared,
     )
-    collector.keep_until_exit(out)  # the parsed lists: not freed one by one just before the exit
     return ContextResult(name, state, None, session.requests)
 
 
@@ -255,7 +254,7 @@ def read_contexts(
         task.advance(f"{ctx}: {res.requests} requests" if res.state else f"{ctx}: unreadable")
         return res
 
-    with task, collector.paused(), quick_switches():
+    with task, quick_switches():
         if len(wanted) == 1:
             return [bounded(wanted[0])]
         return in_parallel([partial(bounded, ctx) for ctx in wanted], 8)

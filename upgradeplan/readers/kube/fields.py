@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from upgradeplan.frozen import field, record
 from upgradeplan.model import Fact, FactValue
 from upgradeplan.provenance import ObjectRef, read_from
 from upgradeplan.readers.recognise import image_repository as _shared_image_repository
@@ -73,7 +73,7 @@ def strip_v(version: str) -> str:
     return version[1:] if version[:1] in ("v", "V") and version[1:2].isdigit() else version
 
 
-@record
+@dataclass(slots=True)
 class Builder:
     prefix: str
     facts: dict[str, Fact] = field(default_factory=dict)

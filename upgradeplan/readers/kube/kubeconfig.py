@@ -25,12 +25,10 @@ import base64
 import binascii
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
-
-from upgradeplan.frozen import field, frozen
-from upgradeplan.readers import yamlimport  # noqa: F401  (before yaml: see there)
 
 # isort: split
 import yaml
@@ -73,7 +71,7 @@ CLUSTER_FIELDS = frozenset(
 )
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Named:
     """One named cluster, user or context, with the file that defines it."""
 
@@ -90,7 +88,7 @@ class Named:
         return self.file.parent / str(self.body[key])
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Kubeconfig:
     """The merged view of one or more kubeconfig files."""
 
@@ -109,7 +107,7 @@ class Kubeconfig:
         return os.pathsep.join(str(f) for f in self.files)
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Connection:
     """How the standard-library transport reaches one context's API server."""
 
@@ -134,7 +132,7 @@ class Connection:
         return f"{self.scheme}://{self.host}:{self.port}{self.base_path}"
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Fallback:
     """A context the standard-library transport leaves to the kubernetes client, and why."""
 

@@ -14,11 +14,11 @@ continue token seen before, pages without items that never end) is an
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 from urllib.parse import quote
 
-from upgradeplan.frozen import field, frozen, record
 from upgradeplan.model import Condition, KnowledgeBase, State
 from upgradeplan.readers.kube.objects import Prepared, server_version_object, state_from_objects
 from upgradeplan.readers.kube.paging import Pager
@@ -36,7 +36,7 @@ from upgradeplan.unreadable import (
 PAGE_SIZE = 500
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Resource:
     plural: str
     kind: str
@@ -112,7 +112,7 @@ def _strip_secret(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
-@record
+@dataclass(slots=True)
 class Read:
     context: str = ""
     objects: list[dict[str, Any]] = field(default_factory=list)

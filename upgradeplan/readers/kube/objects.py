@@ -17,10 +17,10 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from upgradeplan import keypath
-from upgradeplan.frozen import frozen
 from upgradeplan.model import Condition, Fact, KnowledgeBase, Product, State
 from upgradeplan.provenance import ObjectRef, read_from
 from upgradeplan.readers.kube.fields import (
@@ -74,7 +74,7 @@ def server_version_object(info: Mapping[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- interests
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Interests:
     """What the knowledge base asks about, beyond the products it recognises."""
 

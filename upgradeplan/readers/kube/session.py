@@ -15,10 +15,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import quote, urlencode
 
-from upgradeplan.frozen import field, record
 from upgradeplan.readers.kube.transport import (
     HttpTransport,
     NoAnswer,
@@ -32,7 +32,7 @@ from upgradeplan.unreadable import PARSE_ERROR, TIMEOUT, TOO_LARGE, status_cause
 T = TypeVar("T")
 
 
-@record
+@dataclass(slots=True)
 class Answer:
     status: int  # 0: no usable answer (timeout, cut off, 5xx/429) after the retries
     body: dict[str, Any] | None
@@ -95,7 +95,7 @@ def as_transport(client: Any) -> Transport:
     return ClientTransport(client)
 
 
-@record
+@dataclass(slots=True)
 class Session:
     """One context's transport: raw GETs with bounded retries, counting requests.
 

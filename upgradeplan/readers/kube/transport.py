@@ -27,13 +27,13 @@ import socket
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import SplitResult, urlsplit
 
 from upgradeplan import __version__
 from upgradeplan.errors import BadInput
-from upgradeplan.frozen import frozen
 from upgradeplan.readers.kube.kubeconfig import Connection
 from upgradeplan.readers.kube.wire import Closed, CutOff, Reply, Wire, WireError
 from upgradeplan.unreadable import CUT_OFF, TIMEOUT, TOO_LARGE
@@ -58,7 +58,7 @@ class NoAnswer(Exception):
         self.cause = cause  # TIMEOUT, CUT_OFF or TOO_LARGE
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Response:
     status: int
     reason: str
@@ -163,7 +163,7 @@ def _no_password() -> bytes:
     raise ValueError("the key is encrypted (kubeconfig keys cannot have a passphrase)")
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Sent:
     """A request :meth:`HttpTransport.send` wrote: its path, connection and deadline."""
 

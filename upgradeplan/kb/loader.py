@@ -28,7 +28,8 @@ from upgradeplan.kb.fields import DIRECTORIES, Fields
 from upgradeplan.kb.problems import Problem, problem
 from upgradeplan.kb.roots import bundled_dir as bundled_dir  # re-exported
 from upgradeplan.kb.roots import root_dirs
-from upgradeplan.kb.yamlio import LineDict, YamlSyntaxError, line_of, load_text_with_duplicates
+from upgradeplan.kb.yamlio import LineDict, YamlSyntaxError, line_of
+from upgradeplan.kb.yamllines import load_text_with_duplicates
 from upgradeplan.model import NEXT, Hazard, KnowledgeBase, Location, Migration, Product, Release
 
 if TYPE_CHECKING:

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -39,7 +40,7 @@ HARNESS_UNPROTECTED = [
 def _run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[int, str, str]:
     """The CLI in a subprocess (its own working directory), as CI runs it."""
     done = subprocess.run(
-        ["python", "-m", "upgradeplan", *args],
+        [sys.executable, "-m", "upgradeplan", *args],
         cwd=cwd,
         capture_output=True,
         text=True,

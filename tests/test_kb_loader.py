@@ -16,7 +16,8 @@ from upgradeplan.kb import roots
 from upgradeplan.kb.loader import bundled_dir, load, load_with_problems
 from upgradeplan.kb.problems import Problem
 from upgradeplan.kb.templating import make_env, render_migration
-from upgradeplan.kb.yamlio import YamlSyntaxError, line_of, load_text_with_duplicates
+from upgradeplan.kb.yamlio import YamlSyntaxError, line_of
+from upgradeplan.kb.yamllines import load_text_with_duplicates
 from upgradeplan.model import Condition, KnowledgeBase, Location, Release, Withdrawn
 
 
@@ -307,7 +308,7 @@ def test_knowledge_yaml_reads_ints_as_yaml_does() -> None:
     """The loader's fast path takes plain decimals only: 0755 stays octal, as YAML 1.1 says."""
     import yaml
 
-    from upgradeplan.kb.yamlio import load_text_with_duplicates
+    from upgradeplan.kb.yamllines import load_text_with_duplicates
 
     text = "a: 0755\nb: 10\nc: 0\nd: 0x1f\ne: 08\nf: 1_000\n"
     data, duplicates = load_text_with_duplicates(text)

@@ -28,7 +28,8 @@ from test_kb_yamlsubset import (
 
 from upgradeplan.kb import libyaml, yamllines, yamlsubset
 from upgradeplan.kb.loader import bundled_dir
-from upgradeplan.kb.yamlio import YamlSyntaxError, load_text_with_duplicates
+from upgradeplan.kb.yamlio import YamlSyntaxError
+from upgradeplan.kb.yamllines import load_text_with_duplicates
 
 
 def _subset(text: str) -> tuple[Any, list[tuple[Any, int]]] | None:

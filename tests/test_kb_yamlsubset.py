@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 from upgradeplan.kb import libyaml, yamlsubset
 from upgradeplan.kb.loader import bundled_dir
-from upgradeplan.kb.yamlio import LineDict, LineList, YamlSyntaxError, load_text_with_duplicates
+from upgradeplan.kb.yamlio import LineDict, LineList, YamlSyntaxError
+from upgradeplan.kb.yamllines import load_text_with_duplicates
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -35,8 +35,6 @@ from upgradeplan.provenance import Source, in_file
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from upgradeplan.results import CheckResult
-
 FILE_NAME = ".upgradeplan.yaml"
 EXPIRED_ID = "accepted-risk-expired"
 REQUIRES_PREFIX = "requires:"  # requirement findings: requires:PRODUCT@VERSION
@@ -310,60 +308,6 @@ def expired_finding(acc: Acceptance) -> Finding:
         location=acc.at,
         reason=f"applies: {acc.source or 'the acceptance'} expired on {acc.expires.isoformat()}",
     )
-
-
-def judge(
-    result: CheckResult,
-    acceptances: Sequence[Acceptance],
-    fail_on: str,
-    today: dt.date | None = None,
-) -> CheckResult:
-    """``result`` with its accepted findings set aside and expired acceptances added."""
-    if not acceptances or result.plan is None or result.state is None:
-        return result
-    from upgradeplan.planner.judge import judge as verdict_of
-    from upgradeplan.results import EXIT_OF_VERDICT
-
-    day = today or dt.date.today()
-    live = [a for a in acceptances if not a.expired(day)]
-    kept: list[Finding] = []
-    accepted: list[Accepted] = []
-    for f in result.findings:
-        match = next(
-            (a for a in live if f.status != "does-not-apply" and a.matches(f, result.name)), None
-        )
-        if match is None:
-            kept.append(f)
-        else:
-            accepted.append(Accepted(f, match))
-    expired = [
-        expired_finding(a)
-        for a in acceptances
-        if a.expired(day) and (not a.installation or _glob(result.name, a.installation))
-    ]
-    findings = (*kept, *expired)
-    verdict = verdict_of(findings, fail_on)
-    if result.verdict == "safe-with-actions" and verdict == "safe" and not accepted:
-        verdict = "safe-with-actions"
-    if verdict == "safe" and any(f.status == "applies" for f in findings):
-        verdict = "safe-with-actions"
-    code = int(EXIT_OF_VERDICT[verdict]) if fail_on != "never" else 0
-    return replace(
-        result,
-        findings=findings,
-        verdict=verdict,
-        exit_code=code,
-        accepted=tuple(accepted),
-    )
-
-
-def stale(
-    acceptances: Sequence[Acceptance], results: Sequence[CheckResult], today: dt.date | None = None
-) -> list[Acceptance]:
-    """Unexpired acceptances that matched no finding of any result."""
-    day = today or dt.date.today()
-    used = {id(a.acceptance) for r in results for a in r.accepted}
-    return [a for a in acceptances if not a.expired(day) and id(a) not in used]
 
 
 def to_dict(acc: Acceptance) -> dict[str, Any]:

@@ -206,13 +206,13 @@ def fleet(
     """Judge many installations (snapshot files, directories, globs, ``s3://`` prefixes, the
     contexts of a kubeconfig, GitOps trees) one at a time and roll them up
     (:mod:`upgradeplan.fleet`). Stated flags apply to every installation; ``options`` are
-    those of :func:`upgradeplan.fleet.judge.judge_sources` (kubeconfig, contexts, gitops,
+    those of :func:`upgradeplan.fleet.run.judge_sources` (kubeconfig, contexts, gitops,
     holds, fail_on, hazard, workers: processes judging many local snapshot files)."""
-    from upgradeplan.fleet import judge
+    from upgradeplan.fleet import run
     from upgradeplan.readers import stated
 
     said = stated.from_flags(kb, installed, pins, facts) if installed or pins or facts else None
-    return judge.judge_sources(kb, sources, to, stated=said, **options)
+    return run.judge_sources(kb, sources, to, stated=said, **options)
 
 
 def explain(

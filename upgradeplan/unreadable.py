@@ -24,10 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
-
-if TYPE_CHECKING:  # types only: nothing of the package is imported at run time
-    from upgradeplan.model import Finding, State
+from typing import Any, Literal
 
 Kind = Literal["resource", "file", "context", "fact"]
 KINDS: tuple[Kind, ...] = ("resource", "file", "context", "fact")
@@ -156,31 +153,3 @@ def told(notes: Sequence[str], recs: Iterable[Unreadable]) -> tuple[str, ...]:
     """``notes`` and a "could not be read" line per record they do not already name."""
     said = " ".join(notes)
     return (*notes, *(f"could not be read: {r}" for r in recs if r.source not in said))
-
-
-def resting_on_guesses(
-    state: State, findings: Sequence[Finding], products: Iterable[str]
-) -> list[str]:
-    """One line per installed version the judgement uses that was derived from an exact pin
-    while the source saying what runs could not be read (a guess, never a reading).
-
-    The judgement uses the installed versions of ``products`` (the targets) and those any
-    finding's evidence read."""
-    keys = [f"installed.{p}" for p in products]
-    keys += [f.key for fd in findings for ev in fd.evidence for f in ev.facts]
-    out: list[str] = []
-    for key in dict.fromkeys(k for k in keys if k.startswith("installed.")):
-        fact = state.facts.get(key)
-        if fact is None or fact.source.kind != "derived":
-            continue
-        if not any(covers(p, key) for p in state.unreadable):
-            continue
-        rec = next((r for r in state.unread if any(covers(p, key) for p in r.keys)), None)
-        # the cause without the source's name: the record itself is listed with the others
-        why = f"{rec.cause}, named below" if rec else "see what could not be read"
-        product = key[len("installed.") :]
-        out.append(
-            f"{product} {fact.value} is only derived from its exact pin: what it runs could "
-            f"not be read ({why}); state it with --installed {product}=VERSION"
-        )
-    return out

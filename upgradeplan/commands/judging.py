@@ -7,13 +7,17 @@ and :func:`remember`, which the shared options of plan and explain read too.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from fnmatch import fnmatchcase
 from typing import Any
 
-from upgradeplan import api, errors
+from upgradeplan import accept, api, errors
 from upgradeplan.api import Inputs
-from upgradeplan.model import KnowledgeBase
+from upgradeplan.model import Finding, KnowledgeBase
+from upgradeplan.results import EXIT_OF_VERDICT
 
 Settings = dict[str, Any]  # the global options' values (kb_dirs, contexts, color, verbose, ...)
 
@@ -135,8 +139,6 @@ def check(
     **params: Any,
 ) -> tuple[str, int]:
     """The text ``check`` prints and its exit code; the keywords are the click command's."""
-    from upgradeplan import accept
-
     kb, gathered = gather(obj, params)
     acceptances = accept.gather(kb, accept_file, accept_ids)
     results: list[api.CheckResult] = []
@@ -163,8 +165,8 @@ def check(
             failed = api.Gathered(name=g.name, state=None, error=str(exc))
             results.append(_unreadable_check(failed))
             continue
-        results.append(accept.judge(judged, acceptances, fail_on))
-    stale = accept.stale(acceptances, results)
+        results.append(set_aside(judged, acceptances, fail_on))
+    stale = stale_acceptances(acceptances, results)
     code = api.worst_exit([r.exit_code for r in results])
     return render_check(obj, kb, results, output, code, fail_on, stale, params), code
 
@@ -212,3 +214,56 @@ def error_text(output: str, exc: errors.UpgradeplanError, params: Mapping[str, A
     from upgradeplan.commands import gate
 
     return gate.error_output(output, exc, params.get("gitops"))
+
+
+def set_aside(
+    result: api.CheckResult,
+    acceptances: Sequence[accept.Acceptance],
+    fail_on: str,
+    today: dt.date | None = None,
+) -> api.CheckResult:
+    """``result`` with its accepted findings set aside and expired acceptances added."""
+    if not acceptances or result.plan is None or result.state is None:
+        return result
+    day = today or dt.date.today()
+    live = [a for a in acceptances if not a.expired(day)]
+    kept: list[Finding] = []
+    accepted: list[accept.Accepted] = []
+    for f in result.findings:
+        match = next(
+            (a for a in live if f.status != "does-not-apply" and a.matches(f, result.name)), None
+        )
+        if match is None:
+            kept.append(f)
+        else:
+            accepted.append(accept.Accepted(f, match))
+    expired = [
+        accept.expired_finding(a)
+        for a in acceptances
+        if a.expired(day) and (not a.installation or fnmatchcase(result.name, a.installation))
+    ]
+    findings = (*kept, *expired)
+    verdict = api.judge(findings, fail_on)
+    if result.verdict == "safe-with-actions" and verdict == "safe" and not accepted:
+        verdict = "safe-with-actions"
+    if verdict == "safe" and any(f.status == "applies" for f in findings):
+        verdict = "safe-with-actions"
+    code = int(EXIT_OF_VERDICT[verdict]) if fail_on != "never" else 0
+    return replace(
+        result,
+        findings=findings,
+        verdict=verdict,
+        exit_code=code,
+        accepted=tuple(accepted),
+    )
+
+
+def stale_acceptances(
+    acceptances: Sequence[accept.Acceptance],
+    results: Sequence[api.CheckResult],
+    today: dt.date | None = None,
+) -> list[accept.Acceptance]:
+    """Unexpired acceptances that matched no finding of any result."""
+    day = today or dt.date.today()
+    used = {id(a.acceptance) for r in results for a in r.accepted}
+    return [a for a in acceptances if not a.expired(day) and id(a) not in used]

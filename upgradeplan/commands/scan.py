@@ -62,19 +62,12 @@ def render_scan(gathered: Sequence[api.Gathered]) -> str:
     return "\n".join(out) + "\n"
 
 
-def scan_document(
-    gathered: Sequence[api.Gathered], exit_code: int, *, for_json: bool = False
-) -> dict[str, Any]:
-    """What ``scan -o json|yaml`` prints; ``for_json``: each state as its JSON text writes
-    itself (render/statejson, the same text), not as its document's plain data."""
+def scan_document(gathered: Sequence[api.Gathered], exit_code: int) -> dict[str, Any]:
+    """What ``scan -o json|yaml`` prints."""
     results: list[dict[str, Any]] = []
     for g in gathered:
         if g.state is None:
             results.append({"name": g.name, "error": g.error})
-        elif for_json:
-            from upgradeplan.render.statejson import StateJSON
-
-            results.append({"name": g.name, "state": StateJSON(g.state)})
         else:
             results.append({"name": g.name, "state": api.state_document(g.state)})
     return {"schema_version": 1, "command": "scan", "exit_code": exit_code, "results": results}
@@ -131,7 +124,7 @@ def scan(ctx: click.Context, /, output: str, **params: Any) -> None:
     else:
         from upgradeplan.render.structured import serialise
 
-        doc = scan_document(gathered, code, for_json=output == "json")
+        doc = scan_document(gathered, code)
         click.echo(serialise(doc, output), nl=False)
     ctx.exit(code)
 

@@ -1,8 +1,9 @@
 """Judging a fleet: one ``check`` per installation, rolled up per installation and per hazard.
 
 Each installation is judged exactly as ``upgradeplan check`` judges it on its own (the same
-:func:`upgradeplan.api.check`, the same targets, holds and ``--fail-on``), so the roll-up is
-the sum of the one-by-one checks. Three things make a fleet cheap:
+:func:`upgradeplan.planner.judge.check` that :func:`upgradeplan.api.check` calls, the same
+targets, holds and ``--fail-on``), so the roll-up is the sum of the one-by-one checks.
+Three things make a fleet cheap:
 
 - the knowledge is loaded once by the caller and shared;
 - members are consumed one at a time and only a small summary of each is kept, so memory
@@ -23,9 +24,17 @@ from collections.abc import Iterable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from upgradeplan import api, errors
+from upgradeplan import errors
 from upgradeplan.fleet.members import Member
 from upgradeplan.model import NEXT, SEVERITY_RANK, KnowledgeBase, State, Target
+from upgradeplan.planner import judge as judging
+from upgradeplan.planner.targets import resolve_targets
+from upgradeplan.planner.verdicts import threshold
+from upgradeplan.releases import check_version, require_product
+from upgradeplan.results import worst_exit
+from upgradeplan.state.derive import derive
+from upgradeplan.state.merge import merge
+from upgradeplan.versions import Constraint, Version
 
 UNREADABLE = "unreadable"
 CACHE_SIZE = 1024  # distinct states whose judgement is kept for the installations that follow
@@ -188,16 +197,13 @@ class Judge:
     )
 
     def __post_init__(self) -> None:
-        api.threshold(self.fail_on)
+        threshold(self.fail_on)
         for product in self.holds:
-            api.require_product(self.kb, product)
+            require_product(self.kb, product)
         for raw in self.to:
             _validate_target(self.kb, raw)
 
     def state_of(self, member: Member) -> State:
-        from upgradeplan.state.derive import derive
-        from upgradeplan.state.merge import merge
-
         assert member.state is not None
         parts = [member.state] if self.stated is None else [member.state, self.stated]
         merged = derive(merge(*parts))
@@ -266,11 +272,12 @@ class Judge:
             (p, v) for p in sorted(self.kb.products) if (v := state.installed(p)) is not None
         )
         try:
-            result = api.check(self.kb, state, to, holds=self.holds, fail_on=self.fail_on)
+            resolved = resolve_targets(self.kb, state, to)
+            result = judging.check(self.kb, state, resolved, holds=self.holds, fail_on=self.fail_on)
         except errors.UpgradeplanError as exc:
             error = f"cannot be judged: {exc.one_line()}"
             return _empty("undetermined", error, current=current, not_applied=not_applied)
-        bar = api.threshold(self.fail_on)
+        bar = threshold(self.fail_on)
         rows = tuple(
             FindingRow(
                 hazard=f.hazard,
@@ -374,8 +381,6 @@ def row_of(name: str, source: str, judged: Judgement) -> Installation:
 
 def _past(installed: str | None, version: str) -> bool:
     """The installation already runs a version above the target (nothing to upgrade)."""
-    from upgradeplan.versions import Version
-
     if installed is None or version in ("latest", NEXT):
         return False
     try:
@@ -392,11 +397,11 @@ def _validate_target(kb: KnowledgeBase, raw: str) -> None:
     if "=" in text:
         product, _, version = text.partition("=")
         if version.strip() == "latest":
-            api.require_product(kb, product.strip())
+            require_product(kb, product.strip())
             return
-        api.resolve_targets(kb, State(), [text])  # unknown product, release, withdrawn, bad version
+        resolve_targets(kb, State(), [text])  # unknown product, release, withdrawn, bad version
         return
-    api.check_version(text, "--to")
+    check_version(text, "--to")
 
 
 def hazard_exit(installations: Iterable[Installation], hazard: str, fail_on: str) -> int:
@@ -417,8 +422,6 @@ def hazard_exit(installations: Iterable[Installation], hazard: str, fail_on: str
 def landing_target(kb: KnowledgeBase, product: str, to_range: str | None) -> str:
     """``PRODUCT=VERSION``: the newest release a skip or transition hazard lands on (the move
     that crosses it); ``latest`` when its range holds no released version."""
-    from upgradeplan.versions import Constraint
-
     if to_range:
         allowed = Constraint.parse(to_range)
         for rel in reversed(kb.releases.get(product, ())):
@@ -478,7 +481,7 @@ def roll_up(
     elif fail_on == "never":
         code = int(errors.ExitCode.SAFE)
     else:
-        code = api.worst_exit([i.exit_code for i in rows])
+        code = worst_exit([i.exit_code for i in rows])
     return Fleet(
         installations=tuple(rows),
         hazards=hazards,
@@ -505,59 +508,3 @@ def judge_fleet(
     judge = Judge(kb, to=to, holds=tuple(holds), fail_on=fail_on, stated=stated)
     rows = [judge.judge(m) for m in members]
     return roll_up(kb, rows, to=to, fail_on=fail_on, hazard=hazard, judged_states=judge.computed)
-
-
-PARALLEL_MIN = 64  # local files below which one process is faster than starting workers
-
-
-def judge_sources(
-    kb: KnowledgeBase,
-    sources: Sequence[str] = (),
-    to: Sequence[str] = (),
-    *,
-    kubeconfig: str | None = None,
-    contexts: Sequence[str] = (),
-    gitops: Sequence[str] = (),
-    holds: Sequence[str] = (),
-    fail_on: str = "blocking",
-    stated: State | None = None,
-    hazard: str | None = None,
-    workers: int = 1,
-) -> Fleet:
-    """The whole run: local snapshot files (in ``workers`` processes when there are many),
-    then ``s3://`` prefixes, kubeconfig contexts and GitOps trees, judged by one Judge."""
-    from upgradeplan.fleet import members as found
-
-    to = resolve_to(kb, to, hazard)
-    judge = Judge(kb, to=to, holds=tuple(holds), fail_on=fail_on, stated=stated)
-    remote = [s for s in sources if s.startswith("s3://")]
-    if remote:
-        from upgradeplan.fleet import s3
-
-        s3.require()  # exit 2 naming the extra before anything is read
-    tasks = found.local_tasks([s for s in sources if not s.startswith("s3://")])
-    rows: list[Installation] = []
-    computed = 0
-    if workers > 1 and len(tasks) >= PARALLEL_MIN:
-        from upgradeplan.fleet import parallel
-
-        rows, computed = parallel.judge_tasks(judge, tasks, workers)
-    else:
-        for task in tasks:
-            rows.extend(judge.judge(m) for m in found.task_members(task, kb))
-    for url in remote:
-        from upgradeplan.fleet import s3
-
-        rows.extend(judge.judge(m) for m in s3.members(url, kb))
-    contexts = list(contexts)
-    if kubeconfig is not None or contexts:
-        rows.extend(judge.judge(m) for m in found.context_members(kb, kubeconfig, contexts))
-    rows.extend(judge.judge(m) for m in found.gitops_members(kb, gitops))
-    return roll_up(
-        kb,
-        rows,
-        to=to,
-        fail_on=fail_on,
-        hazard=hazard,
-        judged_states=judge.computed + computed,
-    )

@@ -92,7 +92,7 @@ class _Builder:
 
 
 def load(text: str, strings: dict[str, str]) -> tuple[Any, list[tuple[Any, int]]]:
-    """What :func:`upgradeplan.kb.yamlio.load_text_with_duplicates` gives, through libyaml."""
+    """What :func:`upgradeplan.kb.yamllines.load_text_with_duplicates` gives, through libyaml."""
 
     loader = FastLoader(text)
     try:

@@ -28,7 +28,8 @@ from upgradeplan.kb.fields import DIRECTORIES, Fields
 from upgradeplan.kb.problems import Problem, problem
 from upgradeplan.kb.roots import bundled_dir as bundled_dir  # re-exported
 from upgradeplan.kb.roots import root_dirs
-from upgradeplan.kb.yamlio import LineDict, YamlSyntaxError, line_of, load_text_with_duplicates
+from upgradeplan.kb.yamlio import LineDict, YamlSyntaxError, line_of
+from upgradeplan.kb.yamllines import load_text_with_duplicates
 from upgradeplan.model import NEXT, Hazard, KnowledgeBase, Location, Migration, Product, Release
 
 if TYPE_CHECKING:
@@ -62,27 +63,18 @@ def load_all(
     """Parse, build and (with ``semantic``) run the load-time semantic checks.
 
     ``read_text`` reads a file's text from its path (default: UTF-8, universal newlines, as
-    ``Path.read_text``); the knowledge cache passes the text it has already read to compute
-    its key. Paths are strings: pathlib is not imported on a command's path.
+    ``Path.read_text``). Paths are strings: pathlib is not imported on a command's path.
     """
-    import gc
-
     builder = _Builder(read_text)
     roots = root_dirs(dirs, bundled=bundled)
-    gc_was_enabled = gc.isenabled()
-    gc.disable()  # many small objects, all kept: the cyclic collector would only cost time
-    try:
-        for root in roots:
-            builder.load_root(root)
-        kb = builder.finish(tuple(roots))
-        loaded = Loaded(kb, builder.problems, builder.documents)
-        if semantic:
-            from upgradeplan.kb.checks import run_checks
+    for root in roots:
+        builder.load_root(root)
+    kb = builder.finish(tuple(roots))
+    loaded = Loaded(kb, builder.problems, builder.documents)
+    if semantic:
+        from upgradeplan.kb.checks import run_checks
 
-            loaded.problems.extend(run_checks(loaded, lint=False))
-    finally:
-        if gc_was_enabled:
-            gc.enable()
+        loaded.problems.extend(run_checks(loaded, lint=False))
     loaded.problems[:] = sorted(set(loaded.problems))
     return loaded
 

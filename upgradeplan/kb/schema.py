@@ -1,13 +1,12 @@
 """The JSON Schemas of the knowledge files (package data) and full validation for lint.
 
 ``jsonschema`` is imported only inside :func:`validate`; the loader uses the schemas'
-property lists and predicate table, which are plain JSON, read with the C scanner of ``_json``
-(:func:`json_loads`): importing ``json`` compiles seven regular expressions, about 5M
-instructions of a cold load.
+property lists and predicate table, which are plain JSON.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,47 +23,8 @@ def load_schema(kind: str) -> dict[str, Any]:
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     with open(os.path.join(here, "schemas", f"{kind}.json"), encoding="utf-8") as f:
         text = f.read()
-    data: dict[str, Any] = json_loads(text)
+    data: dict[str, Any] = json.loads(text)
     return data
-
-
-_BLANKS = " \t\n\r"  # JSON's white space
-
-
-_CONSTANTS = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}
-
-
-class _Decoding:
-    """What ``_json.make_scanner`` reads off its context: ``json.JSONDecoder()``'s settings."""
-
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-    parse_constant = _CONSTANTS.__getitem__  # a built-in method: not bound to the instance
-
-
-def json_loads(text: str) -> Any:
-    """``json.loads(text)`` without importing json when the C scanner is there; any text it
-    does not read whole goes to ``json.loads`` (and its error)."""
-    try:
-        from _json import make_scanner
-    except ImportError:  # pragma: no cover - CPython always has it
-        pass
-    else:
-        scan: Any = make_scanner(_Decoding())  # type: ignore[arg-type]
-        start = len(text) - len(text.lstrip(_BLANKS))
-        try:
-            value, end = scan(text, start)
-        except (StopIteration, ValueError):
-            pass
-        else:
-            if not text[end:].strip(_BLANKS):
-                return value
-    import json
-
-    return json.loads(text)
 
 
 @cache

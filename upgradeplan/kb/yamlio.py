@@ -1,13 +1,13 @@
 """YAML with line numbers: every mapping remembers the line of each key.
 
-:func:`load_text_with_duplicates` builds :class:`LineDict` / :class:`LineList` (plain ``dict`` /
-``list`` subclasses) that carry the 1-based line of the node and of each key or item. The
-knowledge files' plain YAML is read by :mod:`upgradeplan.kb.yamlsubset` without PyYAML; any
-other text, and every syntax error, by libyaml (:mod:`upgradeplan.kb.libyaml`): the same
-result either way. The data is the safe loader's (YAML 1.1: ``0755`` is octal, ``yes`` is
-true), except that dates stay strings (``2026-09-20`` is a date in the format, not a
-``datetime.date``), and a key written twice is recorded so lint can report it instead of YAML
-silently keeping the last one.
+:func:`upgradeplan.kb.yamllines.load_text_with_duplicates` builds :class:`LineDict` /
+:class:`LineList` (plain ``dict`` / ``list`` subclasses) that carry the 1-based line of the
+node and of each key or item. The knowledge files' plain YAML is read by
+:mod:`upgradeplan.kb.yamlsubset` without PyYAML; any other text, and every syntax error, by
+libyaml (:mod:`upgradeplan.kb.libyaml`): the same result either way. The data is the safe
+loader's (YAML 1.1: ``0755`` is octal, ``yes`` is true), except that dates stay strings
+(``2026-09-20`` is a date in the format, not a ``datetime.date``), and a key written twice is
+recorded so lint can report it instead of YAML silently keeping the last one.
 """
 
 from __future__ import annotations
@@ -45,28 +45,6 @@ class YamlSyntaxError(Exception):
         super().__init__(message)
         self.message = message
         self.line = line
-
-
-def load_text_with_duplicates(
-    text: str, strings: dict[str, str] | None = None
-) -> tuple[Any, list[tuple[Any, int]]]:
-    """Parse one YAML document, keeping line numbers, and every (key, line) written twice in
-    one mapping. Raises :class:`YamlSyntaxError`.
-
-    ``strings``: equal string values share one object through it (pass the same dict for
-    every file of a load: the knowledge base and its cache entry hold each text once).
-    The knowledge files' plain YAML is read by :mod:`upgradeplan.kb.yamlsubset` (no PyYAML);
-    any other text by libyaml (:mod:`upgradeplan.kb.libyaml`), with the same result."""
-    from upgradeplan.kb import yamllines, yamlsubset
-
-    shared = {} if strings is None else strings
-    try:
-        return yamllines.parse(text, shared)
-    except yamlsubset.OutsideSubset:
-        pass
-    from upgradeplan.kb import libyaml
-
-    return libyaml.load(text, shared)
 
 
 def line_of(doc: Any, path: Sequence[Any]) -> int:

@@ -229,3 +229,23 @@ class _Lines(_Parser):
             value, end = self.flow(line, at)
         _end_of_line(line, end)
         return value, i + 1
+
+
+def load_text_with_duplicates(
+    text: str, strings: dict[str, str] | None = None
+) -> tuple[Any, list[tuple[Any, int]]]:
+    """Parse one YAML document, keeping line numbers, and every (key, line) written twice in
+    one mapping. Raises :class:`YamlSyntaxError`.
+
+    ``strings``: equal string values share one object through it (pass the same dict for
+    every file of a load: the knowledge base holds each text once).
+    The knowledge files' plain YAML is read by :mod:`upgradeplan.kb.yamlsubset` (no PyYAML);
+    any other text by libyaml (:mod:`upgradeplan.kb.libyaml`), with the same result."""
+    shared = {} if strings is None else strings
+    try:
+        return parse(text, shared)
+    except OutsideSubset:
+        pass
+    from upgradeplan.kb import libyaml  # imports PyYAML: only for text outside the subset
+
+    return libyaml.load(text, shared)

@@ -3,7 +3,7 @@
 The knowledge files use a small part of YAML: block mappings and sequences indented with
 spaces, single-line flow collections (``[a, b]``, ``{fact: x, value: y}``), plain and quoted
 single-line scalars, and literal or folded block scalars. :func:`parse` reads exactly that
-subset and gives what :func:`upgradeplan.kb.yamlio.load_text_with_duplicates` gives through
+subset and gives what :func:`upgradeplan.kb.yamllines.load_text_with_duplicates` gives through
 libyaml: the same data (YAML 1.1 resolution of plain scalars as PyYAML's safe loader does it,
 dates kept as text), the same :class:`LineDict` / :class:`LineList` lines and the same keys
 written twice. Anything else (anchors, aliases, tags, directives, several documents, tabs,
@@ -126,7 +126,7 @@ def _printable(text: str) -> bool:
 
 def parse(text: str, strings: dict[str, str]) -> tuple[Any, list[tuple[Any, int]]]:
     """The document of ``text`` and the (key, line) pairs written twice in a mapping, as
-    :func:`upgradeplan.kb.yamlio.load_text_with_duplicates` gives them; raises
+    :func:`upgradeplan.kb.yamllines.load_text_with_duplicates` gives them; raises
     :class:`OutsideSubset` when ``text`` is outside the subset (or not YAML)."""
     check_text(text)
     return _Parser(text, strings).document()

@@ -13,7 +13,8 @@ from upgradeplan.planner.findings import current_findings
 from upgradeplan.planner.verdicts import verdict_of
 from upgradeplan.provenance import Source
 from upgradeplan.results import EXIT_OF_VERDICT, CheckResult
-from upgradeplan.unreadable import Unreadable, resting_on_guesses
+from upgradeplan.state.derive import resting_on_guesses
+from upgradeplan.unreadable import Unreadable
 
 
 def judge(findings: Sequence[Finding], fail_on: str, *, actions: bool = False) -> Verdict:

@@ -5,6 +5,7 @@ Within schema version 1 fields are only added, never renamed or removed.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -366,10 +367,8 @@ def _diagnoses(diagnoses: Sequence[Diagnosis]) -> dict[str, Any]:
 
 
 def to_json(doc: Mapping[str, Any]) -> str:
-    """``json.dumps(doc, indent=2, ensure_ascii=False)`` and a newline (render/jsontext)."""
-    from upgradeplan.render import jsontext
-
-    return jsontext.dumps(doc) + "\n"
+    """``doc`` as indented JSON (non-ASCII kept as it is) and a newline."""
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
 def to_yaml(doc: Mapping[str, Any]) -> str:

@@ -7,8 +7,10 @@ nothing says otherwise; a range derives nothing. A release that publishes a comp
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 from upgradeplan import errors, provenance
-from upgradeplan.model import Fact, KnowledgeBase, State
+from upgradeplan.model import Fact, Finding, KnowledgeBase, State
 from upgradeplan.provenance import derived_from_pin
 from upgradeplan.unreadable import covers
 
@@ -61,3 +63,31 @@ def _unknown(state: State, key: str) -> bool:
 
 
 __all__ = ["derive"]
+
+
+def resting_on_guesses(
+    state: State, findings: Sequence[Finding], products: Iterable[str]
+) -> list[str]:
+    """One line per installed version the judgement uses that was derived from an exact pin
+    while the source saying what runs could not be read (a guess, never a reading).
+
+    The judgement uses the installed versions of ``products`` (the targets) and those any
+    finding's evidence read."""
+    keys = [f"installed.{p}" for p in products]
+    keys += [f.key for fd in findings for ev in fd.evidence for f in ev.facts]
+    out: list[str] = []
+    for key in dict.fromkeys(k for k in keys if k.startswith("installed.")):
+        fact = state.facts.get(key)
+        if fact is None or fact.source.kind != "derived":
+            continue
+        if not any(covers(p, key) for p in state.unreadable):
+            continue
+        rec = next((r for r in state.unread if any(covers(p, key) for p in r.keys)), None)
+        # the cause without the source's name: the record itself is listed with the others
+        why = f"{rec.cause}, named below" if rec else "see what could not be read"
+        product = key[len("installed.") :]
+        out.append(
+            f"{product} {fact.value} is only derived from its exact pin: what it runs could "
+            f"not be read ({why}); state it with --installed {product}=VERSION"
+        )
+    return out

@@ -1,14 +1,14 @@
-"""GET JSON from a Kubernetes API server with the standard library (sockets and ssl).
+"""GET JSON from a Kubernetes API server with the standard library (http.client and ssl).
 
 One :class:`HttpTransport` per context: an ``ssl.SSLContext`` built once from the
 :class:`~upgradeplan.readers.kube.kubeconfig.Connection` (certificate authority as a file or
 as data, a client certificate and key, or no verification at all), keep-alive connections
-(:mod:`upgradeplan.readers.kube.wire`: one per request in flight; an idle one serves the
-next request of any thread), a timeout per request; ``ssl`` is imported only for an
-``https://`` server. It only fetches; retries and the meaning of statuses are
-the cluster reader's. Failures are two kinds: :class:`Unreachable` (no connection or TLS
-handshake: the context cannot be read at all) and :class:`NoAnswer` (a timeout, a reset, an
-answer cut off or too large: ``cause`` says which).
+(:class:`Wire`, an :class:`http.client.HTTPConnection`: one per request in flight; an idle
+one serves the next request of any thread), a timeout per request. It only fetches; retries
+and the meaning of statuses are the cluster reader's. Failures are two kinds:
+:class:`Unreachable` (no connection or TLS handshake: the context cannot be read at all)
+and :class:`NoAnswer` (a timeout, a reset, an answer cut off or too large: ``cause`` says
+which).
 
 Every fetch is bounded as a whole, not per socket read: a watchdog shuts the socket down
 when the request's time is up, so a server that trickles its answer one byte at a time ends
@@ -22,24 +22,21 @@ folder) only for ``load_cert_chain`` and removed right after. Nothing here logs.
 from __future__ import annotations
 
 import contextlib
+import http.client
 import os
 import socket
-import sys
+import ssl
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 from urllib.parse import SplitResult, urlsplit
 
 from upgradeplan import __version__
 from upgradeplan.errors import BadInput
 from upgradeplan.readers.kube.kubeconfig import Connection
-from upgradeplan.readers.kube.wire import Closed, CutOff, Reply, Wire, WireError
 from upgradeplan.unreadable import CUT_OFF, TIMEOUT, TOO_LARGE
-
-if TYPE_CHECKING:
-    import ssl
 
 USER_AGENT = f"upgradeplan/{__version__}"
 MAX_BODY = 256 * 1024 * 1024  # bytes of one answer (a page of 500 objects is far below)
@@ -85,17 +82,41 @@ class Transport(Protocol):
     def close(self) -> None: ...
 
 
-def _wire(
-    host: str, port: int, timeout: float, tls: ssl.SSLContext | None, name: str, proxy: str
-) -> Wire:
-    """A connection to the API server: directly, or through an ``http://`` proxy (a CONNECT
-    tunnel for TLS; plain HTTP asks the proxy for the full URL)."""
-    via = urlsplit(proxy) if proxy else None
-    if via is not None and via.hostname:
-        return Wire(
-            host, port, timeout, tls, name, (via.hostname, via.port or 80, _proxy_headers(via))
-        )
-    return Wire(host, port, timeout, tls, name)
+class Wire(http.client.HTTPConnection):
+    """One keep-alive HTTP/1.1 connection, its socket wrapped in TLS when given a context
+    (checked against ``server_name``); through an ``http://`` proxy, a CONNECT tunnel for TLS
+    (plain HTTP asks the proxy for the full URL)."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        timeout: float,
+        tls: ssl.SSLContext | None,
+        server_name: str,
+        proxy: str = "",
+    ) -> None:
+        via = urlsplit(proxy) if proxy else None
+        if via is not None and via.hostname:
+            super().__init__(via.hostname, via.port or 80, timeout=timeout)
+            if tls is not None:
+                self.set_tunnel(host, port, headers=_proxy_headers(via))
+        else:
+            super().__init__(host, port, timeout=timeout)
+        self.tls = tls
+        self.server_name = server_name
+
+    def connect(self) -> None:
+        super().connect()  # sets TCP_NODELAY, and opens the proxy's tunnel
+        if self.tls is not None:
+            self.sock = self.tls.wrap_socket(self.sock, server_hostname=self.server_name)
+
+    def send_get(self, url: str, headers: dict[str, str]) -> None:
+        """Write ``GET url`` with ``headers``; its answer: :meth:`getresponse`."""
+        self.putrequest("GET", url)
+        for name, value in headers.items():
+            self.putheader(name, value)
+        self.endheaders()
 
 
 def _proxy_headers(via: SplitResult) -> dict[str, str]:
@@ -111,8 +132,6 @@ def _proxy_headers(via: SplitResult) -> dict[str, str]:
 
 def tls_context(conn: Connection) -> ssl.SSLContext:
     """The client TLS settings of one context; BadInput naming the file that cannot be used."""
-    import ssl
-
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     context.set_alpn_protocols(["http/1.1"])
     try:
@@ -202,7 +221,7 @@ class HttpTransport:
             http_conn.timeout = timeout
             http_conn.sock.settimeout(timeout)
             return http_conn, True
-        http_conn = _wire(
+        http_conn = Wire(
             self.conn.host, self.conn.port, timeout, self.tls, self.server_name, self.conn.proxy
         )
         with self._lock:
@@ -216,8 +235,7 @@ class HttpTransport:
         return http_conn, False
 
     def _unreachable(self, exc: OSError, timeout: float) -> str:
-        ssl = sys.modules.get("ssl")  # imported only when a context uses TLS
-        if ssl is not None and isinstance(exc, ssl.SSLError):
+        if isinstance(exc, ssl.SSLError):
             return f"TLS handshake with {self.conn.server} failed: {exc}"
         if isinstance(exc, ConnectionRefusedError):
             return f"{self.conn.server}: connection refused"
@@ -235,8 +253,8 @@ class HttpTransport:
         except Unreachable:
             return None
         try:
-            http_conn.send(self.prefix + path, self.headers)
-        except Exception:  # OSError, WireError, ValueError: the plain fetch says which
+            http_conn.send_get(self.prefix + path, self.headers)
+        except Exception:  # OSError, HTTPException, ValueError: the plain fetch says which
             http_conn.close()
             return None
         return Sent(path, http_conn, reused, deadline, timeout)
@@ -262,10 +280,9 @@ class HttpTransport:
                 written = False
             watchdog = _Watchdog(http_conn, left)
             try:
-                if written:
-                    resp = http_conn.reply()
-                else:
-                    resp = http_conn.get(self.prefix + path, self.headers)
+                if not written:
+                    http_conn.send_get(self.prefix + path, self.headers)
+                resp = http_conn.getresponse()
                 data = _read_body(resp, deadline)
             except NoAnswer:
                 http_conn.close()
@@ -273,7 +290,7 @@ class HttpTransport:
             except TimeoutError:
                 http_conn.close()
                 raise NoAnswer(f"no complete answer within {timeout:g}s", TIMEOUT) from None
-            except (Closed, ConnectionResetError, BrokenPipeError) as exc:
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as exc:
                 http_conn.close()
                 if watchdog.fired:
                     raise NoAnswer(f"no complete answer within {timeout:g}s", TIMEOUT) from None
@@ -284,7 +301,7 @@ class HttpTransport:
                         idle.close()
                     continue
                 raise NoAnswer(f"no answer ({_describe(exc)})") from None
-            except (WireError, OSError, ValueError) as exc:
+            except (http.client.HTTPException, OSError, ValueError) as exc:
                 http_conn.close()
                 if watchdog.fired:
                     raise NoAnswer(f"no complete answer within {timeout:g}s", TIMEOUT) from None
@@ -333,7 +350,7 @@ class _Watchdog:
         self._timer.cancel()
 
 
-def _read_body(resp: Reply, deadline: float) -> bytes:
+def _read_body(resp: http.client.HTTPResponse, deadline: float) -> bytes:
     """The whole body, refused when larger than MAX_BODY or later than ``deadline``."""
     length = resp.getheader("Content-Length")
     if length and length.isdigit() and int(length) > MAX_BODY:
@@ -357,7 +374,7 @@ def _read_body(resp: Reply, deadline: float) -> bytes:
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, ValueError):  # the words would quote the header (a token)
         return "the request could not be sent: a header value is not valid"
-    if isinstance(exc, CutOff):
+    if isinstance(exc, http.client.IncompleteRead):
         return f"the answer was cut off after {len(exc.partial)} bytes"
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror

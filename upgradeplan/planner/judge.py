@@ -308,6 +308,8 @@ def require_installed(kb: KnowledgeBase, state: State, targets: Sequence[Target]
             continue
         if state.pin(t.product) is not None:
             continue  # installed by these files under a range: its version is what is unknown
+        if f"installed.{t.product}" in state.unreadable:
+            continue  # a release that may be it (a chart at a place the knowledge does not list)
         if any(
             state.installed(meta) is not None and any(t.product in rel.bom for rel in rels)
             for meta, rels in kb.releases.items()

@@ -48,6 +48,20 @@ def kb() -> None:
     "problem, on its file and line in a pull request.",
 )
 @click.option("--strict", is_flag=True, help="Exit 2 on warnings too.")
+@click.option(
+    "--inferred",
+    "inferred_only",
+    is_flag=True,
+    help="List the fields marked inferred (KB025), each with its reason, instead of the "
+    "problems; exit 0.",
+)
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="With directories to lint: also show the findings of the bundled knowledge (by "
+    "default only those of the given directories' files are shown).",
+)
 @click.pass_context
 def lint_cmd(
     ctx: click.Context,
@@ -56,11 +70,15 @@ def lint_cmd(
     list_checks: bool,
     output: str,
     strict: bool,
+    inferred_only: bool,
+    show_all: bool,
 ) -> None:
     """Check knowledge files: every problem as 'file:line CODE message', in one run.
 
     Without DIR: the bundled knowledge plus the --kb / UPGRADEPLAN_KB directories. With DIRs:
-    those directories, each merged with the bundled knowledge unless --no-bundled. Exit 2 when
+    those directories, each merged with the bundled knowledge unless --no-bundled; only the
+    findings in their files are shown unless --all. Fields marked inferred are listed by
+    --inferred, not reported on every run. Exit 2 when
     any error-level problem is found (with --strict, also for warnings), 0 otherwise.
     Paths are relative to the working directory (absolute outside it), so an editor or a CI
     annotation opens them as printed.
@@ -92,6 +110,10 @@ def lint_cmd(
         ctx.exit(int(ExitCode.SAFE))
     use: Sequence[str] = dirs if dirs else _kb_dirs(ctx)
     problems = _openable(lint(use, bundled=not no_bundled), use, bundled=not no_bundled)
+    if use and not show_all:
+        problems = _within(problems, use)
+    marks = [p for p in problems if p.code == INFERRED]
+    problems = marks if inferred_only else [p for p in problems if p.code != INFERRED]
     errors = sum(1 for p in problems if p.severity == "error")
     warnings = len(problems) - errors
     if output == "json":
@@ -107,8 +129,21 @@ def lint_cmd(
     elif problems:
         click.echo(format_problems(problems))
         click.echo(f"{errors} error(s), {warnings} warning(s)", err=True)
-    failed = errors > 0 or (strict and warnings > 0)
+    failed = not inferred_only and (errors > 0 or (strict and warnings > 0))
     ctx.exit(int(ExitCode.USAGE if failed else ExitCode.SAFE))
+
+
+INFERRED = "KB025"  # a field marked inferred: listed by --inferred, not a finding of every run
+
+
+def _within(problems: Sequence[Any], dirs: Sequence[str]) -> list[Any]:
+    """The problems whose file is in one of ``dirs`` (paths as :func:`_openable` shows them)."""
+    from pathlib import Path
+
+    roots = [Path(d).resolve() for d in dirs]
+    return [
+        p for p in problems if any(Path(p.location.file).resolve().is_relative_to(r) for r in roots)
+    ]
 
 
 def _openable(problems: Sequence[Any], dirs: Sequence[str], *, bundled: bool) -> list[Any]:

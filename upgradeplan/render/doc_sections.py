@@ -21,66 +21,12 @@ Headings inside fenced code blocks (a template) are not sections; nothing goes b
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from upgradeplan.errors import InvalidVersion
+from upgradeplan.kb.sources import TEMPLATE, Block, Heading, blocks, headings
 from upgradeplan.versions import Version
 
-_BLOCK = re.compile(
-    r"^<!-- upgradeplan:begin (?P<id>\S+) -->\n.*?^<!-- upgradeplan:end (?P=id) -->\n?",
-    re.M | re.S,
-)
-_FENCE = re.compile(r"^(```|~~~)")
 _ARROW = re.compile(r"^##\s+(?P<from>.+?)\s+→\s+(?P<to>[^\s(]+)(?:\s+\((?P<title>.*)\))?\s*$")
-TEMPLATE = "## Template"
-
-
-@dataclass(frozen=True)
-class Block:
-    id: str
-    start: int
-    end: int
-    text: str
-
-
-@dataclass(frozen=True)
-class Heading:
-    """One ``## `` section of a file: where it starts and what it covers."""
-
-    start: int  # offset of the section (its begin marker when generated)
-    line: str  # the heading line, without its newline
-    generated: str | None  # the block id when the section is a generated one
-
-
-def blocks(text: str) -> list[Block]:
-    """The generated sections of ``text``, in file order."""
-    return [Block(m.group("id"), m.start(), m.end(), m.group(0)) for m in _BLOCK.finditer(text)]
-
-
-def headings(text: str) -> list[Heading]:
-    """The ``## `` sections of ``text`` in file order (not those in fenced code)."""
-    owned = {b.start: b for b in blocks(text)}
-    spans = [(b.start, b.end) for b in owned.values()]
-    out: list[Heading] = []
-    fenced = False
-    pos = 0
-    for line in text.splitlines(keepends=True):
-        at = pos
-        pos += len(line)
-        if _FENCE.match(line):
-            fenced = not fenced
-            continue
-        if fenced or not line.startswith("## "):
-            continue
-        inside = next((s for s, e in spans if s <= at < e), None)
-        if inside is not None:
-            block = owned[inside]
-            if any(h.start == inside for h in out):
-                continue  # the block's first heading names it
-            out.append(Heading(inside, line.rstrip("\n"), block.id))
-        else:
-            out.append(Heading(at, line.rstrip("\n"), None))
-    return out
 
 
 def version_of(line: str) -> Version | None:

@@ -91,13 +91,16 @@ AGENT_PLATFORM_RELEASES = (
     "4.9.3",
     "4.10.0",
     "4.10.1",
+    "4.10.3",  # UPGRADE.md: the window 4.10.0–4.10.3 of the CAPZ façade defect (#436)
     "4.10.6",
     "4.11.0",
+    "4.12.0",  # UPGRADE.md: "when 4.12.0 rolled the pod once" (muster-valkey)
     "4.15.2",
     "4.15.5",
 )
 # releases no source names: they must stay out of the knowledge
-INVENTED_RELEASES = ("3.9.0", "4.7.11", "4.7.15", "4.10.7")
+# (4.10.4: the release that closed the 4.10.0–4.10.3 window is not named)
+INVENTED_RELEASES = ("3.9.0", "4.7.11", "4.7.15", "4.10.4", "4.10.7")
 
 
 def _raw_files() -> Iterator[tuple[Path, dict[str, Any]]]:

@@ -64,15 +64,15 @@ def test_coverage_has_a_row_per_section_modelled_or_not_and_why() -> None:
     assert result.exit_code == 0, result.output
     rows = [ln for ln in result.stdout.splitlines() if ln.startswith("| UPGRADE.md ")]
     assert rows == [
-        "| UPGRADE.md 1 | \\<current\\> → \\<next\\> (the cache is smaller by default) | not "
-        "modelled: an existing installation keeps its cache; nothing to do |",
-        "| UPGRADE.md 2 | 1.0.0 → 2.0.0 (the `legacy.mode` key is gone) | modelled by "
-        "`release gadget 2.0.0` |",
-        "| UPGRADE.md 3 | 0.9.0 → 1.0.0 (first stable release) | modelled by "
-        "`release gadget 1.0.0` |",
+        "| UPGRADE.md 1 | ## \\<current\\> → \\<next\\> (the cache is smaller by default) | "
+        "not modelled: an existing installation keeps its cache; nothing to do |",
+        "| UPGRADE.md 2 | ## 1.0.0 → 2.0.0 (the `legacy.mode` key is gone) | modelled by "
+        "release `gadget 2.0.0` |",
+        "| UPGRADE.md 3 | ## 0.9.0 → 1.0.0 (first stable release) | modelled by "
+        "release `gadget 1.0.0` |",
     ]
     assert "3 sections: 2 modelled, 1 not modelled" in result.stdout
-    assert "| #12 |" not in result.stdout  # references are the entries' references: only
+    assert "| #12 |" not in result.stdout
     assert "UPGRADE.md: 3 sections, 2 modelled, 1 not modelled, 0 unaccounted" in result.stderr
 
 
@@ -83,7 +83,7 @@ def test_an_unaccounted_section_is_named_and_exits_2(tmp_path: Path) -> None:
     result = invoke("--kb", KB, "kb", "coverage", "--no-bundled", "--upgrade-md", str(upgrade))
     assert result.exit_code == 2
     assert "unaccounted: UPGRADE.md 4 ## 2.0.0 → 2.1.0 (new)" in result.stderr
-    assert "| UPGRADE.md 4 | 2.0.0 → 2.1.0 (new) | **unaccounted** |" in result.stdout
+    assert "| UPGRADE.md 4 | ## 2.0.0 → 2.1.0 (new) | **unaccounted** |" in result.stdout
 
 
 def test_coverage_writes_the_document(tmp_path: Path) -> None:

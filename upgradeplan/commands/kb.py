@@ -232,8 +232,9 @@ def coverage_cmd(
 ) -> None:
     """Which sections of an UPGRADE.md the knowledge models, and why the others are not.
 
-    A section is modelled by every entry with a quote from it (quotes: [{source: UPGRADE.md,
-    section: HEADING, quote: ...}]); not modelled when a product lists it under not_modelled
+    A section is modelled by every hazard, migration or release with a quote from it
+    (quotes: [{source: UPGRADE.md, section: HEADING, quote: ...}]); not modelled when a
+    product lists it under not_modelled
     with the reason; unaccounted otherwise. Prints docs/knowledge-sources.md (a row per
     section, the summary, every reference and who cites it); the summary goes to stderr.
     Exit 0; 2 when a section is unaccounted.

@@ -209,7 +209,12 @@ def coverage(loaded: Loaded, text: str, source: str = "UPGRADE.md") -> Coverage:
     """A row per section of ``text``: the entries quoting it, or why it is not modelled."""
     cited: dict[str, list[str]] = {}
     for q in quotes(loaded):
-        if os.path.basename(q.source) == source and q.section:
+        # a product's quote supports a fact of it (a chart source), not a section's model
+        if (
+            os.path.basename(q.source) == source
+            and q.section
+            and not q.entry.startswith("product ")
+        ):
             names = cited.setdefault(section_title(q.section), [])
             if q.entry not in names:
                 names.append(q.entry)
@@ -242,45 +247,61 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+KINDS = ("hazard", "migration", "release", "product")
+
+
+def named(entries: list[str]) -> str:
+    """``hazards `a`, `b`; release `agent-platform 4.8.0```: entry names grouped by kind."""
+    groups: dict[str, list[str]] = {}
+    for e in entries:
+        kind, _, name = e.partition(" ")
+        groups.setdefault(kind, []).append(f"`{name}`")
+    parts = []
+    for kind in sorted(groups, key=lambda k: KINDS.index(k) if k in KINDS else len(KINDS)):
+        names = groups[kind]
+        parts.append(f"{kind}{'s' if len(names) > 1 else ''} {', '.join(names)}")
+    return "; ".join(parts)
+
+
 def coverage_markdown(
     cov: Coverage, refs: dict[str, list[str]], *, source: str, address: str = ""
 ) -> str:
     """docs/knowledge-sources.md: the coverage table, the summary, the references table."""
     total = len(cov.rows)
-    named = f"[{source}]({address})" if address else source
+    link = f"[{source}]({address})" if address else source
     lines = [
         "# Where the bundled knowledge comes from",
         "",
         f"Produced by `upgradeplan kb coverage --upgrade-md {source}` from the sections of",
-        f"{named} and the knowledge's `quotes:` and `not_modelled:` fields; do not edit it by",
+        f"{link} and the knowledge's `quotes:` and `not_modelled:` fields; do not edit it by",
         "hand. `upgradeplan kb verify-quotes --source UPGRADE.md --source CHANGELOG.md` checks",
         "that every quote is in its source, under the section it names.",
         "",
         f"{total} sections: {cov.modelled} modelled, {cov.not_modelled} not modelled (each with",
         f"its reason), {len(cov.unaccounted)} unaccounted.",
         "",
-        "| section | heading | knowledge |",
+        "| source | section heading | knowledge entries |",
         "|---|---|---|",
     ]
     for s, by, why in cov.rows:
         if by:
-            what = "modelled by " + ", ".join(f"`{b}`" for b in by)
+            what = "modelled by " + named(by)
         elif why:
             what = f"not modelled: {why}"
         else:
             what = "**unaccounted**"
-        lines.append(f"| {source} {s.number} | {_cell(s.heading)} | {_cell(what)} |")
+        lines.append(f"| {source} {s.number} | ## {_cell(s.heading)} | {_cell(what)} |")
     lines += [
         "",
         "## References",
         "",
         "Every `references:` entry of the knowledge and the entries that cite it.",
         "",
-        "| reference | cited by |",
-        "|---|---|",
+        "| source | reference | knowledge entries |",
+        "|---|---|---|",
     ]
     for ref, by in refs.items():
-        lines.append(f"| {_cell(ref)} | {_cell(', '.join(by))} |")
+        lines.append(f"| reference | {_cell(ref)} | {_cell(named(by))} |")
     return "\n".join(lines) + "\n"
 
 

@@ -61,7 +61,7 @@ EXPECTED_HAZARDS: dict[str, tuple[str, str, str]] = {
     "delegate-egress-policy": ("harness-delegate", "state", "warning"),
 }
 # hazards that hold on every hop of their scope: no condition to evaluate
-UNCONDITIONAL = {"harness-selector-lost-in-merge-patch", "cutover-pr-race"}
+UNCONDITIONAL = {"harness-selector-lost-in-merge-patch"}
 
 EXPECTED_PRODUCTS = {
     "agent-platform": "chart",

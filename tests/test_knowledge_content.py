@@ -42,8 +42,8 @@ EXPECTED_HAZARDS: dict[str, tuple[str, str, str]] = {
     "kagent-substrate-pins-apart": ("agent-platform", "state", "blocking"),
     "substrate-worker-apart-from-release": ("agent-platform", "state", "blocking"),
     "bom-muster-below-floor": ("agent-platform", "transition", "warning"),
-    "bom-klaus-gateway-below-floor": ("agent-platform", "transition", "warning"),
-    "bom-kagent-below-floor": ("agent-platform", "transition", "warning"),
+    "bom-klaus-gateway-below-floor": ("agent-platform", "state", "warning"),
+    "bom-kagent-below-floor": ("agent-platform", "state", "warning"),
     "klaus-gateway-crd-keys-refused": ("agent-platform", "transition", "notice"),
     "muster-drift-detection-hpa": ("agent-platform", "transition", "notice"),
     "flux-engine-with-own-flux": ("agent-platform", "transition", "blocking"),
@@ -61,7 +61,7 @@ EXPECTED_HAZARDS: dict[str, tuple[str, str, str]] = {
     "delegate-egress-policy": ("harness-delegate", "state", "warning"),
 }
 # hazards that hold on every hop of their scope: no condition to evaluate
-UNCONDITIONAL = {"harness-selector-lost-in-merge-patch", "cutover-pr-race"}
+UNCONDITIONAL = {"harness-selector-lost-in-merge-patch"}
 
 EXPECTED_PRODUCTS = {
     "agent-platform": "chart",
@@ -91,13 +91,16 @@ AGENT_PLATFORM_RELEASES = (
     "4.9.3",
     "4.10.0",
     "4.10.1",
+    "4.10.3",  # UPGRADE.md: the window 4.10.0–4.10.3 of the CAPZ façade defect (#436)
     "4.10.6",
     "4.11.0",
+    "4.12.0",  # UPGRADE.md: "when 4.12.0 rolled the pod once" (muster-valkey)
     "4.15.2",
     "4.15.5",
 )
 # releases no source names: they must stay out of the knowledge
-INVENTED_RELEASES = ("3.9.0", "4.7.11", "4.7.15", "4.10.7")
+# (4.10.4: the release that closed the 4.10.0–4.10.3 window is not named)
+INVENTED_RELEASES = ("3.9.0", "4.7.11", "4.7.15", "4.10.4", "4.10.7")
 
 
 def _raw_files() -> Iterator[tuple[Path, dict[str, Any]]]:

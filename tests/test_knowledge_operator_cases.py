@@ -234,3 +234,43 @@ def test_a_pr_moving_the_meta_chart_with_klausgateway_crd_install_set_is_reporte
 def test_the_same_pr_without_the_key_does_not_raise_it(tmp_path: Path) -> None:
     result = _gate_on_a_meta_move(tmp_path, "klausGateway:\n  routing:\n    store: valkey\n")
     assert statuses_of(result["findings"]).get("klaus-gateway-crd-keys-refused") != "applies"
+
+
+# --------------------------------------------------------------------------- BOM floors, as is
+
+
+def test_a_bom_still_pinning_kagent_below_the_floor_on_a_later_release_is_not_silent() -> None:
+    # UPGRADE.md (#418): a BOM pins kagent/kagent-crds to 0.11.0-gs.9 or later after 4.9.3; an
+    # installation already past 4.9.3 whose BOM kept an older pin is reported as it is, not
+    # only on the move across 4.9.3
+    _, res = check("--installed", "agent-platform=4.15.5", "--pin", "kagent=0.11.0-gs.6")
+    assert res["verdict"] != "safe"
+    assert statuses_of(res["findings"])["bom-kagent-below-floor"] == "applies"
+    _, res = check("--installed", "agent-platform=4.15.5", "--pin", "kagent=0.11.0-gs.20")
+    assert statuses_of(res["findings"])["bom-kagent-below-floor"] == "does-not-apply"
+
+
+def test_a_bom_still_pinning_klaus_gateway_below_the_floor_is_not_silent() -> None:
+    _, res = check("--installed", "agent-platform=4.11.0", "--pin", "klaus-gateway=1.0.2")
+    assert statuses_of(res["findings"])["bom-klaus-gateway-below-floor"] == "applies"
+
+
+# --------------------------------------------------------------------------- #416, settled
+
+
+def test_the_cutover_race_does_not_apply_once_no_crd_is_stored_at_v1alpha2() -> None:
+    # the race is the backup hook's deletion of CRDs still stored at v1alpha2 (UPGRADE.md,
+    # 3.x → 4.0): stating that none is settles it; it no longer "applies" regardless
+    hop = ("--installed", "agent-platform=3.23.1", "--to", "agent-platform=4.7.14")
+    stored = [
+        f"crd.{crd}.kagent.dev.stored-versions=v1alpha3"
+        for crd in ("modelconfigs", "remotemcpservers", "modelproviderconfigs")
+    ]
+    facts = [a for s in stored for a in ("--fact", s)]
+    _, res = check(*hop, *facts)
+    assert statuses_of(res["findings"])["cutover-pr-race"] == "does-not-apply"
+    facts[1] = "crd.modelconfigs.kagent.dev.stored-versions=v1alpha2"
+    _, res = check(*hop, *facts)
+    assert statuses_of(res["findings"])["cutover-pr-race"] == "applies"
+    _, res = check(*hop)
+    assert statuses_of(res["findings"])["cutover-pr-race"] == "may-apply"

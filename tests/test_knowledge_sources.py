@@ -103,7 +103,9 @@ def test_the_generated_upgrade_md_has_a_section_for_each_modelled_real_section()
         versions = re.findall(r"`agent-platform ([^`]+)`", modelled)
         hazards = re.findall(r"hazards? ((?:`[a-z0-9-]+`(?:, )?)+)", modelled)
         ids = [i for group in hazards for i in re.findall(r"`([^`]+)`", group)]
-        assert versions or ids, source
+        if not (versions or ids):  # a component's release alone (a kagent build): not in it
+            assert re.search(r"releases? `(kagent|substrate)", modelled), source
+            continue
         for version in versions:
             assert version in sections, (source, version)
         for hazard_id in ids:

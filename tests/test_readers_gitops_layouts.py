@@ -449,22 +449,26 @@ spec:
 }
 
 
-def test_a_kagent_release_from_another_chart_source_is_not_the_kagent_product(
+def test_a_kagent_release_from_an_unlisted_chart_source_may_be_the_kagent_product(
     tmp_path: Path,
 ) -> None:
+    """Upstream's kagent chart (ghcr.io/kagent-dev) is at a place the kagent product does not
+    list: its version is unknown, named, and a move of kagent is undetermined (exit 4), never
+    "another chart" (nor a usage error saying kagent is not installed)."""
     root = tmp_path / "upstream"
     for rel, text in UPSTREAM_KAGENT.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
     code, out, err = run_in(["scan", "--gitops", "apps", "-o", "json"], cwd=root)
-    assert code == 0, err
+    assert code == 4, err
     state = json.loads(out)["results"][0]["state"]
     assert "pin.kagent" not in state["facts"]
     assert "installed.kagent" not in state["facts"]
-    assert "ghcr.io/kagent-dev" in state["unreadable"]["not kagent: kagent"]
+    why = state["unreadable"]["pin.kagent"]
+    assert "ghcr.io/kagent-dev" in why and "may be kagent" in why
     code, out, err = run_in(["check", "--gitops", "apps", "--to", "kagent=0.11.0-gs.16"], cwd=root)
-    assert code == 2  # nothing of the kagent product to move: named, never "safe"
-    assert "kagent is not installed in apps" in err
+    assert code == 4
+    assert "installed version of kagent could not be read" in err and "ghcr.io/kagent-dev" in err
 
 
 def test_an_unknown_version_of_a_known_product_is_named_and_undetermined(tmp_path: Path) -> None:

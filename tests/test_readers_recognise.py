@@ -434,20 +434,69 @@ spec:
 """
 
 
-def test_a_release_of_another_chart_source_is_not_the_product_from_any_reader(
+def test_a_release_at_an_unknown_place_may_be_the_product_from_any_reader(
     kb: KnowledgeBase, fake_api: FakeAPIFactory, tmp_path: Path
 ) -> None:
-    """A release named kagent whose chart comes from another registry than the kagent
-    product's own is not that product, from a cluster as from files (the cluster reader once
-    took it for kagent and judged it with kagent's knowledge)."""
+    """A release named kagent whose chart comes from a place the kagent product does not list
+    is not dismissed as another chart: its version is unknown (so kagent's findings may
+    apply), and every reader names the object and the place."""
     states = _three(kb, fake_api, tmp_path, UPSTREAM)
     for state in states:
         assert not _facts(state, "pin.kagent", "installed.kagent", "values.kagent")
         assert not _facts(state, "helmrelease.kagent.")  # kept apart, under its source
         kept = "helmrelease.kagent@oci://registry.example.org/upstream/charts/kagent"
         assert state.value(kept + ".drift-detection") == "enabled"
-        assert "another chart than kagent" in state.unreadable["not kagent: kagent"]
+        why = state.unreadable["pin.kagent"]
+        assert "oci://registry.example.org/upstream/charts/kagent" in why
+        assert "may be kagent" in why and "another chart" not in why
+        assert "oci://ghcr.io/giantswarm/kagent/helm/kagent" in why  # what it does list
+        assert "installed.kagent" in state.unreadable
     assert _facts(states[0], "") == _facts(states[1], "") == _facts(states[2], "")
+
+
+REAL_KAGENT = """\
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata: {name: kagent, namespace: flux-giantswarm}
+spec:
+  url: oci://ghcr.io/giantswarm/kagent/helm/kagent
+  ref: {semver: "0.11.0-gs.14"}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: kagent, namespace: flux-giantswarm}
+spec:
+  chartRef: {kind: OCIRepository, name: kagent}
+  targetNamespace: kagent
+status:
+  history:
+    - {chartName: kagent, chartVersion: "0.11.0-gs.14", status: deployed}
+"""
+
+
+def test_the_real_4x_kagent_location_is_kagent_from_any_reader(
+    kb: KnowledgeBase, fake_api: FakeAPIFactory, tmp_path: Path
+) -> None:
+    """UPGRADE.md's 3.x → 4.0 section: the 4.x kagent chart comes from
+    oci://ghcr.io/giantswarm/kagent/helm; an OCIRepository there is kagent (it was once
+    dismissed as another chart, and every kagent hazard went quiet)."""
+    live, snapshot, gitops = _three(kb, fake_api, tmp_path, REAL_KAGENT)
+    for state in (live, snapshot, gitops):
+        assert state.value("pin.kagent") == "0.11.0-gs.14"
+        assert "pin.kagent" not in state.unreadable
+    assert live.value("installed.kagent") == snapshot.value("installed.kagent") == "0.11.0-gs.14"
+
+
+def test_the_0x_wrapper_location_is_kagent_too(
+    kb: KnowledgeBase, fake_api: FakeAPIFactory, tmp_path: Path
+) -> None:
+    """The 3.x meta chart took the 0.x wrapper from gsoci: the same product, another era."""
+    text = REAL_KAGENT.replace(
+        "oci://ghcr.io/giantswarm/kagent/helm/kagent",
+        "oci://gsoci.azurecr.io/charts/giantswarm/kagent",
+    ).replace("0.11.0-gs.14", "0.1.33")
+    for state in _three(kb, fake_api, tmp_path, text):
+        assert state.value("pin.kagent") == "0.1.33"
 
 
 def test_a_namespace_and_a_secret_give_the_same_facts_and_no_secret_data(
@@ -522,3 +571,50 @@ def test_the_gitops_reader_derives_no_object_fact_of_its_own() -> None:
     # the check sees such a read (what the GitOps reader once had)
     sample = 'def f(v):\n    return v.text("spec", "chart", "spec", "version")\n'
     assert _field_reads(sample) == [(2, ("spec", "chart", "spec", "version"))]
+
+
+PINS_APART = (
+    REAL_KAGENT
+    + """\
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata: {name: substrate, namespace: flux-giantswarm}
+spec:
+  url: oci://ghcr.io/giantswarm/substrate/helm/substrate
+  ref: {semver: "0.0.27-gs.9"}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: agent-platform, namespace: flux-giantswarm}
+spec:
+  chart:
+    spec: {chart: agent-platform, version: "4.15.5"}
+status:
+  history:
+    - {chartName: agent-platform, chartVersion: "4.15.5", status: deployed}
+"""
+)
+
+
+def _status(kb: KnowledgeBase, state: State, hazard: str) -> str:
+    res = api.check(kb, state)
+    return next(f.status for f in res.findings if f.hazard == hazard)
+
+
+def test_a_real_location_kagent_pin_lets_the_kagent_hazards_fire_from_any_reader(
+    kb: KnowledgeBase, fake_api: FakeAPIFactory, tmp_path: Path
+) -> None:
+    """kagent pinned at 0.11.0-gs.14 (built against Substrate 0.0.30) from its real place, under
+    a Substrate pin of 0.0.27-gs.9 (UPGRADE.md, the Substrate worker section): the hazard
+    applies whether the objects are read from a cluster, a dump or GitOps files; from an
+    unknown place it may apply, never silently not."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    for state in _three(kb, fake_api, tmp_path / "real", PINS_APART):
+        assert _status(kb, state, "kagent-substrate-pins-apart") == "applies"
+    elsewhere = PINS_APART.replace(
+        "oci://ghcr.io/giantswarm/kagent/helm/kagent", "oci://mirror.example.org/kagent"
+    )
+    for state in _three(kb, fake_api, tmp_path / "elsewhere", elsewhere):
+        assert _status(kb, state, "kagent-substrate-pins-apart") == "may-apply"

@@ -71,6 +71,19 @@ class Recognise:
 
 
 @dataclass(frozen=True, slots=True)
+class ChartSource:
+    """One place a product's chart is published, with the versions published there.
+
+    A product lists every place its chart came from over its history (the 0.x wrapper on one
+    registry, the 0.11 line on another); a release of the chart at a place none of them names
+    may still be the product, so its findings "may apply" (never "another chart")."""
+
+    url: str  # the chart's OCI URL (oci://registry/path/name) or a HelmRepository URL
+    versions: str = ""  # a Masterminds constraint of the versions served there ("": any)
+    era: str = ""  # what the source calls that line ("the 0.x wrapper"), for messages
+
+
+@dataclass(frozen=True, slots=True)
 class ObjectKind:
     """A custom-resource kind a product's hazards read: where to list it and which fields.
 
@@ -101,6 +114,9 @@ class Product:
     recognise: Recognise
     location: Location = NOWHERE
     objects: Mapping[str, ObjectKind] = field(default_factory=dict)  # kind -> what is read
+    charts: tuple[ChartSource, ...] = ()  # where its chart is published, by era
+    # the newest version whose sources were reviewed: above it, no hazard known is not "safe"
+    reviewed_through: str = ""
     upgrade_doc_title: str = ""  # H1 of the generated UPGRADE.md ("Upgrading agent-platform")
     upgrade_doc_intro: str = ""  # the one line under it
     inferred: Mapping[str, str] = field(default_factory=dict)  # field path -> why inferred

@@ -58,7 +58,8 @@ def docs() -> None:
     metavar="FILE",
     default=None,
     help="Put the sections into FILE: only the generated sections (between upgradeplan "
-    "markers) change, a new one goes before the older ones; every other byte is kept.",
+    "markers) change, a new one goes where the file's version order puts it, one a "
+    "hand-written section covers is left out; every other byte is kept.",
 )
 @click.option(
     "--check",
@@ -152,12 +153,14 @@ def _check(ctx: click.Context, path: str, rendered: str, *, whole: bool) -> None
 def _write(path: str, rendered: str, *, whole: bool) -> None:
     from upgradeplan.commands.scan import write_atomically
     from upgradeplan.patches.files import content_hash, write_all
-    from upgradeplan.render.doc_sections import splice
+    from upgradeplan.render.doc_sections import splice_report
 
     current = _read(path)
     if current is None:
         write_atomically(path, rendered)
         return
-    updated = splice(current, rendered, whole=whole)
+    updated, skipped = splice_report(current, rendered, whole=whole)
+    for line in skipped:
+        click.echo(f"{path}: not inserted, {line}", err=True)
     if updated != current:
         write_all([(path, updated, content_hash(current))])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -48,6 +49,20 @@ def kb() -> None:
     "problem, on its file and line in a pull request.",
 )
 @click.option("--strict", is_flag=True, help="Exit 2 on warnings too.")
+@click.option(
+    "--inferred",
+    "inferred_only",
+    is_flag=True,
+    help="List the fields marked inferred (KB025), each with its reason, instead of the "
+    "problems; exit 0.",
+)
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="With directories to lint: also show the findings of the bundled knowledge (by "
+    "default only those of the given directories' files are shown).",
+)
 @click.pass_context
 def lint_cmd(
     ctx: click.Context,
@@ -56,11 +71,15 @@ def lint_cmd(
     list_checks: bool,
     output: str,
     strict: bool,
+    inferred_only: bool,
+    show_all: bool,
 ) -> None:
     """Check knowledge files: every problem as 'file:line CODE message', in one run.
 
     Without DIR: the bundled knowledge plus the --kb / UPGRADEPLAN_KB directories. With DIRs:
-    those directories, each merged with the bundled knowledge unless --no-bundled. Exit 2 when
+    those directories, each merged with the bundled knowledge unless --no-bundled; only the
+    findings in their files are shown unless --all. Fields marked inferred are listed by
+    --inferred, not reported on every run. Exit 2 when
     any error-level problem is found (with --strict, also for warnings), 0 otherwise.
     Paths are relative to the working directory (absolute outside it), so an editor or a CI
     annotation opens them as printed.
@@ -92,6 +111,10 @@ def lint_cmd(
         ctx.exit(int(ExitCode.SAFE))
     use: Sequence[str] = dirs if dirs else _kb_dirs(ctx)
     problems = _openable(lint(use, bundled=not no_bundled), use, bundled=not no_bundled)
+    if use and not show_all:
+        problems = _within(problems, use)
+    marks = [p for p in problems if p.code == INFERRED]
+    problems = marks if inferred_only else [p for p in problems if p.code != INFERRED]
     errors = sum(1 for p in problems if p.severity == "error")
     warnings = len(problems) - errors
     if output == "json":
@@ -107,8 +130,21 @@ def lint_cmd(
     elif problems:
         click.echo(format_problems(problems))
         click.echo(f"{errors} error(s), {warnings} warning(s)", err=True)
-    failed = errors > 0 or (strict and warnings > 0)
+    failed = not inferred_only and (errors > 0 or (strict and warnings > 0))
     ctx.exit(int(ExitCode.USAGE if failed else ExitCode.SAFE))
+
+
+INFERRED = "KB025"  # a field marked inferred: listed by --inferred, not a finding of every run
+
+
+def _within(problems: Sequence[Any], dirs: Sequence[str]) -> list[Any]:
+    """The problems whose file is in one of ``dirs`` (paths as :func:`_openable` shows them)."""
+    from pathlib import Path
+
+    roots = [Path(d).resolve() for d in dirs]
+    return [
+        p for p in problems if any(Path(p.location.file).resolve().is_relative_to(r) for r in roots)
+    ]
 
 
 def _openable(problems: Sequence[Any], dirs: Sequence[str], *, bundled: bool) -> list[Any]:
@@ -168,6 +204,110 @@ def _github(problems: Sequence[Any]) -> str:
         props.append(f"title={escape_property(p.code)}")
         lines.append(f"::{command} {','.join(props)}::{escape_data(p.message)}")
     return "".join(line + "\n" for line in lines)
+
+
+@kb.command("coverage")
+@click.option(
+    "--upgrade-md",
+    "upgrade_md",
+    metavar="FILE",
+    required=True,
+    help="The product's UPGRADE.md: a row per '## ' section (up to '## Template').",
+)
+@click.option(
+    "--address",
+    metavar="URL",
+    default="",
+    help="Where the file is published, linked in the document's introduction.",
+)
+@click.option("--write", "write", metavar="FILE", default=None, help="Write the document to FILE.")
+@click.option(
+    "--no-bundled",
+    is_flag=True,
+    help="Only the --kb / UPGRADEPLAN_KB directories, without the bundled knowledge.",
+)
+@click.pass_context
+def coverage_cmd(
+    ctx: click.Context, upgrade_md: str, address: str, write: str | None, no_bundled: bool
+) -> None:
+    """Which sections of an UPGRADE.md the knowledge models, and why the others are not.
+
+    A section is modelled by every hazard, migration or release with a quote from it
+    (quotes: [{source: UPGRADE.md, section: HEADING, quote: ...}]); not modelled when a
+    product lists it under not_modelled
+    with the reason; unaccounted otherwise. Prints docs/knowledge-sources.md (a row per
+    section, the summary, every reference and who cites it); the summary goes to stderr.
+    Exit 0; 2 when a section is unaccounted.
+
+    \b
+    Examples:
+      upgradeplan kb coverage --upgrade-md UPGRADE.md --write docs/knowledge-sources.md
+    """
+    from upgradeplan.kb.loader import load_all
+    from upgradeplan.kb.sources import coverage, coverage_markdown, read_source, references
+
+    text = read_source(upgrade_md)
+    loaded = load_all(_kb_dirs(ctx), bundled=not no_bundled, semantic=False)
+    name = os.path.basename(upgrade_md)
+    cov = coverage(loaded, text, name)
+    doc = coverage_markdown(cov, references(loaded), source=name, address=address)
+    if write is not None:
+        from upgradeplan.commands.scan import write_atomically
+
+        write_atomically(write, doc)
+    else:
+        click.echo(doc, nl=False)
+    missing = cov.unaccounted
+    click.echo(
+        f"{name}: {len(cov.rows)} sections, {cov.modelled} modelled, {cov.not_modelled} not "
+        f"modelled, {len(missing)} unaccounted"
+        + "".join(f"\n  unaccounted: {name} {s.number} ## {s.heading}" for s in missing),
+        err=True,
+    )
+    ctx.exit(int(ExitCode.USAGE if missing else ExitCode.SAFE))
+
+
+@kb.command("verify-quotes")
+@click.option(
+    "--source",
+    "source_files",
+    metavar="FILE",
+    multiple=True,
+    required=True,
+    help="A source file the quotes name by its file name (repeatable).",
+)
+@click.option(
+    "--no-bundled",
+    is_flag=True,
+    help="Only the --kb / UPGRADEPLAN_KB directories, without the bundled knowledge.",
+)
+@click.pass_context
+def verify_quotes_cmd(ctx: click.Context, source_files: tuple[str, ...], no_bundled: bool) -> None:
+    """Check every quote of the knowledge against its source file.
+
+    A quote must be in the file its 'source' names (white space and Markdown's \\< \\>
+    escapes aside), under the section it names when that is a heading of the file. Each quote
+    not found is printed as 'file:line entry: why: "quote"'. Quotes of a source not given are
+    counted, not checked. Exit 0 when every checked quote is found, 2 otherwise.
+
+    \b
+    Examples:
+      upgradeplan kb verify-quotes --source UPGRADE.md --source CHANGELOG.md
+    """
+    from upgradeplan.kb.loader import load_all
+    from upgradeplan.kb.sources import quotes, read_source, verify
+
+    texts = {os.path.basename(f): read_source(f) for f in source_files}
+    loaded = load_all(_kb_dirs(ctx), bundled=not no_bundled, semantic=False)
+    found, unfound, unchecked = verify(quotes(loaded), texts)
+    for u in unfound:
+        click.echo(f'{u.quote.location} {u.quote.entry}: {u.why}: "{u.quote.text}"')
+    click.echo(
+        f"{found + len(unfound)} quotes checked: {found} found, {len(unfound)} not found; "
+        f"{unchecked} of other sources not checked",
+        err=True,
+    )
+    ctx.exit(int(ExitCode.USAGE if unfound else ExitCode.SAFE))
 
 
 @kb.command("list")

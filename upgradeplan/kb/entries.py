@@ -13,6 +13,7 @@ from upgradeplan.kb.fields import Fields, plain
 from upgradeplan.kb.when import parse_condition
 from upgradeplan.model import (
     Change,
+    ChartSource,
     Condition,
     Hazard,
     Migration,
@@ -56,6 +57,8 @@ def product_of(ctx: Fields) -> Product:
         upgrade_doc_title=ctx.text_in(upgrade_doc, "title", ("upgrade_doc",)),
         upgrade_doc_intro=ctx.text_in(upgrade_doc, "intro", ("upgrade_doc",)),
         inferred=ctx.inferred(),
+        charts=_charts(ctx),
+        reviewed_through=ctx.text("reviewed_through"),
     )
     _named_by_file(ctx, "product", pid)
     return product
@@ -69,6 +72,19 @@ def _named_by_file(ctx: Fields, what: str, ident: str) -> None:
             ("id",),
             f"{what} {ident!r} is in {ctx.doc.name}; name the file {ident}.yaml",
         )
+
+
+def _charts(ctx: Fields) -> tuple[ChartSource, ...]:
+    """``charts:``: each place the chart is published, with the versions served there."""
+    out = []
+    for i, item in ctx.items("charts"):
+        url = ctx.text_in(item, "url", ("charts", i), required=True)
+        if url:
+            versions = ctx.text_in(item, "versions", ("charts", i))
+            out.append(
+                ChartSource(url.rstrip("/"), versions, ctx.text_in(item, "era", ("charts", i)))
+            )
+    return tuple(out)
 
 
 def _objects(ctx: Fields) -> dict[str, ObjectKind]:

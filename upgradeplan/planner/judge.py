@@ -48,6 +48,9 @@ def check(
         verdict = "undetermined"
     if verdict in ("safe", "safe-with-actions") and unknown_versions(kb, state):
         verdict = "undetermined"  # the knowledge cannot vouch for a release it does not list
+    unreviewed = beyond_review(kb, state, targets)
+    if unreviewed and verdict in ("safe", "safe-with-actions"):
+        verdict = "undetermined"  # no hazard known is not "safe" where nobody looked
     ranged = ranged_running(kb, state) if not targets else []
     if ranged and verdict in ("safe", "safe-with-actions") and fail_on != "never":
         verdict = "undetermined"  # what a range installed may carry a hazard of its own
@@ -62,7 +65,7 @@ def check(
         verdict=verdict,
         exit_code=int(EXIT_OF_VERDICT[verdict]),
         recommended=recommended,
-        notes=(*read_notes(kb, state), *guesses, *ranged),
+        notes=(*unreviewed, *read_notes(kb, state), *guesses, *ranged),
         unreadable=tuple(unread),
         changed=dict(changed or {}),
         fix_in_change=held_fixes(kb, findings, holds, fail_on) if verdict == "blocked" else (),
@@ -264,6 +267,34 @@ def unknown_versions(kb: KnowledgeBase, state: State) -> list[tuple[str, str]]:
     return out
 
 
+def beyond_review(kb: KnowledgeBase, state: State, targets: Sequence[Target]) -> list[str]:
+    """One line per product whose installed or target version is above the newest version
+    its knowledge was reviewed through (``reviewed_through``): no hazard known there is not
+    the same as none."""
+    from upgradeplan.versions import Version
+
+    out: list[str] = []
+    wanted = {t.product: t.version for t in targets}
+    for product in sorted(kb.products):
+        through = kb.products[product].reviewed_through
+        if not through:
+            continue
+        for version in (state.installed(product), wanted.get(product)):
+            if not isinstance(version, str) or version == NEXT:
+                continue
+            try:
+                above = Version.parse(version) > Version.parse(through)
+            except errors.InvalidVersion:
+                continue
+            if above:
+                out.append(
+                    f"{product} {version}: no known hazards (knowledge reviewed through "
+                    f"{through}); not called safe"
+                )
+                break
+    return out
+
+
 def ranged_running(kb: KnowledgeBase, state: State) -> list[str]:
     """One line per product pinned by a range whose running version nobody read, when a
     release the range admits runs into a landing or state hazard: what runs may carry it."""
@@ -309,6 +340,8 @@ def require_installed(kb: KnowledgeBase, state: State, targets: Sequence[Target]
             continue
         if state.pin(t.product) is not None:
             continue  # installed by these files under a range: its version is what is unknown
+        if f"installed.{t.product}" in state.unreadable:
+            continue  # a release that may be it (a chart at a place the knowledge does not list)
         if any(
             state.installed(meta) is not None and any(t.product in rel.bom for rel in rels)
             for meta, rels in kb.releases.items()

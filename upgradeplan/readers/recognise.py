@@ -139,19 +139,34 @@ class Recogniser:
         name = text_of(_get(obj, "metadata", "name"))
         return self.release(name, [name])
 
+    def sources_of(self, pid: str) -> dict[str, str]:
+        """Every place product ``pid``'s chart is published (URL -> what is served there)."""
+        product = self.kb.products[pid]
+        out = {s.rstrip("/"): "" for s in product.recognise.chart_source}
+        for c in product.charts:
+            served = f"versions {c.versions}" if c.versions else ""
+            out[c.url] = ", ".join(x for x in (c.era, served) if x)
+        return out
+
     def foreign(self, pid: str, source: str | None) -> str:
-        """Why a chart from ``source`` (an OCI URL, or ``<repository URL> chart <name>``) is
-        not product ``pid``'s, or "" when it may be: the product names no chart sources, the
-        source is not known, or it is one of them."""
-        own = self.kb.products[pid].recognise.chart_source
+        """Why a chart from ``source`` (an OCI URL, or ``<repository URL> chart <name>``) may
+        not be product ``pid``'s, or "" when it is: the product names no chart sources, the
+        source is not known, or it is one of them.
+
+        A source none of them names is not taken for another chart: it carries the product's
+        name, so the product's findings may apply (the readers leave its pin and version
+        unknown, naming the object and the place)."""
+        own = self.sources_of(pid)
         if not own or source is None:
             return ""
-        wanted = {s.rstrip("/") for s in own}
-        if source.rstrip("/") in wanted or source.split(" chart ", 1)[0] in wanted:
+        if source.rstrip("/") in own or source.split(" chart ", 1)[0] in own:
             return ""
+        listed = "; ".join(f"{url} ({what})" if what else url for url, what in own.items())
         return (
-            f"its chart comes from {source}, not from {', '.join(sorted(wanted))}: another "
-            f"chart than {pid}, not judged by its knowledge"
+            f"its chart comes from {source}, a place the knowledge does not list for {pid} "
+            f"(it lists {listed}): it may be {pid}, so {pid}'s findings may apply; state the "
+            f"version with --installed {pid}=VERSION, or list the place under the product's "
+            "charts"
         )
 
     def workload(self, obj: Mapping[str, Any]) -> str | None:

@@ -382,12 +382,19 @@ class _Reader(ObjectFacts):
         """Whether the chart comes from somewhere else than ``product``'s own sources."""
         why = self.recogniser.foreign(product, source)  # as every reader decides it
         if why:
-            self.unread.add(
-                f"not {product}: {v.text('metadata', 'name')}",
-                f"{v.where('metadata', 'name')}: {why}",
-                None,  # a note: nothing went unread
-                first=True,
+            name = v.text("metadata", "name") or ""
+            where = v.where("metadata", "name")
+            keys = (f"pin.{product}", f"installed.{product}")
+            rec = Unreadable(
+                f"{v.get().get('kind')} {name}",
+                "unknown chart location",
+                kind="resource",
+                location=str(where),
+                detail=why,
+                keys=keys,
             )
+            for key in keys:  # may be the product: its version is unknown, not absent
+                self.unread.add(key, f"{where}: {why}", rec, first=True)
         return bool(why)
 
     def chart_source(self, v: View, default_ns: str | None) -> None:

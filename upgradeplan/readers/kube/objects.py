@@ -475,8 +475,9 @@ def _oci_url(source: Mapping[str, Any] | None) -> str | None:
 def _foreign(b: Builder, rec: _Recogniser, pid: str, url: str | None, ref: str, name: str) -> bool:
     """Whether the chart comes from elsewhere than ``pid``'s own chart sources (noted)."""
     why = rec.shared.foreign(pid, url)  # as every reader decides it
-    if why:
-        b.unreadable.setdefault(f"not {pid}: {name}", f"{ref}: {why}")
+    if why:  # may be the product: its version is unknown, not absent
+        b.unreadable.setdefault(f"pin.{pid}", f"{ref}: {why}")
+        b.unreadable.setdefault(f"installed.{pid}", f"{ref}: {why}")
     return bool(why)
 
 

@@ -249,7 +249,8 @@ def _json_message(body: str, number: int) -> Message | None:
     if isinstance(doc.get("name"), str) and doc.get("controllerKind"):
         names.append(doc["name"].lower())
     reason = doc.get("reason") if isinstance(doc.get("reason"), str) else ""
-    return Message(" ".join(parts), (number,), "logs", str(reason), tuple(names))
+    text = " ".join(parts).replace("\r", " ").replace("\n", " ").replace("\t", " ")
+    return Message(text, (number,), "logs", str(reason), tuple(names))
 
 
 def _unescape_double(text: str) -> str:

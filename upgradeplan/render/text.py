@@ -433,9 +433,9 @@ def render_diagnose(
     from upgradeplan.triage import FIT_WORDS
 
     s = Style(color)
-    if not diagnoses:
-        return "No known symptom matches this text.\n"
     out: list[str] = [f"Note: {n}" for n in notes]
+    if not diagnoses:
+        return "\n".join([*out, "No known symptom matches this text."]) + "\n"
     for i, d in enumerate(diagnoses, start=1):
         h = d.hazard
         if out:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from upgradeplan import symptoms
+from upgradeplan import pasted, symptoms
 from upgradeplan.cli import cli
 from upgradeplan.model import KnowledgeBase
 
@@ -79,7 +79,7 @@ def test_a_paste_over_the_window_is_read_in_its_last_part_and_says_so() -> None:
     lines = [f"line {n} healthy" for n in range(1, 2001)]
     lines[1990] = "metadata service unreachable"
     data = ("\n".join(lines) + "\n").encode()
-    paste = symptoms.read_paste(io.BytesIO(data), "stdin", window=1024)
+    paste = pasted.read_paste(io.BytesIO(data), "stdin", window=1024)
     assert paste.skipped_bytes > 0
     assert len(paste.text.encode()) <= 1024
     assert paste.text.startswith(lines[paste.first_line - 1])  # whole lines, numbered as given
@@ -90,6 +90,6 @@ def test_line_numbers_in_the_window_are_those_of_the_whole_input(kb: KnowledgeBa
     lines = [f"line {n} healthy" for n in range(1, 2001)]
     lines[1990] = "metadata service unreachable"
     data = ("\n".join(lines) + "\n").encode()
-    paste = symptoms.read_paste(io.BytesIO(data), "stdin", window=1024)
+    paste = pasted.read_paste(io.BytesIO(data), "stdin", window=1024)
     found = symptoms.diagnose(kb, paste.text, paste.first_line)
     assert found[0].matches[0].line_number == 1991

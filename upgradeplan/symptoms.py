@@ -1,44 +1,24 @@
 """diagnose: the knowledge's symptom patterns against pasted logs, events or status text, ranked.
 
-What support is pasted is rarely one message per line. Before matching, :func:`normalise`
-turns the paste into *messages*, each with the numbers of the lines it came from:
-
-- a controller's JSON log line (helm-controller, kustomize-controller, source-controller,
-  kubelet's JSON format) is decoded, so ``Invalid value: \\"v1alpha2\\"`` reads as it was written;
-- timestamps and prefixes (RFC 3339, klog's ``E1130 10:00:00.000000 1 file.go:12]``,
-  ``kubectl logs --prefix``'s ``[pod/x/c]``) are stripped;
-- a YAML scalar ``kubectl get -o yaml`` folded or quoted over several lines, and a literal block
-  (``message: |-``), are joined; a block mapping (a ``matchLabels`` printed key by key) is also
-  read in flow form (``matchLabels: {a: b, c: d}``);
-- an event row (``kubectl describe``'s Events, ``kubectl get events``) or a sentence ending in
-  ``:`` takes the lines that continue it (helm-controller's drift events print the objects on
-  the lines after ``has drifted from the desired state:``).
-
-Every pattern runs on RE2 (linear in the text, whatever the pattern); the paste is read in a
-bounded window (:data:`WINDOW_BYTES`, the newest part of a longer input) and a NUL byte is
-refused. A symptom says more than its pattern (:class:`upgradeplan.model.Symptom`): a generic
-line (``generic``) or one whose companions (``needs``) are absent is a low-confidence hint; a
-message naming only other charts or releases than the symptom's ``names`` is not it; an event
-or condition read with another reason than the symptom's ``reasons`` is not it.
+The paste is first read as messages (:mod:`upgradeplan.pasted`: lines joined, JSON unescaped,
+original line numbers kept). Every pattern runs on RE2 (:mod:`upgradeplan.linear`: linear in
+the text, whatever the pattern). A symptom says more than its pattern
+(:class:`upgradeplan.model.Symptom`): a generic line (``generic``) or one whose companions
+(``needs``) are absent is a low-confidence hint; a message naming only other charts or
+releases than the symptom's ``names`` is not it; an event or condition read with another
+reason than the symptom's ``reasons`` is not it.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import IO, Any
 
-from upgradeplan import errors
+from upgradeplan import pasted
+from upgradeplan.linear import compile_pattern
 from upgradeplan.model import SEVERITY_RANK, KnowledgeBase, Symptom
 from upgradeplan.results import Diagnosis, SymptomMatch
-
-WINDOW_BYTES = 8 * 1024 * 1024  # the part of a longer paste that is read: its last 8 MiB
-MESSAGE_CHARS = 16 * 1024  # a line or joined message is cut here before matching
-_JOIN_LINES = 40  # at most this many lines joined into one message
-_CHUNK = 1 << 20
 
 CONFIDENCE_RANK = {"high": 2, "medium": 1, "low": 0}
 
@@ -56,457 +36,13 @@ def specificity(pattern: str) -> int:
     return literal
 
 
-# -- the engine ---------------------------------------------------------------------------
-
-
-class PatternError(ValueError):
-    """A pattern RE2 cannot run (a back-reference, a look-around, bad syntax)."""
-
-
-@lru_cache(maxsize=1024)
-def compile_pattern(pattern: str) -> Any:
-    """``pattern`` compiled by RE2, case-insensitive; :class:`PatternError` when RE2 refuses it.
-
-    RE2 runs in time linear in the text for every pattern it accepts, so no symptom can make
-    ``diagnose`` backtrack; what it refuses (back-references, look-arounds) is what could.
-    """
-    import re2  # type: ignore[import-untyped]
-
-    options = re2.Options()
-    options.case_sensitive = False
-    options.log_errors = False
-    try:
-        return re2.compile(pattern, options)
-    except re2.error as exc:
-        raise PatternError(str(exc)) from None
-
-
-# -- reading the paste --------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Paste:
-    """The text diagnose reads: all of a paste, or its last :data:`WINDOW_BYTES`."""
-
-    text: str
-    first_line: int = 1  # the number, in the whole input, of the text's first line
-    skipped_bytes: int = 0  # bytes before the window, not read
-
-    @property
-    def note(self) -> str:
-        if not self.skipped_bytes:
-            return ""
-        return (
-            f"the input is larger than {WINDOW_BYTES // (1024 * 1024)} MiB: read its last "
-            f"{WINDOW_BYTES // (1024 * 1024)} MiB, from line {self.first_line} "
-            f"({self.skipped_bytes} bytes before it not read)"
-        )
-
-
-def read_paste(stream: IO[bytes], name: str, window: int = WINDOW_BYTES) -> Paste:
-    """Read ``stream`` keeping at most its last ``window`` bytes (whole lines) in memory.
-
-    A NUL byte, or text that is mostly not UTF-8, is a :class:`errors.BadInput` (exit 2).
-    """
-    buf = bytearray()
-    offset = 0  # bytes of the input before buf
-    dropped_lines = 0
-    while True:
-        chunk = stream.read(_CHUNK)
-        if not chunk:
-            break
-        nul = chunk.find(b"\0")
-        if nul >= 0:
-            raise errors.BadInput(
-                f"{name}: binary input (a NUL byte at byte {offset + len(buf) + nul})",
-                hint="diagnose reads text: pass logs, events or `kubectl … -o yaml` output",
-            )
-        buf += chunk
-        if len(buf) > 2 * window:
-            offset, dropped_lines = _trim(buf, window, offset, dropped_lines)
-        if len(chunk) < _CHUNK:  # a buffered read returns less only at the end (Ctrl-D)
-            break
-    if len(buf) > window:
-        offset, dropped_lines = _trim(buf, window, offset, dropped_lines)
-    text = buf.decode("utf-8", errors="replace")
-    bad = text.count("\ufffd")
-    if bad > 16 and bad * 20 > len(text):
-        raise errors.BadInput(
-            f"{name}: binary input ({bad} of {len(text)} characters are not UTF-8)",
-            hint="diagnose reads text: pass logs, events or `kubectl … -o yaml` output",
-        )
-    return Paste(text, dropped_lines + 1, offset)
-
-
-def _trim(buf: bytearray, window: int, offset: int, dropped: int) -> tuple[int, int]:
-    cut = len(buf) - window
-    nl = buf.find(b"\n", cut)
-    end = nl + 1 if nl >= 0 else cut
-    dropped += buf.count(b"\n", 0, end)
-    del buf[:end]
-    return offset + end, dropped
-
-
-# -- normalising ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Message:
-    """One message of the paste, joined and unescaped, with where it came from."""
-
-    text: str
-    lines: tuple[int, ...]  # numbers of its lines in the original paste
-    where: str = "any"  # logs | events | status | any (not known)
-    reason: str = ""  # the event or condition reason it was read with
-    names: tuple[str, ...] = ()  # charts, releases and objects it names (lower case)
-
-
-# RFC 3339 / ISO timestamps, optionally bracketed; klog's header; kubectl logs --prefix
-_PREFIXES = (
-    re.compile(
-        r"^\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?\]?[ \t]+"
-    ),
-    re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{1,9}[ \t]+\d+ [\w.-]{1,80}:\d{1,6}\] "),
-    re.compile(r"^\[pod/[^\]\s]{1,300}\] "),
-)
-# a YAML key and what follows it: `  message: …`, `- reason: …`
-_YAML_KEY = re.compile(
-    r"^(?P<ind>[ \t]*)(?P<dash>- )?(?P<key>[\w.\-/\"']{1,200}):(?: (?P<val>.*)|)$"
-)
-_BLOCK = re.compile(r"^[|>][-+]?[1-9]?(?:[ \t]+#.*)?$")
-# kubectl describe's Events rows: Type Reason Age From Message
-_DESCRIBE_EVENT = re.compile(r"^[ \t]+(?P<type>Normal|Warning)[ \t]+(?P<reason>\w{1,80})[ \t]+")
-# kubectl get events [-A]: [NAMESPACE] LAST-SEEN TYPE REASON OBJECT MESSAGE
-_GET_EVENT = re.compile(
-    r"^(?:(?P<ns>[a-z0-9][a-z0-9-]{0,62})[ \t]+)?(?P<age>\S{1,20})[ \t]+(?P<type>Normal|Warning)"
-    r"[ \t]+(?P<reason>\w{1,80})[ \t]+(?P<object>[\w.-]{1,80}/[\w.-]{1,253})[ \t]+"
-)
-# a describe field: `  Message:  …`, `Name:  …`
-_DESCRIBE_FIELD = re.compile(
-    r"^(?P<ind>[ \t]*)(?P<key>[A-Z][A-Za-z ]{0,60}):(?:[ \t]+(?P<val>.*)|)$"
-)
-_TABLE_HEADER = re.compile(r"^[ \t]*(?:NAME|NAMESPACE|LAST SEEN|Type)[ \t]{2,}[A-Z]")
-
-
-def _strip_prefixes(line: str) -> tuple[str, bool]:
-    stripped = False
-    for rx in _PREFIXES:
-        m = rx.match(line)
-        if m is not None:
-            line = line[m.end() :]
-            stripped = True
-    return line, stripped
-
-
-def _is_start(line: str) -> bool:
-    """A line that begins something of its own (not the continuation of a message)."""
-    if not line.strip():
-        return True
-    s = line.lstrip()
-    if s.startswith(("{", "---", "Events:")):
-        return True
-    if _DESCRIBE_EVENT.match(line) or _GET_EVENT.match(line) or _TABLE_HEADER.match(line):
-        return True
-    if any(rx.match(line) for rx in _PREFIXES):
-        return True
-    m = _YAML_KEY.match(line)
-    if m is not None and " " not in m.group("key"):
-        return True
-    return _DESCRIBE_FIELD.match(line) is not None and line[:1] in (" ", "\t")
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" \t"))
-
-
-def _json_strings(value: Any, out: list[str], depth: int = 0) -> None:
-    if depth > 8:
-        return
-    if isinstance(value, str):
-        out.append(value)
-    elif isinstance(value, dict):
-        for v in value.values():
-            _json_strings(v, out, depth + 1)
-    elif isinstance(value, list):
-        for v in value:
-            _json_strings(v, out, depth + 1)
-
-
-def _json_message(body: str, number: int) -> Message | None:
-    try:
-        doc = json.loads(body)
-    except ValueError:
-        return None
-    if not isinstance(doc, dict):
-        return None
-    parts: list[str] = []
-    _json_strings(doc, parts)
-    names: list[str] = []
-    for kind in ("HelmRelease", "Kustomization", "HelmChart", "HelmRepository", "GitRepository"):
-        ref = doc.get(kind)
-        if isinstance(ref, dict) and isinstance(ref.get("name"), str):
-            names.append(ref["name"].lower())
-    if isinstance(doc.get("name"), str) and doc.get("controllerKind"):
-        names.append(doc["name"].lower())
-    reason = doc.get("reason") if isinstance(doc.get("reason"), str) else ""
-    text = " ".join(parts).replace("\r", " ").replace("\n", " ").replace("\t", " ")
-    return Message(text, (number,), "logs", str(reason), tuple(names))
-
-
-def _unescape_double(text: str) -> str:
-    return (
-        text.replace("\\\\", "\0")
-        .replace('\\"', '"')
-        .replace("\\n", " ")
-        .replace("\\t", " ")
-        .replace("\0", "\\")
-    )
-
-
-def _quoted(lines: Sequence[str], i: int, val: str, limit: int) -> tuple[str, int]:
-    """A single- or double-quoted YAML scalar from ``val`` on; (text, index of its last line)."""
-    quote = val[0]
-    pieces = [val[1:]]
-    j = i
-    while j + 1 < limit and not _closed(" ".join(pieces), quote):
-        j += 1
-        nxt = lines[j].strip()
-        if pieces[-1].endswith("\\") and quote == '"':
-            pieces[-1] = pieces[-1][:-1] + nxt
-        else:
-            pieces.append(nxt)
-    text = " ".join(p for p in pieces if p)
-    end = _closing(text, quote)
-    if end >= 0:
-        text = text[:end]
-    text = text.replace("''", "'") if quote == "'" else _unescape_double(text)
-    return text, j
-
-
-def _closing(text: str, quote: str) -> int:
-    k = 0
-    while k < len(text):
-        c = text[k]
-        if quote == '"' and c == "\\":
-            k += 2
-            continue
-        if c == quote:
-            if quote == "'" and text[k + 1 : k + 2] == "'":
-                k += 2
-                continue
-            return k
-        k += 1
-    return -1
-
-
-def _closed(text: str, quote: str) -> bool:
-    return _closing(text, quote) >= 0
-
-
-def normalise(text: str, first_line: int = 1) -> list[Message]:
-    """The paste as messages: lines joined where one message spans several, unescaped,
-    prefixes stripped; each with its original line numbers (counted from ``first_line``)."""
-    lines = [ln[:MESSAGE_CHARS] for ln in text.split("\n")]
-    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
-    out: list[Message] = []
-    n = len(lines)
-    i = 0
-    while i < n:
-        raw = lines[i]
-        number = first_line + i
-        if not raw.strip():
-            i += 1
-            continue
-        body, prefixed = _strip_prefixes(raw)
-        s = body.strip()
-        if s.startswith("{") and s.endswith("}"):
-            msg = _json_message(s, number)
-            if msg is not None:
-                out.append(msg)
-                i += 1
-                continue
-        if '\\"' in body:  # a JSON string inside a line that is not JSON
-            body = _unescape_double(body)
-        limit = min(n, i + _JOIN_LINES)
-        m = _YAML_KEY.match(body)
-        if m is not None and m.group("val") and " " not in m.group("key"):
-            val = m.group("val")
-            key_ind = _indent(body) + (2 if m.group("dash") else 0)
-            if val[:1] in ("'", '"') and not _closed(val[1:], val[0]):
-                joined, j = _quoted(lines, i, val, limit)
-                out.append(_status(m.group("key"), joined, lines, i, j, first_line))
-                i = j + 1
-                continue
-            if _BLOCK.match(val):
-                j = i
-                block: list[str] = []
-                while j + 1 < limit and (
-                    not lines[j + 1].strip() or _indent(lines[j + 1]) > key_ind
-                ):
-                    j += 1
-                    block.append(lines[j].strip())
-                joined = " ".join(b for b in block if b)
-                out.append(_status(m.group("key"), joined, lines, i, j, first_line))
-                i = j + 1
-                continue
-            if val[:1] not in ("{", "[", "&", "*", "!", "'", '"'):
-                j = i
-                more = [val]
-                while (
-                    j + 1 < limit
-                    and lines[j + 1].strip()
-                    and _indent(lines[j + 1]) > key_ind
-                    and _YAML_KEY.match(lines[j + 1]) is None
-                    and not lines[j + 1].lstrip().startswith("- ")
-                ):
-                    j += 1
-                    more.append(lines[j].strip())
-                if j > i:
-                    joined = " ".join(more)
-                    out.append(_status(m.group("key"), joined, lines, i, j, first_line))
-                    i = j + 1
-                    continue
-        # an event row, a describe Message field, or a sentence ending in ':' takes the
-        # lines that continue it
-        where, reason = ("logs" if prefixed else "any"), ""
-        names: tuple[str, ...] = ()
-        ev = _DESCRIBE_EVENT.match(body) or _GET_EVENT.match(body)
-        if ev is not None:
-            where, reason = "events", ev.group("reason")
-            obj = ev.groupdict().get("object")
-            if obj:
-                names = (obj.split("/", 1)[1].lower(),)
-        field_m = _DESCRIBE_FIELD.match(body) if ev is None else None
-        opens = (
-            ev is not None
-            or (field_m is not None and field_m.group("key") in ("Message", "Reason"))
-            or (s.endswith(":") and " " in s)
-        )
-        j = i
-        parts = [s]
-        if opens:
-            while j + 1 < limit:
-                nxt = lines[j + 1]
-                cont = nxt.strip()
-                if not cont:
-                    break
-                after_colon = parts[-1].endswith(":")
-                listed = after_colon or cont.startswith("- ") or cont.endswith(":")
-                if _is_start(nxt) and not (listed and _indent(nxt) <= _indent(body) + 2):
-                    break
-                j += 1
-                parts.append(cont)
-        out.append(
-            Message(" ".join(parts), tuple(range(number, first_line + j + 1)), where, reason, names)
-        )
-        i = j + 1
-    out.extend(_flow_maps(lines, first_line))
-    return out
-
-
-def _status(key: str, joined: str, lines: Sequence[str], i: int, j: int, first: int) -> Message:
-    """A YAML value joined from lines i..j; its reason from a sibling ``reason:`` key."""
-    key = key.strip("\"'")
-    reason = ""
-    if key == "message":
-        ind = _indent(lines[i]) + (2 if lines[i].lstrip().startswith("- ") else 0)
-        for k in range(max(0, i - 8), min(len(lines), j + 9)):
-            if i <= k <= j:
-                continue
-            m = _YAML_KEY.match(lines[k])
-            if m is not None and m.group("key") == "reason" and m.group("val"):
-                k_ind = _indent(lines[k]) + (2 if m.group("dash") else 0)
-                if k_ind == ind:
-                    reason = m.group("val").strip("\"'")
-                    break
-    return Message(f"{key}: {joined}", tuple(range(first + i, first + j + 1)), "status", reason)
-
-
-def _flow_maps(lines: Sequence[str], first: int) -> Iterator[Message]:
-    """Block mappings of scalars (``matchLabels:`` then a key a line) read in flow form."""
-    n = len(lines)
-    for i, line in enumerate(lines):
-        m = _YAML_KEY.match(line)
-        if m is None or m.group("val") or i + 1 >= n:
-            continue
-        ind = _indent(line) + (2 if m.group("dash") else 0)
-        text, j = _flow(lines, i + 1, ind, min(n, i + 1 + _JOIN_LINES), 0)
-        if j > i + 1 and text:
-            yield Message(f"{m.group('key')}: {text}", tuple(range(first + i, first + j)), "status")
-
-
-def _flow(lines: Sequence[str], i: int, parent: int, limit: int, depth: int) -> tuple[str, int]:
-    items: list[str] = []
-    child = -1
-    while i < limit:
-        line = lines[i]
-        if not line.strip():
-            i += 1
-            continue
-        ind = _indent(line)
-        if ind <= parent or (child >= 0 and ind != child):
-            if child >= 0 and ind > child:
-                return "", i  # not a plain block mapping
-            break
-        m = _YAML_KEY.match(line)
-        if m is None or m.group("dash"):
-            return "", i
-        child = ind
-        if m.group("val") is None or m.group("val") == "":
-            if depth >= 3:
-                return "", i
-            inner, i = _flow(lines, i + 1, ind, limit, depth + 1)
-            if not inner:
-                return "", i
-            items.append(f"{m.group('key')}: {inner}")
-            continue
-        items.append(f"{m.group('key')}: {m.group('val').strip()}")
-        i += 1
-    return ("{" + ", ".join(items) + "}" if items else ""), i
-
-
-# -- names in the paste ------------------------------------------------------------------------
-
-_NAME_RXS = tuple(
-    re.compile(rx, re.IGNORECASE)
-    for rx in (
-        # helm-controller: "Helm upgrade failed for release NS/NAME with chart CHART@VERSION"
-        r"\brelease [a-z0-9-]{1,63}/(?P<n>[a-z0-9][a-z0-9.-]{0,252}?)(?:\.v\d+)?(?=[\s:,]|$)",
-        r"\bwith chart (?P<n>[a-z0-9][a-z0-9-]{0,62})@",
-        # Helm's schema refusal lists each chart as "NAME:" before its errors
-        r"(?:following chart\(s\):|\n)\s*(?P<n>[a-z0-9][a-z0-9-]{0,62}):\s+-\s",
-        r"(?:^|\s)(?P<n>[a-z0-9][a-z0-9-]{0,62}):\s+-\s(?:at '|\(root\))",
-        # HelmRelease/NS/NAME, HelmRelease NS/NAME, helmrelease/NAME.NS (flux logs)
-        r"\bHelmRelease[/ ](?:[a-z0-9-]{1,63}/)?(?P<n>[a-z0-9][a-z0-9-]{0,62})\b",
-    )
-)
-
-
-def read_names(text: str) -> set[str]:
-    """The charts, releases and objects ``text`` names (lower case)."""
-    out: set[str] = set()
-    for rx in _NAME_RXS:
-        for m in rx.finditer(text):
-            out.add(m.group("n").lower())
-    return out
-
-
-def _paste_names(messages: Iterable[Message]) -> set[str]:
-    out: set[str] = set()
-    for msg in messages:
-        out.update(msg.names)
-        if len(msg.text) < 4096:
-            out.update(read_names(msg.text))
-    return out
-
-
 # -- matching ----------------------------------------------------------------------------------
 
 
 @dataclass
 class _Hit:
     symptom: Symptom
-    message: Message
+    message: pasted.Message
     confidence: str
     agree: bool  # a name the symptom is about shows in the paste
 
@@ -522,7 +58,7 @@ def _agrees(names: Sequence[str], found: Iterable[str], text: str) -> bool:
 
 
 def _confidence(
-    symptom: Symptom, msg: Message, msg_names: set[str], paste: set[str], needs_met: bool
+    symptom: Symptom, msg: pasted.Message, msg_names: set[str], paste: set[str], needs_met: bool
 ) -> tuple[str, bool] | None:
     """(confidence, names agree) of ``symptom`` on ``msg``; None when the message is not it."""
     if symptom.reasons and msg.reason and msg.reason not in symptom.reasons:
@@ -554,7 +90,7 @@ def diagnose(kb: KnowledgeBase, text: str, first_line: int = 1) -> list[Diagnosi
     the paste, then the total specificity of the distinct patterns that matched, how many
     matched, severity and the hazard id (for a stable order).
     """
-    messages = normalise(text, first_line)
+    messages = pasted.normalise(text, first_line)
     symptoms = [
         (hazard, s)
         for hazard in kb.hazards.values()
@@ -568,7 +104,7 @@ def diagnose(kb: KnowledgeBase, text: str, first_line: int = 1) -> list[Diagnosi
     hot = [m for m in messages if union.search(m.text) is not None]
     if not hot:
         return []
-    paste_names = _paste_names(messages)
+    paste_names: set[str] | None = None  # read on first need
     needs_cache: dict[str, bool] = {}
 
     def needs_met(symptom: Symptom) -> bool:
@@ -582,11 +118,13 @@ def diagnose(kb: KnowledgeBase, text: str, first_line: int = 1) -> list[Diagnosi
 
     found: dict[str, _Candidate] = {}
     for msg in hot:
-        msg_names = set(msg.names) | (read_names(msg.text) if len(msg.text) < 4096 else set())
+        msg_names = set(msg.names) | pasted.names_in(msg.text)
         for hazard, symptom in symptoms:
             if compile_pattern(symptom.pattern).search(msg.text) is None:
                 continue
-            judged = _confidence(symptom, msg, msg_names, paste_names, needs_met(symptom))
+            if symptom.names and not msg_names and paste_names is None:
+                paste_names = pasted.paste_names(messages)
+            judged = _confidence(symptom, msg, msg_names, paste_names or set(), needs_met(symptom))
             if judged is None:
                 continue
             found.setdefault(hazard.id, _Candidate()).hits.append(_Hit(symptom, msg, *judged))
@@ -646,16 +184,7 @@ def _shown(text: str, limit: int = 400) -> str:
 
 __all__ = [
     "CONFIDENCE_RANK",
-    "MESSAGE_CHARS",
-    "WINDOW_BYTES",
-    "Message",
-    "Paste",
-    "PatternError",
-    "compile_pattern",
     "diagnose",
-    "normalise",
     "rank_key",
-    "read_names",
-    "read_paste",
     "specificity",
 ]

@@ -67,6 +67,9 @@ _HR_NAMESPACE = (
 )
 
 
+_LINE_CHARS = 4096  # of a longer line, only its start is searched for a namespace
+
+
 @dataclass(frozen=True)
 class Found:
     """A value the pasted text (or the state) gave, and where."""
@@ -82,11 +85,14 @@ def provider(text: str, state: State | None = None) -> Found | None:
         if isinstance(value, str) and value in PROVIDER_CLIS.values():
             fact = state.get("nodes.provider")
             return Found(value, str(fact.source) if fact is not None else "nodes.provider")
+    from upgradeplan.linear import compile_pattern
+
     seen: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        for rx, name in _PROVIDER_CLUES:
-            if rx.search(line):
-                seen.setdefault(name, number)
+    for rx, name in _PROVIDER_CLUES:  # one pass of each clue over the whole text, on RE2
+        m = compile_pattern(rx.pattern, case_sensitive=True).search(text)
+        if m is not None:
+            number = text.count("\n", 0, m.start()) + 1
+            seen[name] = min(seen.get(name, number), number)
     if len(seen) != 1:
         return None  # none, or clues of two clouds: unknown
     name, number = next(iter(seen.items()))
@@ -108,7 +114,11 @@ def commands_for(commands: Sequence[str], cloud: str | None) -> list[str]:
 def placeholders(text: str, state: State | None = None) -> dict[str, Found]:
     """Placeholder -> value for what the text (first) or the state names."""
     out: dict[str, Found] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, whole in enumerate(text.splitlines(), start=1):
+        # every shape names a HelmRelease (or hr) within a line's first few KiB
+        line = whole[:_LINE_CHARS]
+        if not any(word in line for word in ("elm", "ELM", "hr", "HR", "Hr")):
+            continue
         for rx in _HR_NAMESPACE:
             m = rx.search(line)
             if m is not None:

@@ -244,7 +244,7 @@ def _diagnose_state(kb: KnowledgeBase, params: dict[str, Any]) -> State | None:
 
 
 def _read_paste(file: str) -> Any:
-    from upgradeplan.symptoms import read_paste
+    from upgradeplan.pasted import read_paste
 
     if file == "-":
         if sys.stdin.isatty():

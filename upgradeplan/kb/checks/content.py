@@ -41,7 +41,7 @@ def check_patterns(loaded: Loaded) -> Iterator[Problem]:
                     yield problem(
                         "KB015", cond.location, f"pattern {pattern!r} does not compile: {exc}"
                     )
-    from upgradeplan.symptoms import PatternError, compile_pattern
+    from upgradeplan.linear import PatternError, compile_pattern
 
     for hz in all_hazards(ctx.kb):
         for i, symptom in enumerate(hz.symptoms):

@@ -279,8 +279,6 @@ def normalise(text: str, first_line: int = 1) -> list[Message]:
                 out.append(msg)
                 i += 1
                 continue
-        if '\\"' in body:  # a JSON string inside a line that is not JSON
-            body = _unescape_double(body)
         limit = min(n, i + _JOIN_LINES)
         m = _YAML_KEY.match(body)
         if m is not None and m.group("val") and " " not in m.group("key"):
@@ -350,9 +348,11 @@ def normalise(text: str, first_line: int = 1) -> list[Message]:
                     break
                 j += 1
                 parts.append(cont)
-        out.append(
-            Message(" ".join(parts), tuple(range(number, first_line + j + 1)), where, reason, names)
-        )
+        joined = " ".join(parts)
+        if '\\"' in joined:  # a JSON string inside text that is not JSON (nor YAML "…")
+            joined = _unescape_double(joined)
+        span = tuple(range(number, first_line + j + 1))
+        out.append(Message(joined, span, where, reason, names))
         i = j + 1
     out.extend(_flow_maps(lines, first_line))
     return out

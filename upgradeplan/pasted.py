@@ -156,7 +156,7 @@ def _is_start(line: str) -> bool:
     if not line.strip():
         return True
     s = line.lstrip()
-    if s.startswith(("{", "---", "Events:")):
+    if s.startswith(("{", "---", "Events:", "```")):
         return True
     if _DESCRIBE_EVENT.match(line) or _GET_EVENT.match(line) or _TABLE_HEADER.match(line):
         return True
@@ -349,7 +349,9 @@ def normalise(text: str, first_line: int = 1) -> list[Message]:
                 j += 1
                 parts.append(cont)
         joined = " ".join(parts)
-        if '\\"' in joined:  # a JSON string inside text that is not JSON (nor YAML "…")
+        # a JSON string inside text that is not one JSON line (nor a YAML "…" scalar): the
+        # pretty-printed JSON of `kubectl get events -o json`, a log line quoting an error
+        if '\\"' in joined or "\\n" in joined:
             joined = _unescape_double(joined)
         span = tuple(range(number, first_line + j + 1))
         out.append(Message(joined, span, where, reason, names))

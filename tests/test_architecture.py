@@ -31,6 +31,7 @@ LAYERS: dict[str, int] = {
     "keypath": 0,
     "progress": 0,  # what the CLI tells on stderr while a reader reads (installed by the CLI)
     "suggest": 0,  # did-you-mean by edit distance
+    "linear": 0,  # regular expressions on RE2 (symptom patterns: diagnose and kb lint)
     "releases": 0,
     "results": 0,
     "kb.templating": 0,  # the sandboxed template environment
@@ -41,6 +42,7 @@ LAYERS: dict[str, int] = {
     "kb": 1,
     "state": 1,
     "conditions": 1,
+    "pasted": 1,  # pasted text read as messages (diagnose's input)
     # what reads an installation, what plans, what edits
     "readers": 2,
     "planner": 2,

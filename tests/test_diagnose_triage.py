@@ -82,11 +82,12 @@ def test_the_state_ranks_the_hazard_it_fits_first() -> None:
     assert ranked[0] == "harness-missing-on-480"
     doc = _diagnose(MISSING_HARNESS, "--installed", "agent-platform=4.8.0")
     assert doc["matches"][0]["state"] == "fits the state"
-    # on 4.8.1 the 4.8.0 hazards are ruled out and go last
-    later = _diagnose(MISSING_HARNESS, "--installed", "agent-platform=4.8.1")["matches"]
-    states = {m["hazard"]: m["state"] for m in later}
-    assert states["harness-missing-on-480"] == "the state rules it out"
-    assert later[-1]["state"] == "the state rules it out"
+    # on 4.8.1 the 4.8.0 hazards are ruled out: dropped, and listed under -v
+    later = _diagnose(MISSING_HARNESS, "--installed", "agent-platform=4.8.1")
+    assert "harness-missing-on-480" not in [m["hazard"] for m in later["matches"]]
+    assert all(m["state"] != "the state rules it out" for m in later["matches"])
+    told = _diagnose(MISSING_HARNESS, "-v", "--installed", "agent-platform=4.8.1")
+    assert "harness-missing-on-480" in told["ruled_out"]
 
 
 def test_the_gitops_namespace_comes_from_the_pasted_log() -> None:

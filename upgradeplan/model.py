@@ -200,9 +200,18 @@ class Condition:
 
 @dataclass(frozen=True, slots=True)
 class Symptom:
-    pattern: str  # a Python regular expression, matched case-insensitively
+    pattern: str  # an RE2 regular expression, matched case-insensitively on whole messages
     where: Literal["logs", "events", "status", "any"] = "any"
     example: str = ""
+    # a line any chart or cluster prints: alone it is a low-confidence hint, never a match
+    generic: bool = False
+    # patterns of which one must also show in the paste for more than a hint
+    needs: tuple[str, ...] = ()
+    # the charts, releases or objects the message is about: a message naming only others is
+    # another chart's (lower case names, compared with the names read in the paste)
+    names: tuple[str, ...] = ()
+    # the event or condition reasons it is printed under; a message read with another is not it
+    reasons: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -183,9 +183,12 @@ class Explanation:
 @dataclass(frozen=True, slots=True)
 class SymptomMatch:
     pattern: str
-    line: str
-    line_number: int
-    where: str
+    line: str  # the message as matched (joined, unescaped, shortened)
+    line_number: int  # its first line in the original paste
+    where: str  # where the symptom says it shows
+    lines: tuple[int, ...] = ()  # every line of the message in the original paste
+    confidence: str = "high"  # high | medium | low (a hint)
+    read_as: str = "any"  # what the message was read as: logs | events | status | any
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +199,12 @@ class Diagnosis:
     matches: tuple[SymptomMatch, ...]
     score: int  # specificity: literal characters of the distinct patterns that matched
     patterns: int  # number of distinct patterns that matched
+    # high: the message and what must go with it; medium: it cannot tell the chart; low: a
+    # generic line alone, a hint only
+    confidence: str = "high"
+    names_agree: bool = False  # a chart or release the symptom is about is named in the paste
+    # the facts that would confirm it: (fact key, how to read it)
+    confirm: tuple[tuple[str, str], ...] = ()
 
 
 NOTHING_TO_JUDGE = "nothing-to-judge"  # CheckResult.shown_verdict; exit 0

@@ -1,11 +1,26 @@
-"""diagnose: the knowledge's symptom patterns against pasted logs, events or status text, ranked."""
+"""diagnose: the knowledge's symptom patterns against pasted logs, events or status text, ranked.
+
+The paste is first read as messages (:mod:`upgradeplan.pasted`: lines joined, JSON unescaped,
+original line numbers kept). Every pattern runs on RE2 (:mod:`upgradeplan.linear`: linear in
+the text, whatever the pattern). A symptom says more than its pattern
+(:class:`upgradeplan.model.Symptom`): a generic line (``generic``) or one whose companions
+(``needs``) are absent is a low-confidence hint; a message naming only other charts or
+releases than the symptom's ``names`` is not it; an event or condition read with another
+reason than the symptom's ``reasons`` is not it.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 
-from upgradeplan.model import SEVERITY_RANK, KnowledgeBase
+from upgradeplan import pasted
+from upgradeplan.linear import compile_pattern
+from upgradeplan.model import SEVERITY_RANK, KnowledgeBase, Symptom
 from upgradeplan.results import Diagnosis, SymptomMatch
+
+CONFIDENCE_RANK = {"high": 2, "medium": 1, "low": 0}
 
 _REGEX_SYNTAX = re.compile(r"\\[dDwWsSbB]|\\.|[.^$*+?{}\[\]|()]")
 
@@ -21,35 +36,155 @@ def specificity(pattern: str) -> int:
     return literal
 
 
-def diagnose(kb: KnowledgeBase, text: str) -> list[Diagnosis]:
-    """Match every line of ``text`` against every hazard's symptoms; best match first.
+# -- matching ----------------------------------------------------------------------------------
 
-    Ranking: total specificity of the distinct patterns that matched, then how many patterns
-    matched, then severity, then the hazard id (for a stable order).
+
+@dataclass
+class _Hit:
+    symptom: Symptom
+    message: pasted.Message
+    confidence: str
+    agree: bool  # a name the symptom is about shows in the paste
+
+
+@dataclass
+class _Candidate:
+    hits: list[_Hit] = field(default_factory=list)
+
+
+def _agrees(names: Sequence[str], found: Iterable[str], text: str) -> bool:
+    lowered = text.lower()
+    return any(n in lowered or any(n in f for f in found) for n in names)
+
+
+def _confidence(
+    symptom: Symptom, msg: pasted.Message, msg_names: set[str], paste: set[str], needs_met: bool
+) -> tuple[str, bool] | None:
+    """(confidence, names agree) of ``symptom`` on ``msg``; None when the message is not it."""
+    if symptom.reasons and msg.reason and msg.reason not in symptom.reasons:
+        return None
+    level = 2
+    if symptom.generic and not symptom.needs:
+        level = 0
+    if symptom.needs and not needs_met:
+        level = 0
+    agree = False
+    if symptom.names:
+        if _agrees(symptom.names, msg_names, msg.text):
+            agree = True
+        elif msg_names:
+            return None  # the message is about another chart, release or object
+        elif paste and not _agrees(symptom.names, paste, ""):
+            level = 0
+        elif _agrees(symptom.names, paste, ""):
+            agree = True
+        else:
+            level = min(level, 1)
+    return ("low", "medium", "high")[level], agree
+
+
+def diagnose(kb: KnowledgeBase, text: str, first_line: int = 1) -> list[Diagnosis]:
+    """Every hazard a message of ``text`` shows; best first.
+
+    Ranking: confidence (high, medium, low), then whether a name the symptom is about shows in
+    the paste, then the total specificity of the distinct patterns that matched, how many
+    matched, severity and the hazard id (for a stable order).
     """
-    lines = [ln.rstrip("\r") for ln in text.splitlines()]
-    out: list[Diagnosis] = []
-    for hazard in kb.hazards.values():
-        if hazard.withdrawn is not None:
-            continue
-        matches: list[SymptomMatch] = []
-        matched_patterns: set[str] = set()
-        for symptom in hazard.symptoms:
-            try:
-                rx = re.compile(symptom.pattern, re.IGNORECASE)
-            except re.error:
+    messages = pasted.normalise(text, first_line)
+    symptoms = [
+        (hazard, s)
+        for hazard in kb.hazards.values()
+        if hazard.withdrawn is None
+        for s in hazard.symptoms
+    ]
+    if not messages or not symptoms:
+        return []
+    # one pass of every pattern at once picks the messages worth a closer look
+    union = compile_pattern("|".join(f"(?:{p})" for p in {s.pattern for _, s in symptoms}))
+    hot = [m for m in messages if union.search(m.text) is not None]
+    if not hot:
+        return []
+    paste_names: set[str] | None = None  # read on first need
+    needs_cache: dict[str, bool] = {}
+
+    def needs_met(symptom: Symptom) -> bool:
+        ok = False
+        for pattern in symptom.needs:
+            if pattern not in needs_cache:
+                rx = compile_pattern(pattern)
+                needs_cache[pattern] = any(rx.search(m.text) for m in messages)
+            ok = ok or needs_cache[pattern]
+        return ok
+
+    found: dict[str, _Candidate] = {}
+    for msg in hot:
+        msg_names = set(msg.names) | pasted.names_in(msg.text)
+        for hazard, symptom in symptoms:
+            if compile_pattern(symptom.pattern).search(msg.text) is None:
                 continue
-            for number, line in enumerate(lines, start=1):
-                if rx.search(line):
-                    matches.append(
-                        SymptomMatch(symptom.pattern, line.strip(), number, symptom.where)
-                    )
-                    matched_patterns.add(symptom.pattern)
-        if matches:
-            score = sum(specificity(p) for p in matched_patterns)
-            out.append(Diagnosis(hazard, tuple(matches), score, len(matched_patterns)))
-    out.sort(key=lambda d: (-d.score, -d.patterns, -SEVERITY_RANK[d.hazard.severity], d.hazard.id))
+            if symptom.names and not msg_names and paste_names is None:
+                paste_names = pasted.paste_names(messages)
+            judged = _confidence(symptom, msg, msg_names, paste_names or set(), needs_met(symptom))
+            if judged is None:
+                continue
+            found.setdefault(hazard.id, _Candidate()).hits.append(_Hit(symptom, msg, *judged))
+    out: list[Diagnosis] = []
+    for hazard_id, cand in found.items():
+        hazard = kb.hazards[hazard_id]
+        best = max(CONFIDENCE_RANK[h.confidence] for h in cand.hits)
+        confidence = ("low", "medium", "high")[best]
+        agree = any(h.agree for h in cand.hits if CONFIDENCE_RANK[h.confidence] == best)
+        seen: dict[tuple[str, tuple[int, ...]], SymptomMatch] = {}
+        for h in cand.hits:
+            key = (h.symptom.pattern, h.message.lines)
+            seen.setdefault(
+                key,
+                SymptomMatch(
+                    h.symptom.pattern,
+                    _shown(h.message.text),
+                    h.message.lines[0],
+                    h.symptom.where,
+                    lines=h.message.lines,
+                    confidence=h.confidence,
+                    read_as=h.message.where,
+                ),
+            )
+        patterns = {h.symptom.pattern for h in cand.hits if CONFIDENCE_RANK[h.confidence] == best}
+        score = sum(specificity(p) for p in patterns)
+        out.append(
+            Diagnosis(
+                hazard,
+                tuple(sorted(seen.values(), key=lambda s: (s.line_number, s.pattern))),
+                score,
+                len(patterns),
+                confidence=confidence,
+                names_agree=agree,
+            )
+        )
+    out.sort(key=rank_key)
     return out
 
 
-__all__ = ["diagnose", "specificity"]
+def rank_key(d: Diagnosis) -> tuple[int, int, int, int, int, str]:
+    """The order of diagnoses without a state (best first)."""
+    return (
+        -CONFIDENCE_RANK[d.confidence],
+        -int(d.names_agree),
+        -d.score,
+        -d.patterns,
+        -SEVERITY_RANK[d.hazard.severity],
+        d.hazard.id,
+    )
+
+
+def _shown(text: str, limit: int = 400) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+__all__ = [
+    "CONFIDENCE_RANK",
+    "diagnose",
+    "rank_key",
+    "specificity",
+]

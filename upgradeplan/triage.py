@@ -6,7 +6,8 @@ diagnose`). What the pasted text and an optional state tell beyond that lives he
 - :func:`rank`: with a state (``--installed``, ``--snapshot``…) the hazards whose scope holds
   the running version and whose conditions are not false come first: a landing or state scope
   the state settles outranks a skip or transition scope (the version before the hop is not in
-  a state), which outranks a hazard the state rules out;
+  a state); a hazard the state rules out is dropped (:attr:`Triage.ruled_out`);
+- :func:`confirm`: the facts that would confirm a match, and how to read each;
 - :func:`placeholders`: ``<gitops-namespace>`` from what the text names (a HelmRelease's
   ``"namespace":"flux-giantswarm"`` in a helm-controller log line, ``-n NS`` of a pasted
   command, ``NS/kagent`` references, ``HelmRelease/kagent.NS`` of ``flux logs`` and Flux
@@ -66,6 +67,9 @@ _HR_NAMESPACE = (
 )
 
 
+_LINE_CHARS = 4096  # of a longer line, only its start is searched for a namespace
+
+
 @dataclass(frozen=True)
 class Found:
     """A value the pasted text (or the state) gave, and where."""
@@ -81,11 +85,14 @@ def provider(text: str, state: State | None = None) -> Found | None:
         if isinstance(value, str) and value in PROVIDER_CLIS.values():
             fact = state.get("nodes.provider")
             return Found(value, str(fact.source) if fact is not None else "nodes.provider")
+    from upgradeplan.linear import compile_pattern
+
     seen: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        for rx, name in _PROVIDER_CLUES:
-            if rx.search(line):
-                seen.setdefault(name, number)
+    for rx, name in _PROVIDER_CLUES:  # one pass of each clue over the whole text, on RE2
+        m = compile_pattern(rx.pattern, case_sensitive=True).search(text)
+        if m is not None:
+            number = text.count("\n", 0, m.start()) + 1
+            seen[name] = min(seen.get(name, number), number)
     if len(seen) != 1:
         return None  # none, or clues of two clouds: unknown
     name, number = next(iter(seen.items()))
@@ -107,7 +114,11 @@ def commands_for(commands: Sequence[str], cloud: str | None) -> list[str]:
 def placeholders(text: str, state: State | None = None) -> dict[str, Found]:
     """Placeholder -> value for what the text (first) or the state names."""
     out: dict[str, Found] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, whole in enumerate(text.splitlines(), start=1):
+        # every shape names a HelmRelease (or hr) within a line's first few KiB
+        line = whole[:_LINE_CHARS]
+        if not any(word in line for word in ("elm", "ELM", "hr", "HR", "Hr")):
+            continue
         for rx in _HR_NAMESPACE:
             m = rx.search(line)
             if m is not None:
@@ -168,11 +179,39 @@ class Ranked:
 
 
 def rank(kb: KnowledgeBase, diagnoses: Sequence[Diagnosis], state: State | None) -> list[Ranked]:
-    """The diagnoses, best first: by fit to ``state`` (when given), then as matched."""
+    """The diagnoses, best first: by confidence, then fit to ``state`` (when given), then as
+    matched. Those the state rules out come last (:func:`triage` drops them)."""
+    from upgradeplan.symptoms import CONFIDENCE_RANK
+
     if state is None:
         return [Ranked(d, None) for d in diagnoses]
     ranked = [Ranked(d, fit(kb, d.hazard.id, state)) for d in diagnoses]
-    return [r for _, r in sorted(enumerate(ranked), key=lambda p: (-(p[1].fit or 0), p[0]))]
+
+    def key(p: tuple[int, Ranked]) -> tuple[int, int, int]:
+        r = p[1]
+        ruled_out = int(r.fit == 0)
+        return (ruled_out, -CONFIDENCE_RANK[r.diagnosis.confidence] * 3 - (r.fit or 0), p[0])
+
+    return [r for _, r in sorted(enumerate(ranked), key=key)]
+
+
+def confirm(kb: KnowledgeBase, hazard_id: str) -> tuple[tuple[str, str], ...]:
+    """The facts that would confirm ``hazard_id`` on an installation, and how to read each:
+    the version of its product, then every fact its condition reads."""
+    from upgradeplan.conditions.evaluate import facts_read
+    from upgradeplan.conditions.hints import missing_fact_hint
+
+    hazard = kb.hazards[hazard_id]
+    keys = [f"installed.{hazard.product}"] if hazard.product else []
+    keys += [k for k in facts_read(hazard.when) if k not in keys]
+    out = []
+    for key in keys:
+        try:
+            how = missing_fact_hint(key)
+        except (KeyError, ValueError):
+            how = ""
+        out.append((key, how))
+    return tuple(out)
 
 
 FIT_WORDS = {2: "fits the state", 1: "the state cannot tell", 0: "the state rules it out"}
@@ -185,6 +224,7 @@ class Triage:
     diagnoses: tuple[Diagnosis, ...]
     fits: tuple[int | None, ...]  # per diagnosis; None without a state
     notes: tuple[str, ...]  # what was filled in or chosen, and from where
+    ruled_out: tuple[Diagnosis, ...] = ()  # matched, but the state rules them out
 
 
 def triage(
@@ -202,7 +242,11 @@ def triage(
             f"provider {cloud.value} (from {cloud.where}): other clouds' commands left out"
         )
     out: list[Diagnosis] = []
+    dropped: list[Diagnosis] = []
     for r in ranked:
+        if r.fit == 0:
+            dropped.append(r.diagnosis)
+            continue
         h = r.diagnosis.hazard
         commands = [
             fill(c, values)
@@ -210,8 +254,9 @@ def triage(
         ]
         verify = [fill(c, values) for c in h.verify]
         hazard = replace(h, recover_commands=tuple(commands), verify=tuple(verify))
-        out.append(replace(r.diagnosis, hazard=hazard))
-    return Triage(tuple(out), tuple(r.fit for r in ranked), tuple(notes))
+        out.append(replace(r.diagnosis, hazard=hazard, confirm=confirm(kb, h.id)))
+    fits = tuple(r.fit for r in ranked if r.fit != 0)
+    return Triage(tuple(out), fits, tuple(notes), tuple(dropped))
 
 
 __all__ = [

@@ -178,11 +178,15 @@ def explain(
 def diagnose(ctx: click.Context, /, file: str, output: str, top: int | None, **params: Any) -> None:
     """Match pasted logs, events or status text against the known symptoms of hazards.
 
-    Reads FILE, or stdin when FILE is '-' or absent. The best match comes first, with its
-    recovery. With a state (--installed, --snapshot, --kubeconfig…) the hazards the state
-    fits come first; placeholders such as <gitops-namespace> are filled from what the text
-    (or the state) names, and cloud commands are those of the provider it shows (all when
-    unknown). diagnose reports and does not gate: it exits 0 whether or not anything matched.
+    Reads FILE, or stdin when FILE is '-' or absent (text only; of a paste over 8 MiB its
+    last 8 MiB, and says so). Messages that span lines (events, folded YAML, JSON log lines)
+    are read whole. The best match comes first, with its confidence (a generic line alone is
+    a low-confidence hint), the lines it matched and the facts that would confirm it. With a
+    state (--installed, --snapshot, --kubeconfig…) the matches the state rules out are
+    dropped (-v lists them); placeholders such as <gitops-namespace> are filled from what the
+    text (or the state) names, and cloud commands are those of the provider it shows (all
+    when unknown). diagnose reports and does not gate: it exits 0 whether or not anything
+    matched.
 
     \b
     Examples:
@@ -190,24 +194,37 @@ def diagnose(ctx: click.Context, /, file: str, output: str, top: int | None, **p
       upgradeplan diagnose helm-controller.log --installed agent-platform=4.8.0
       upgradeplan diagnose events.txt --snapshot prod.yaml -o json
     """
-    from upgradeplan import triage
+    from upgradeplan import symptoms, triage
 
-    text = _read_text(file)
+    paste = _read_paste(file)
     kb = api.load_kb(kb_dirs(ctx))
     state = _diagnose_state(kb, params)
-    found = triage.triage(kb, text, api.diagnose(kb, text), state)
+    found = triage.triage(
+        kb, paste.text, symptoms.diagnose(kb, paste.text, paste.first_line), state
+    )
+    notes = ((paste.note,) if paste.note else ()) + found.notes
+    verbose = bool((ctx.obj or {}).get("verbose"))
+    if verbose:
+        notes += tuple(
+            f"ruled out by the state: {d.hazard.id} (matched line {d.matches[0].line_number})"
+            for d in found.ruled_out
+        )
+    elif found.ruled_out:
+        notes += (f"{len(found.ruled_out)} match(es) the state rules out left out (-v lists them)",)
     shown = found.diagnoses[:top] if top is not None else found.diagnoses
     fits = found.fits[: len(shown)] if state is not None else ()
     if output in ("json", "yaml"):
         from upgradeplan.render import structured
 
-        doc = structured.diagnoses_to_dict(shown, fits, found.notes)
+        doc = structured.diagnoses_to_dict(shown, fits, notes)
+        if verbose:
+            doc["ruled_out"] = [d.hazard.id for d in found.ruled_out]
         click.echo(structured.serialise(doc, output), nl=False)
         return
     from upgradeplan.render.text import render_diagnose
 
     color = use_color(ctx)
-    click.echo(render_diagnose(shown, color, fits, found.notes), nl=False, color=color)
+    click.echo(render_diagnose(shown, color, fits, notes), nl=False, color=color)
 
 
 def _diagnose_state(kb: KnowledgeBase, params: dict[str, Any]) -> State | None:
@@ -226,7 +243,9 @@ def _diagnose_state(kb: KnowledgeBase, params: dict[str, Any]) -> State | None:
     return gathered[0].state
 
 
-def _read_text(file: str) -> str:
+def _read_paste(file: str) -> Any:
+    from upgradeplan.pasted import read_paste
+
     if file == "-":
         if sys.stdin.isatty():
             click.echo(
@@ -234,10 +253,10 @@ def _read_text(file: str) -> str:
                 "press Ctrl-D (or pass a FILE)",
                 err=True,
             )
-        return sys.stdin.read()
+        return read_paste(sys.stdin.buffer, "stdin")
     try:
-        with open(file, encoding="utf-8", errors="replace") as fh:
-            return fh.read()
+        with open(file, "rb") as fh:
+            return read_paste(fh, file)
     except FileNotFoundError:
         raise errors.BadInput(
             f"{file}: no such file", hint="pass a file, or '-' for stdin"

@@ -266,6 +266,10 @@ def hazard_of(ctx: Fields) -> Hazard:
                 pattern=ctx.text_in(item, "pattern", path, required=True),
                 where=ctx.choice_in(item, "where", WHERE, path, default="any"),  # type: ignore[arg-type]
                 example=ctx.text_in(item, "example", path),
+                generic=item.get("generic") is True,
+                needs=ctx.strlist(item, "needs", path),
+                names=tuple(n.lower() for n in ctx.strlist(item, "names", path)),
+                reasons=ctx.strlist(item, "reasons", path),
             )
         )
     hazard = Hazard(

@@ -342,17 +342,23 @@ def _diagnoses(diagnoses: Sequence[Diagnosis]) -> dict[str, Any]:
                 "hazard": d.hazard.id,
                 "title": d.hazard.title,
                 "severity": d.hazard.severity,
+                "confidence": d.confidence,
                 "score": d.score,
                 "patterns": d.patterns,
+                "lines": sorted({n for m in d.matches for n in (m.lines or (m.line_number,))}),
                 "matched": [
                     {
                         "pattern": m.pattern,
                         "line": m.line,
                         "line_number": m.line_number,
+                        "lines": list(m.lines or (m.line_number,)),
                         "where": m.where,
+                        "read_as": m.read_as,
+                        "confidence": m.confidence,
                     }
                     for m in d.matches
                 ],
+                "confirm": [{"fact": key, "how": how} for key, how in d.confirm],
                 "recover": d.hazard.recover,
                 "recover_commands": list(d.hazard.recover_commands),
                 "migrations": list(d.hazard.migrations),

@@ -433,19 +433,28 @@ def render_diagnose(
     from upgradeplan.triage import FIT_WORDS
 
     s = Style(color)
-    if not diagnoses:
-        return "No known symptom matches this text.\n"
     out: list[str] = [f"Note: {n}" for n in notes]
+    if not diagnoses:
+        return "\n".join([*out, "No known symptom matches this text."]) + "\n"
     for i, d in enumerate(diagnoses, start=1):
         h = d.hazard
         if out:
             out.append("")
         fit = fits[i - 1] if i - 1 < len(fits) else None
         said = f" [{FIT_WORDS[fit]}]" if fit is not None else ""
-        out.append(f"{i}. {s(h.id, bold=True)} ({s.severity(h.severity).strip()}): {h.title}{said}")
+        hint = ", a hint only: a generic line" if d.confidence == "low" else ""
+        out.append(
+            f"{i}. {s(h.id, bold=True)} ({s.severity(h.severity).strip()}; "
+            f"{d.confidence} confidence{hint}): {h.title}{said}"
+        )
         for m in d.matches:
-            out.append(f"   line {m.line_number}: {m.line}")
+            span = m.lines or (m.line_number,)
+            at = f"line {span[0]}" if len(span) == 1 else f"lines {span[0]}-{span[-1]}"
+            out.append(f"   {at}: {m.line}")
             out.append(f"     matches /{m.pattern}/")
+        if d.confirm:
+            out.append("   Confirm with:")
+            out.extend(f"     {key}" + (f": {how}" if how else "") for key, how in d.confirm)
         if h.recover:
             out.append("   Recover:")
             out.extend(_indent(h.recover, "     "))

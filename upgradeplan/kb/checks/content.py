@@ -41,16 +41,23 @@ def check_patterns(loaded: Loaded) -> Iterator[Problem]:
                     yield problem(
                         "KB015", cond.location, f"pattern {pattern!r} does not compile: {exc}"
                     )
+    from upgradeplan.linear import PatternError, compile_pattern
+
     for hz in all_hazards(ctx.kb):
         for i, symptom in enumerate(hz.symptoms):
-            try:
-                re.compile(symptom.pattern, re.IGNORECASE)
-            except re.error as exc:
-                yield problem(
-                    "KB015",
-                    ctx.at(hz.location, "symptoms", i, "pattern"),
-                    f"symptom pattern {symptom.pattern!r} does not compile: {exc}",
-                )
+            for key, pattern in [
+                ("pattern", symptom.pattern),
+                *(("needs", p) for p in symptom.needs),
+            ]:
+                try:  # diagnose runs symptoms on RE2: linear time, or refused here
+                    compile_pattern(pattern)
+                except PatternError as exc:
+                    yield problem(
+                        "KB015",
+                        ctx.at(hz.location, "symptoms", i, key),
+                        f"symptom pattern {pattern!r} is not one RE2 runs in linear time "
+                        f"(no back-references or look-arounds): {exc}",
+                    )
 
 
 def check_advice(loaded: Loaded) -> Iterator[Problem]:

@@ -85,7 +85,9 @@ def test_a_skip_hazard_with_from_is_quiet_for_hops_that_start_below_it() -> None
 
 
 def test_a_skip_hazard_with_from_may_apply_naming_the_fact_inside_it() -> None:
-    code, out, _ = run("check", "--installed", "fmeta=2.0.0", "--to", "fmeta=3.0.0", *NO_ENGINE)
+    code, out, _ = run(
+        "-v", "check", "--installed", "fmeta=2.0.0", "--to", "fmeta=3.0.0", *NO_ENGINE
+    )
     assert code == 4
     assert "may-apply      blocking fmeta-handover-skipped" in out
     assert "missing object.Widget.fmeta.shared.exists" in out
@@ -163,7 +165,7 @@ def test_an_overlay_amends_a_hazard_with_a_recorded_override() -> None:
 def test_an_overlay_adds_a_hazard_and_a_release_to_an_earlier_product() -> None:
     kb = (FORMAT, TEAM)
     fact = "values.fmeta.proxy.enabled"
-    code, out, _ = run("check", "--installed", "fmeta=3.2.0", kb=kb)
+    code, out, _ = run("-v", "check", "--installed", "fmeta=3.2.0", kb=kb)
     assert code == 4
     assert "may-apply      blocking team-proxy-on-320" in out and f"missing {fact}" in out
     code, doc = check_json("--installed", "fmeta=3.2.0", "--fact", f"{fact}=true", kb=kb)
@@ -250,7 +252,7 @@ def test_a_conditional_requirement_holds_only_where_its_condition_is_true() -> N
     assert (code, status_of(doc, "requires:fmeta@3.0.0")) == (3, "applies")
     code, doc = check_json(*base, "--fact", f"{ENGINE}=false")
     assert (code, status_of(doc, "requires:fmeta@3.0.0")) == (0, "absent")
-    code, out, _ = run("check", *base)
+    code, out, _ = run("-v", "check", *base)
     assert code == 4
     assert "may-apply      blocking requires:fmeta@3.0.0" in out and f"missing {ENGINE}" in out
     # the title says the condition, not only the requirement
@@ -306,7 +308,7 @@ def test_a_new_component_release_inside_the_published_range_is_reported(tmp_path
     assert (kb / "releases" / "fmeta" / "1.0.0.yaml").read_bytes() == meta.read_bytes()
     code, out, err = run("kb", "lint", str(kb), kb=())
     assert code == 0, out + err
-    code, out, _ = run("check", *FOLLOWS, kb=(kb,))
+    code, out, _ = run("-v", "check", *FOLLOWS, kb=(kb,))
     assert code == 3
     assert "applies        blocking fcomp-130-config-key-renamed [fcomp 1.2.0 → 1.3.0]" in out
     assert (
@@ -373,7 +375,7 @@ def test_a_default_turns_the_feature_on_where_the_installation_does_not_set_it(
     (finding, *_) = findings(doc, CACHE)
     assert (code, finding["status"]) == (3, "applies")
     assert "promptCaching.enabled = true, default of fmeta@2.0.0" in str(finding["reason"])
-    code, out, _ = run("check", "--gitops", str(root), *NO_ENGINE)
+    code, out, _ = run("-v", "check", "--gitops", str(root), *NO_ENGINE)
     assert "observed values.fmeta.promptCaching.enabled = true (from default of fmeta@2.0.0)" in out
 
 
@@ -399,7 +401,7 @@ def test_a_default_from_a_snapshot_of_the_cluster(tmp_path: Path) -> None:
 
 
 def test_stated_values_settle_or_leave_the_feature_unknown() -> None:
-    code, out, _ = run("check", "--installed", "fmeta=2.0.0")
+    code, out, _ = run("-v", "check", "--installed", "fmeta=2.0.0")
     assert code == 4
     assert f"may-apply      blocking {CACHE}" in out
     assert "missing values.fmeta.promptCaching.enabled" in out
@@ -442,7 +444,7 @@ def test_two_image_facts_compared_by_version() -> None:
     assert (code, status_of(doc, MISMATCH)) == (0, "does-not-apply")
     code, doc = check_json(*base, *same[:3], f"{same[3]}=reg/fbase:1.3.0")
     assert (code, status_of(doc, MISMATCH)) == (3, "applies")
-    code, out, _ = run("check", *base, *same[:2])
+    code, out, _ = run("-v", "check", *base, *same[:2])
     assert code == 4
     assert f"may-apply      warning  {MISMATCH}" in out and "missing workload.fbase.image" in out
 
@@ -458,6 +460,6 @@ def test_a_hop_of_fmeta_conditioned_on_the_pin_and_version_of_fcomp() -> None:
     assert (code, status_of(doc, FLOATS)) == (3, "applies")
     code, doc = check_json(*hop, "--installed", "fcomp=1.2.0", "--pin", "fcomp=1.2.0")
     assert status_of(doc, FLOATS) == "does-not-apply"
-    code, out, _ = run("check", *hop, "--installed", "fcomp=1.2.0")
+    code, out, _ = run("-v", "check", *hop, "--installed", "fcomp=1.2.0")
     assert code == 4
     assert f"may-apply      warning  {FLOATS}" in out and "missing pin.fcomp" in out

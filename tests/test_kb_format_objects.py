@@ -60,7 +60,7 @@ def test_a_declared_field_compared_with_another_fact() -> None:
     assert status_of(doc, WORKER) == "does-not-apply"
     _, doc = check_json(*base, "--fact", f"{IMAGE}=reg/worker:1.0.0")
     assert status_of(doc, WORKER) == "applies"
-    _, out, _ = run("check", *base)
+    _, out, _ = run("-v", "check", *base)
     assert f"may-apply      warning  {WORKER}" in out and f"missing {IMAGE}" in out
 
 
@@ -71,10 +71,10 @@ def test_any_object_of_a_kind_from_stated_facts() -> None:
     assert (code, status_of(doc, UNADMITTED)) == (3, "applies")
     code, doc = check_json(*base, "--fact", f'{a}=["p1"]', "--fact", f'{b}=["p1"]')
     assert status_of(doc, UNADMITTED) == "does-not-apply"
-    _, out, _ = run("check", *base, "--fact", f'{a}=["p1"]')
+    _, out, _ = run("-v", "check", *base, "--fact", f'{a}=["p1"]')
     assert f"may-apply      blocking {UNADMITTED}" in out and f"missing {b}" in out
     # without the list of the kind, only a matching object can settle it
-    _, out, _ = run("check", "--installed", "fpool=1.0.0", "--fact", f'{a}=["p1"]')
+    _, out, _ = run("-v", "check", "--installed", "fpool=1.0.0", "--fact", f'{a}=["p1"]')
     assert f"may-apply      blocking {UNADMITTED}" in out and "missing object.Template" in out
 
 
@@ -207,7 +207,7 @@ def test_a_change_that_moves_both_pins(repo: Path) -> None:
 
 
 def test_without_base_the_change_facts_are_unknown() -> None:
-    code, out, _ = run("check", "--installed", "fapp=1.0.0", "--to", "fapp=1.1.0")
+    code, out, _ = run("-v", "check", "--installed", "fapp=1.0.0", "--to", "fapp=1.1.0")
     assert code == 4
     assert f"may-apply      blocking {MOVES}" in out and "missing change.fapp" in out
     code, doc = check_json(

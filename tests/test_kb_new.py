@@ -7,11 +7,21 @@ from pathlib import Path
 from support.cli import run
 
 
-def test_each_skeleton_lints_without_errors(tmp_path: Path) -> None:
+def _fill(path: Path, text: str) -> None:
+    """What a maintainer does: every ``TODO:`` placeholder replaced by a real sentence."""
+    import re
+
+    filled = re.sub(r"TODO: [^\n\"]*", text, path.read_text(encoding="utf-8"))
+    path.write_text(filled, encoding="utf-8")
+
+
+def test_each_skeleton_fails_lint_naming_its_placeholders_until_filled(tmp_path: Path) -> None:
     kb = str(tmp_path / "team-kb")
     code, out = run("kb", "new", "release", "agent-platform", "4.16.0", "--dir", kb)
     assert code == 0, out
-    assert (tmp_path / "team-kb" / "releases" / "agent-platform" / "4.16.0.yaml").is_file()
+    assert "KB030" in out  # it says lint rejects the placeholders
+    release = tmp_path / "team-kb" / "releases" / "agent-platform" / "4.16.0.yaml"
+    assert release.is_file()
     ref = "giantswarm/agent-platform#413"
     code, out = run(
         "kb", "new", "hazard", "egress-hook", "--product", "agent-platform", "--reference", ref,
@@ -22,10 +32,35 @@ def test_each_skeleton_lints_without_errors(tmp_path: Path) -> None:
                     "--dir", kb)  # fmt: skip
     assert code == 0, out
     code, out = run("kb", "lint", kb)
+    assert code == 2, out  # errors: the placeholders
+    mine = [line for line in out.splitlines() if "team-kb" in line and "KB030" in line]
+    assert (
+        "team-kb/releases/agent-platform/4.16.0.yaml:5 KB030 title is still the "
+        "placeholder 'TODO: the release in one line'" in out
+    ), out
+    assert any("hazards/egress-hook.yaml" in line and "consequence" in line for line in mine)
+    assert any("migrations/open-egress.yaml" in line and "template" in line for line in mine)
+    for path in tmp_path.rglob("*.yaml"):
+        _fill(path, "Moves the egress hook to its own job")
+    code, out = run("kb", "lint", kb)
     assert code == 0, out  # warnings only: they name what is left to write
     mine = [line for line in out.splitlines() if "team-kb" in line]
     assert all(" warning: " in line for line in mine), mine
     assert any("KB019" in line for line in mine)  # no symptoms yet
+
+
+def test_docs_upgrade_md_refuses_a_placeholder(tmp_path: Path) -> None:
+    kb = str(tmp_path / "team-kb")
+    assert run("kb", "new", "release", "agent-platform", "4.16.0", "--dir", kb)[0] == 0
+    code, out = run("--kb", kb, "docs", "upgrade-md", "--product", "agent-platform")
+    assert code == 2, out
+    assert "4.16.0.yaml:1: title is still the placeholder 'TODO: the release in one line'" in out
+    assert "Traceback" not in out and "TODO: the release" not in out.split("\n", 1)[1]
+    release = tmp_path / "team-kb" / "releases" / "agent-platform" / "4.16.0.yaml"
+    _fill(release, "Moves the egress hook to its own job")
+    code, out = run("--kb", kb, "docs", "upgrade-md", "--product", "agent-platform")
+    assert code == 0, out
+    assert "Moves the egress hook to its own job" in out
 
 
 def test_an_existing_file_is_never_replaced(tmp_path: Path) -> None:

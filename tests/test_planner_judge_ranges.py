@@ -97,7 +97,7 @@ def test_a_range_that_admits_a_hazards_release_is_undetermined(tmp_path: Path) -
     stated = ["--kb", str(kb), "check", "--gitops", str(tree), "--installed", "lantern=2.4.0"]
     assert run_in(stated, cwd=tmp_path)[0] == 3
     stated[-1] = "lantern=2.3.0"  # Flux moves it to the 2.4.0 the range admits
-    code, out, _ = run_in(stated, cwd=tmp_path)
+    code, out, _ = run_in(["-v", *stated], cwd=tmp_path)
     assert code == 3 and "admits lantern 2.4.0" in out
 
 

@@ -665,7 +665,7 @@ def test_s3_harness_kept_from_files_settles_the_handover() -> None:
 
 
 def test_s3_unsettled_from_files_names_the_facts_git_cannot_hold() -> None:
-    code, out, _ = _run(["check", *_fx("s3-unsettled"), "--to", "agent-platform=4.8.0"])
+    code, out, _ = _run(["-v", "check", *_fx("s3-unsettled"), "--to", "agent-platform=4.8.0"])
     assert code == 4
     for key in (
         "installed.agent-platform-connectivity",
@@ -709,7 +709,7 @@ GATE = ["check", "--gitops", "clusters/prod", "--base", "HEAD", *HARNESS_UNPROTE
 
 def test_base_gate_catches_the_skip_at_the_pins_line(repo: Path) -> None:
     _bump(repo)
-    code, out, err = _run(GATE, cwd=repo)
+    code, out, err = _run(["-v", *GATE], cwd=repo)
     assert code == 3, err
     assert "harness-handover-skipped" in out
     assert "clusters/prod/bom.yaml:9" in out  # the connectivity pin that makes it apply

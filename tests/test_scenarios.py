@@ -53,7 +53,7 @@ def test_s1_plan_is_safe_with_actions_and_names_481_as_the_better_target() -> No
 
 
 def test_s1_text_output_shows_evidence_and_the_path() -> None:
-    code, out = run("check", *S1_STATED, "--to", "agent-platform=4.8.0")
+    code, out = run("-v", "check", *S1_STATED, "--to", "agent-platform=4.8.0")
     assert code == 3
     assert "harness-handover-skipped" in out
     assert (
@@ -120,7 +120,7 @@ def test_s3_unsettled_is_undetermined_and_names_the_missing_facts() -> None:
     assert (code, res["verdict"]) == (4, "undetermined")
     assert statuses_of(res["findings"])["harness-handover-skipped"] == "may-apply"
     assert res["recommended"]["path"]["agent-platform"] == ["4.7.18", "4.7.19", "4.8.0"]
-    code, out = run("check", *args)
+    code, out = run("-v", "check", *args)
     assert code == 4
     for key in (
         "installed.agent-platform-connectivity",

@@ -168,7 +168,21 @@ def check(
         results.append(set_aside(judged, acceptances, fail_on))
     stale = stale_acceptances(acceptances, results)
     code = api.worst_exit([r.exit_code for r in results])
-    return render_check(obj, kb, results, output, code, fail_on, stale, params), code
+    shown = rerun_params(obj, params, to, holds)
+    return render_check(obj, kb, results, output, code, fail_on, stale, shown), code
+
+
+def rerun_params(
+    obj: Mapping[str, Any] | None,
+    params: Mapping[str, Any],
+    to: Sequence[str],
+    holds: Sequence[str],
+) -> dict[str, Any]:
+    """The options a command ran with, for the command line its text output suggests: the
+    inputs, the targets and the ``--kb`` directories given (not those of UPGRADEPLAN_KB)."""
+    env_dirs = {d for d in os.environ.get("UPGRADEPLAN_KB", "").split(os.pathsep) if d}
+    given = [d for d in setting(obj, "kb_dirs", ()) if d not in env_dirs]
+    return {**params, "to": tuple(to), "holds": tuple(holds), "kb_dirs": tuple(given)}
 
 
 def render_check(
@@ -185,9 +199,14 @@ def render_check(
     from upgradeplan.commands import gate
 
     if output == "text":
+        from upgradeplan.render.summary import rerun
         from upgradeplan.render.text import render_check as text
 
-        return text(results, use_color(obj)) + gate.accepted_text(results, stale)
+        command = rerun("check", params or {})
+        shown = text(
+            results, use_color(obj), verbose=bool(setting(obj, "verbose")), command=command
+        )
+        return shown + gate.accepted_text(results, stale)
     if output in ("json", "yaml"):
         from upgradeplan.render import structured
 

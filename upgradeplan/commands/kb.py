@@ -435,7 +435,7 @@ def _text(rows: list[dict[str, Any]]) -> str:
 
 @kb.group("new")
 def new() -> None:
-    """Scaffold a knowledge file: a skeleton that lints without errors, TODOs to fill in.
+    """Scaffold a knowledge file: a skeleton whose TODO placeholders kb lint rejects until filled.
 
     \b
     Examples:
@@ -485,7 +485,10 @@ def new_release(
     _require_product(ctx, product, directory)
     path = Path(directory) / "releases" / product / f"{version}.yaml"
     kb_new.write_new(path, kb_new.release_text(product, version, title, date))
-    click.echo(f"wrote {path}; fill in the TODOs, then run 'upgradeplan kb lint {directory}'")
+    click.echo(
+        f"wrote {path}; fill in the TODO placeholders (kb lint rejects them: KB030), "
+        f"then run 'upgradeplan kb lint {directory}'"
+    )
 
 
 @new.command("hazard")
@@ -535,7 +538,10 @@ def new_hazard(
     path = Path(directory) / "hazards" / f"{hazard_id}.yaml"
     text = kb_new.hazard_text(hazard_id, product, reference, severity, landing)
     kb_new.write_new(path, text)
-    click.echo(f"wrote {path}; fill in the TODOs, then run 'upgradeplan kb lint {directory}'")
+    click.echo(
+        f"wrote {path}; fill in the TODO placeholders (kb lint rejects them: KB030), "
+        f"then run 'upgradeplan kb lint {directory}'"
+    )
 
 
 @new.command("migration")
@@ -556,4 +562,7 @@ def new_migration(ctx: click.Context, migration_id: str, product: str, directory
     _require_product(ctx, product, directory)
     path = Path(directory) / "migrations" / f"{migration_id}.yaml"
     kb_new.write_new(path, kb_new.migration_text(migration_id, product))
-    click.echo(f"wrote {path}; fill in the TODOs, then run 'upgradeplan kb lint {directory}'")
+    click.echo(
+        f"wrote {path}; fill in the TODO placeholders (kb lint rejects them: KB030), "
+        f"then run 'upgradeplan kb lint {directory}'"
+    )

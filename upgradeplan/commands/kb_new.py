@@ -1,9 +1,12 @@
-"""``upgradeplan kb new release|hazard|migration``: a skeleton that lints without errors.
+"""``upgradeplan kb new release|hazard|migration``: a skeleton whose placeholders lint rejects.
 
-The skeleton holds every field a maintainer fills in, with what to write as a ``TODO:`` text
-where there is nothing true to say yet; fields whose absence is only a lint warning (symptoms,
-verify commands) are left out, so ``kb lint`` names what is still missing. Nothing is invented:
-a hazard takes its reference from ``--reference``, a release its date only from ``--date``.
+The skeleton holds every field a maintainer fills in, with what to write as a ``TODO:``
+placeholder where there is nothing true to say yet. ``kb lint`` reports each placeholder
+still there as KB030 (an error) and ``docs upgrade-md`` refuses to render one, so a skeleton
+cannot reach an UPGRADE.md unfilled. Fields whose absence is only a lint warning (symptoms,
+verify commands) are left out, so ``kb lint`` names what is still missing. Nothing is
+invented: a hazard takes its reference from ``--reference``, a release its date only from
+``--date``.
 """
 
 from __future__ import annotations

@@ -103,9 +103,13 @@ def plan(
         )
     code = api.worst_exit([r.exit_code for r in results])
     if output == "text":
+        from upgradeplan.commands.judging import rerun_params
+        from upgradeplan.render.summary import rerun
         from upgradeplan.render.text import render_plan
 
-        text = render_plan(results, use_color(ctx))
+        verbose = bool(ctx.find_root().obj.get("verbose"))
+        command = rerun("plan", rerun_params(ctx.find_root().obj, params, to, holds))
+        text = render_plan(results, use_color(ctx), verbose=verbose, command=command)
     elif output in ("json", "yaml"):
         from upgradeplan.render import structured
 

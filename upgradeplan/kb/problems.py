@@ -163,6 +163,12 @@ CATALOGUE: tuple[CheckInfo, ...] = (
         "a condition reads a custom-resource field no product declares under `objects:` "
         "(no reader reads it; only a stated fact can settle it)",
     ),
+    CheckInfo(
+        "KB030",
+        "placeholder",
+        "error",
+        "a field still holds a `TODO:` placeholder that `kb new` wrote",
+    ),
 )
 
 BY_CODE: dict[str, CheckInfo] = {c.code: c for c in CATALOGUE}

@@ -144,6 +144,23 @@ def step_to_dict(s: Step) -> dict[str, Any]:
     }
 
 
+def _stops(plan: Plan, direct: Sequence[Finding] = ()) -> list[dict[str, str]]:
+    """Every stop of the path after the start, with why the path stops there (one line)."""
+    from upgradeplan.render.summary import stop_reasons
+
+    return [
+        {"product": product, "version": version, "reason": reason}
+        for (product, version), reason in stop_reasons(plan, direct).items()
+    ]
+
+
+def _to_decide(findings: Sequence[Finding]) -> list[dict[str, Any]]:
+    """Each fact a finding that may apply is missing, once: how to state it, what shows it."""
+    from upgradeplan.render.summary import shown, to_decide
+
+    return [n.to_dict() for n in to_decide(shown(findings))]
+
+
 def plan_to_dict(plan: Plan) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
@@ -154,6 +171,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "verdict": plan.verdict,
         "blocked_by": list(plan.blocked_by),
         "path": _path(plan),
+        "stops": _stops(plan),
         "pins": _pins(plan),
         "direct": {
             "verdict": plan.direct.verdict,
@@ -194,9 +212,11 @@ def check_to_dict(results: Sequence[CheckResult], exit_code: int) -> dict[str, A
                     "verdict": rec.verdict,
                     "blocked_by": list(rec.blocked_by),
                     "path": _path(rec),
+                    "stops": _stops(rec, r.findings),
                     "pins": _pins(rec),
                 }
             )
+            item["to_decide"] = _to_decide(r.findings)
         out.append(item)
     return _results("check", exit_code, out)
 
@@ -209,6 +229,8 @@ def plans_to_dict(results: Sequence[PlanResult], exit_code: int) -> dict[str, An
             item["error"] = r.error
         if r.plan is not None:
             item["plan"] = plan_to_dict(r.plan)
+            steps = [f for st in r.plan.steps for f in st.findings]
+            item["to_decide"] = _to_decide(steps if r.plan.steps else r.plan.direct.findings)
         out.append(item)
     return _results("plan", exit_code, out)
 

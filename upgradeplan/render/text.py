@@ -191,8 +191,7 @@ def _findings_section(label: str, findings: Sequence[Finding], s: Style) -> list
     return out
 
 
-def render_check(results: Sequence[CheckResult], color: bool = False) -> str:
-    s = Style(color)
+def _check_full(results: Sequence[CheckResult], s: Style) -> str:
     from upgradeplan.results import NOTHING_TO_JUDGE
 
     out: list[str] = []
@@ -276,8 +275,7 @@ def step_lines(index: int, step: Step, s: Style) -> list[str]:
     return out
 
 
-def render_plan(results: Sequence[PlanResult], color: bool = False) -> str:
-    s = Style(color)
+def _plan_full(results: Sequence[PlanResult], s: Style) -> str:
     out: list[str] = []
     for r in results:
         if out:
@@ -305,6 +303,38 @@ def render_plan(results: Sequence[PlanResult], color: bool = False) -> str:
         all_findings = [f for st in plan.steps for f in st.findings] + list(plan.direct.findings)
         out.extend(_missing_footer(all_findings))
     return "\n".join(out) + "\n"
+
+
+def render_check(
+    results: Sequence[CheckResult],
+    color: bool = False,
+    verbose: bool = False,
+    command: Sequence[str] | None = None,
+    width: int | None = None,
+) -> str:
+    """``check`` as text: the first screen (:mod:`upgradeplan.render.firstscreen`), or with
+    ``verbose`` everything: evidence, what does not apply, what is not in scope."""
+    if verbose:
+        return _check_full(results, Style(color))
+    from upgradeplan.render.firstscreen import check_screen
+
+    return check_screen(results, color, command, width)
+
+
+def render_plan(
+    results: Sequence[PlanResult],
+    color: bool = False,
+    verbose: bool = False,
+    command: Sequence[str] | None = None,
+    width: int | None = None,
+) -> str:
+    """``plan`` as text: the first screen, or with ``verbose`` everything: evidence, action
+    content, verify commands."""
+    if verbose:
+        return _plan_full(results, Style(color))
+    from upgradeplan.render.firstscreen import plan_screen
+
+    return plan_screen(results, color, command, width)
 
 
 _TRUTH_TEXT = {

@@ -479,8 +479,31 @@ def select(
     return list(reversed(chosen))
 
 
+def _refuse_placeholders(kb: KnowledgeBase, product: str, releases: Sequence[Release]) -> None:
+    """Bad input when a text that would be rendered is still a ``kb new`` placeholder."""
+    from upgradeplan.kb.placeholders import first_in
+
+    texts = [(r.location, n, getattr(r, n)) for r in releases for n in ("title", "summary")]
+    texts += [(r.location, "notes", f"{n.condition} {n.text}") for r in releases for n in r.notes]
+    hazards = [h for h in kb.hazards.values() if h.product == product]
+    texts += [
+        (h.location, f"hazard {h.id} {n}", getattr(h, n))
+        for h in hazards
+        for n in ("title", "consequence", "avoid")
+    ]
+    for where, field, text in texts:
+        found = first_in(text)
+        if found is not None:
+            raise BadInput(
+                f"{field} is still the placeholder {found!r}; not rendering it into UPGRADE.md",
+                location=f"{where.file}:{where.line}",
+                hint="fill it in ('upgradeplan kb lint' lists every placeholder as KB030)",
+            )
+
+
 def document(kb: KnowledgeBase, product: str, releases: Sequence[Release]) -> Document:
     spec = _require(kb, product)
+    _refuse_placeholders(kb, product, releases)
     title = spec.upgrade_doc_title or f"Upgrading {spec.name}"
     intro = " ".join(spec.upgrade_doc_intro.split()) or (
         "CHANGELOG.md records what changed; this file records what an operator must do."

@@ -24,6 +24,7 @@ from upgradeplan.kb.checks.content import (
     sample_values,
 )
 from upgradeplan.kb.checks.context import walk_conditions
+from upgradeplan.kb.checks.placeholders import check_placeholders
 from upgradeplan.kb.checks.versions import (
     check_dates,
     check_hazard_ranges,
@@ -56,6 +57,7 @@ CHECKS: tuple[Check, ...] = (
     Check(("KB005", "KB024"), check_fact_keys),
     Check(("KB029",), check_object_fields),
     Check(("KB014",), check_templates, lint_only=True),
+    Check(("KB030",), check_placeholders, lint_only=True),
 )
 
 

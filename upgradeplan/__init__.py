@@ -4,4 +4,4 @@ The command line is a thin layer over :mod:`upgradeplan.api`; everything it does
 callable from Python.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -16,8 +16,9 @@ from typing import Any
 
 import click
 
-from upgradeplan.commands import complete, judging
-from upgradeplan.commands.judging import remember, root_settings
+from upgradeplan import progress
+from upgradeplan.commands import complete, settings
+from upgradeplan.commands.settings import remember, root_settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,8 +101,6 @@ def group_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def start(ctx: click.Context, options: Mapping[str, Any]) -> None:
     """The root obj from the group's options (and UPGRADEPLAN_KB)."""
-    from upgradeplan import progress
-
     ctx.obj = root_settings(options, ctx.obj)  # with values a completion run stored already
     progress.install(progress.Reporter(sys.stderr, verbose=ctx.obj["verbose"]))
     ctx.call_on_close(lambda: progress.install(None))
@@ -156,7 +155,7 @@ def setting(ctx: click.Context | None, key: str, default: Any = None) -> Any:
     """A global option's value (given before or after the command), or ``default``."""
     if ctx is None:
         return default
-    return judging.setting(ctx.find_root().obj, key, default)
+    return settings.setting(ctx.find_root().obj, key, default)
 
 
 def nearest_options(exc: click.NoSuchOption) -> list[str]:

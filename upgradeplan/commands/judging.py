@@ -1,8 +1,7 @@
 """What ``check`` does once its options are parsed.
 
-The click command (:mod:`upgradeplan.commands.check`) calls :func:`check`; the settings of the
-global options (the root context's ``obj``) are a plain dict, built by :func:`root_settings`
-and :func:`remember`, which the shared options of plan and explain read too.
+The click command (:mod:`upgradeplan.commands.check`) calls :func:`check`; the global options'
+settings (:mod:`upgradeplan.commands.settings`) fill in what the command's own leave unset.
 """
 
 from __future__ import annotations
@@ -16,53 +15,9 @@ from typing import Any
 
 from upgradeplan import accept, api, errors
 from upgradeplan.api import Inputs
+from upgradeplan.commands.settings import setting
 from upgradeplan.model import Finding, KnowledgeBase
 from upgradeplan.results import EXIT_OF_VERDICT
-
-Settings = dict[str, Any]  # the global options' values (kb_dirs, contexts, color, verbose, ...)
-
-
-def root_settings(options: Mapping[str, Any], before: Mapping[str, Any] | None = None) -> Settings:
-    """The settings from the group's options (and UPGRADEPLAN_KB); ``before``: values a
-    completion run stored already."""
-    env_dirs = [d for d in os.environ.get("UPGRADEPLAN_KB", "").split(os.pathsep) if d]
-    obj: Settings = dict(before or {})
-    obj.update(
-        {
-            "kb_dirs": (*env_dirs, *options.get("kb_dirs", ())),
-            "kubeconfig": options.get("kubeconfig"),
-            "contexts": tuple(options.get("contexts", ())),
-            "namespace": options.get("namespace"),
-            "request_timeout": options.get("request_timeout"),
-            "color": "never" if options.get("no_color") else options.get("color") or "auto",
-            "verbose": int(options.get("verbose") or 0),
-            "debug": bool(options.get("debug")),
-        }
-    )
-    return obj
-
-
-def remember(obj: Settings, key: str, value: Any, *, multiple: bool, count: bool) -> None:
-    """A global option given after the command: stored where the group's own would be."""
-    if value in (None, False, (), 0):
-        return
-    if key == "no_color":
-        obj["color"] = "never"
-    elif multiple:
-        obj[key] = (*obj.get(key, ()), *value)
-    elif count:
-        from upgradeplan import progress
-
-        obj[key] = int(obj.get(key) or 0) + int(value)
-        progress.set_verbose(obj[key])
-    else:
-        obj[key] = value
-
-
-def setting(obj: Mapping[str, Any] | None, key: str, default: Any = None) -> Any:
-    """A global option's value, or ``default``."""
-    value = (obj or {}).get(key)
-    return default if value is None else value
 
 
 def inputs_from(params: Mapping[str, Any], obj: Mapping[str, Any] | None) -> Inputs:
@@ -199,8 +154,8 @@ def render_check(
     from upgradeplan.commands import gate
 
     if output == "text":
+        from upgradeplan.render.firstscreen import render_check as text
         from upgradeplan.render.summary import rerun
-        from upgradeplan.render.text import render_check as text
 
         command = rerun("check", params or {})
         shown = text(

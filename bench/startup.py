@@ -4,13 +4,14 @@ Alternating runs (round-robin, so load on a shared machine hits every command al
 ``python -c pass`` (the interpreter of the venv the console script lives in) and, through the
 installed console script:
 
-- ``check`` of reference scenario 1 on stated facts (4.7.18 -> 4.8.0), knowledge cache warm;
-- the same with the knowledge cache cold (``XDG_CACHE_HOME`` pointed at an empty directory);
+- ``check`` of reference scenario 1 on stated facts (4.7.18 -> 4.8.0);
+- the same with ``XDG_CACHE_HOME`` pointed at an emptied directory (``check-cold``: the same
+  as ``check`` for an install that keeps no cache; an earlier install kept one there);
 - ``--help`` and ``--version``.
 
 Run from the repository root against a plain install, e.g.
-``/tmp/perf-venv/bin/python bench/startup.py --rounds 21``. Targets (issue "Fast where users
-wait"): check <= 6x, cold check <= 8x, --help and --version <= 4x. Wall-clock medians and
+``/tmp/perf-venv/bin/python bench/startup.py --rounds 21``. Targets (issue 29): check and
+cold check <= 8x, --help <= 6x (--version is timed for information). Wall-clock medians and
 their ratios are the targets; the CPU time of each run (user + system) is printed beside them,
 the steadier figure on a machine other work keeps busy.
 
@@ -48,7 +49,7 @@ S1 = [
     "--fact",
     "kubernetes=1.35.0",
 ]
-TARGETS = {"check": 6.0, "check-cold": 8.0, "--help": 4.0, "--version": 4.0}
+TARGETS = {"check": 8.0, "check-cold": 8.0, "--help": 6.0}
 
 
 def _script() -> str:

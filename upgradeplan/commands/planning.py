@@ -104,8 +104,8 @@ def plan(
     code = api.worst_exit([r.exit_code for r in results])
     if output == "text":
         from upgradeplan.commands.judging import rerun_params
+        from upgradeplan.render.firstscreen import render_plan
         from upgradeplan.render.summary import rerun
-        from upgradeplan.render.text import render_plan
 
         verbose = bool(ctx.find_root().obj.get("verbose"))
         command = rerun("plan", rerun_params(ctx.find_root().obj, params, to, holds))

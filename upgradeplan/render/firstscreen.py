@@ -20,6 +20,7 @@ from upgradeplan.render.text import (
     _check_full,
     _could_not_read,
     _jump_title,
+    _plan_full,
     unreadable_lines,
 )
 
@@ -293,3 +294,31 @@ def plan_screen(
             out.extend(_findings_brief(live, s, width))
         out.extend(_decide_lines(live, command, width))
     return "\n".join(out) + "\n"
+
+
+def render_check(
+    results: Sequence[CheckResult],
+    color: bool = False,
+    verbose: bool = False,
+    command: Sequence[str] | None = None,
+    width: int | None = None,
+) -> str:
+    """``check`` as text: the first screen (:func:`check_screen`), or with
+    ``verbose`` everything: evidence, what does not apply, what is not in scope."""
+    if verbose:
+        return _check_full(results, Style(color))
+    return check_screen(results, color, command, width)
+
+
+def render_plan(
+    results: Sequence[PlanResult],
+    color: bool = False,
+    verbose: bool = False,
+    command: Sequence[str] | None = None,
+    width: int | None = None,
+) -> str:
+    """``plan`` as text: the first screen, or with ``verbose`` everything: evidence, action
+    content, verify commands."""
+    if verbose:
+        return _plan_full(results, Style(color))
+    return plan_screen(results, color, command, width)

@@ -88,7 +88,11 @@ def test_structure_results_rules_and_locations() -> None:
     # no file of its own: shown at its product's pin
     assert second["locations"][0]["physicalLocation"]["region"]["startLine"] == 12
     bare = valid_sarif(sarif_text(_plan(_finding("x", "warning", "applies"))))
-    assert "logicalLocations" in bare["runs"][0]["results"][0]["locations"][0]
+    # no file read at all (stated facts): code scanning refuses a result without a physical
+    # location, so it is shown at the repository's accepted-risk file, line 1
+    bare_loc = bare["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+    assert bare_loc["artifactLocation"]["uri"] == ".upgradeplan.yaml"
+    assert bare_loc["region"]["startLine"] == 1
     rule = rules[first["ruleIndex"]]
     assert "Stop at 4.7.19." in rule["help"]["text"]
     assert rule["defaultConfiguration"]["level"] == "error"

@@ -30,6 +30,7 @@ from typing import Any
 from upgradeplan import progress, provenance, versions
 from upgradeplan.errors import BadInput, UpgradeplanError
 from upgradeplan.model import NEXT, KnowledgeBase, State
+from upgradeplan.readers.gitops.charts import ChartPin, chart_pins
 from upgradeplan.readers.gitops.facts import (
     DEFAULT,
     HIGH,
@@ -57,7 +58,15 @@ from upgradeplan.readers.recognise import (
 )
 from upgradeplan.unreadable import PARSE_ERROR, Unreadable
 
-__all__ = ["gitops_targets", "pin_changes", "read", "read_installations"]
+__all__ = ["Read", "gitops_targets", "pin_changes", "read", "read_installations", "read_pins"]
+
+
+@dataclass(frozen=True)
+class Read:
+    """One installation read from GitOps files: its state and every chart pin its files write."""
+
+    state: State
+    pins: dict[str, ChartPin]
 
 
 def read(kb: KnowledgeBase, path: str, *, ref: str | None = None) -> State:
@@ -70,7 +79,13 @@ def read(kb: KnowledgeBase, path: str, *, ref: str | None = None) -> State:
 
 
 def read_installations(kb: KnowledgeBase, path: str, *, ref: str | None = None) -> list[State]:
-    """One state per installation under ``path``, the way Flux applies the files.
+    """One state per installation under ``path`` (see :func:`read_pins`)."""
+    return [r.state for r in read_pins(kb, path, ref=ref)]
+
+
+def read_pins(kb: KnowledgeBase, path: str, *, ref: str | None = None) -> list[Read]:
+    """One state per installation under ``path``, the way Flux applies the files, with the
+    chart pins its files write (known to the knowledge or not).
 
     A directory holding Flux ``Kustomization`` objects is read from its entry points (one
     installation each, named like the entry directory). Without any, the directory is read
@@ -88,7 +103,7 @@ def read_installations(kb: KnowledgeBase, path: str, *, ref: str | None = None) 
         entries = find_entries(tree, start, renderer)
         if entries:
             applier = Applier(tree, renderer, display)
-            states: list[State] = []
+            states: list[Read] = []
             what = f"reading {len(entries)} installation(s)"
             with progress.begin(what, len(entries)) as task:
                 for name, root in entries:
@@ -98,7 +113,7 @@ def read_installations(kb: KnowledgeBase, path: str, *, ref: str | None = None) 
     return [_directory(kb, path, ref, renderer.sibling(loose=True), start)]
 
 
-def _installation_state(kb: KnowledgeBase, inst: Installation, *, whole: bool = True) -> State:
+def _installation_state(kb: KnowledgeBase, inst: Installation, *, whole: bool = True) -> Read:
     reader = _Reader(kb, whole=whole)
     reader.unresolved = inst.unresolved
     reader.literal = inst.literal
@@ -110,12 +125,13 @@ def _installation_state(kb: KnowledgeBase, inst: Installation, *, whole: bool = 
     facts = reader.facts()
     unread = reader.unread.without(facts)
     unread.update(inst.unread)
-    return State(
+    state = State(
         facts=facts,
         name=inst.name,
         unreadable=unread.index,
         unread=tuple(unread.records[k] for k in sorted(unread.records)),
     )
+    return Read(state, chart_pins(views))
 
 
 def _directory(
@@ -124,10 +140,11 @@ def _directory(
     ref: str | None,
     renderer: Renderer,
     start: str,
-) -> State:
+) -> Read:
     """A directory (or file) without Flux Kustomizations, built as kustomize-controller
     would build it (its kustomization, or the one Flux generates): one state."""
-    name = path if ref is None else f"{path}@{ref}"
+    shown = _spelled(path)
+    name = shown if ref is None else f"{shown}@{ref}"
     objects = renderer.build(start)
     inst = Installation(name, start, objects, renderer.unread)
     return _installation_state(kb, inst, whole=False)
@@ -154,6 +171,19 @@ def _open(path: str, ref: str | None) -> tuple[Tree, str, str]:
     tree, start = git_tree(Path(given), ref)
     shown = _clean(given if start == "" else posixpath.dirname(given))
     return tree, start, shown
+
+
+def _spelled(path: str) -> str:
+    """``path`` as every output shows it: an absolute path inside the working directory is
+    relative to it (``--gitops "$PWD"`` reads as ``--gitops .``), a trailing ``/`` dropped."""
+    given = path.rstrip("/") or path
+    if os.path.isabs(given):
+        try:
+            rel = Path(given).relative_to(Path.cwd())
+        except ValueError:
+            return given
+        return rel.as_posix() if rel.parts else "."
+    return _clean(given) or "."
 
 
 def _clean(prefix: str) -> str:

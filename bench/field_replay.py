@@ -26,6 +26,7 @@ from pathlib import Path
 
 # a chart version line a Renovate bump rewrites: spec.chart.spec.version, OCIRepository tag
 _VERSION_LINE = re.compile(r"^[-+]\s*(version|tag|semver):\s*\S")
+_BINARY = [f":(exclude,glob)**/*.{e}" for e in ("png", "jpg", "jpeg", "gif", "webp", "ico", "pdf")]
 _CHART_FILES = re.compile(r"(helm-?release|ocirepository|oci-repository|release)[^/]*\.ya?ml$")
 
 
@@ -73,10 +74,10 @@ def bumps(repo: Path, per_repo: int, scan: int = 600) -> list[tuple[str, str]]:
 def replay(repo: Path, sha: str, subject: str, exe: list[str]) -> Replayed:
     work = Path(tempfile.mkdtemp(prefix="replay-"))
     try:
-        # only the YAML is checked out (all the gate reads; some clones lack large blobs)
+        # every file but images and archives (some clones lack those large blobs)
         _git(repo, "worktree", "add", "--detach", "--no-checkout", "-f", str(work / "w"), sha)
         _git(work / "w", "reset", "-q")
-        _git(work / "w", "checkout", sha, "--", ":(glob)**/*.yaml", ":(glob)**/*.yml")
+        _git(work / "w", "checkout", sha, "--", ".", *_BINARY)
         if not (work / "w").is_dir():
             return Replayed(repo.name, sha[:10], subject, -1, "not checked out", [], False, False)
         done = subprocess.run(

@@ -292,3 +292,112 @@ def test_an_unread_repository_beside_a_judged_product_keeps_the_change_undetermi
         "agent-platform",
         "4.7.19",
     )
+
+
+# --------------------------------------------------------------------------- own OCI artifact
+
+
+def own_artifact(root: Path) -> Path:
+    """A cluster that syncs from an OCI artifact the repository's own CI pushes from
+    ``kubernetes/`` (a workflow step ``flux push artifact --path=./kubernetes``), its apps
+    copied into per-app ExternalArtifacts by an ArtifactGenerator at the same paths."""
+    files = {
+        ".github/workflows/oci.yaml": (
+            "on: push\njobs:\n  push:\n    runs-on: ubuntu-latest\n    steps:\n"
+            "      - run: |\n"
+            '          flux push artifact "$REPO:$(git rev-parse --short HEAD)" \\\n'
+            '            --path="./kubernetes" \\\n            --source="$URL"\n'
+        ),
+        "kubernetes/clusters/main/ks.yaml": """\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: cluster
+  namespace: flux-system
+spec:
+  interval: 1h
+  path: ./apps/overlays/main
+  sourceRef:
+    kind: OCIRepository
+    name: flux-system
+""",
+        "kubernetes/apps/overlays/main/kustomization.yaml": (
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n"
+            "  - ../../base/flux-system/generator.yaml\n  - ../../base/tools/cert-manager/ks.yaml\n"
+        ),
+        "kubernetes/apps/base/flux-system/generator.yaml": """\
+apiVersion: source.extensions.fluxcd.io/v1beta1
+kind: ArtifactGenerator
+metadata:
+  name: apps
+  namespace: flux-system
+spec:
+  sources:
+    - alias: repo
+      kind: OCIRepository
+      name: flux-system
+  artifacts:
+    - name: cert-manager
+      originRevision: "@repo"
+      copy:
+        - from: "@repo/apps/base/tools/cert-manager/app/"
+          to: "@artifact/apps/base/tools/cert-manager/app/"
+""",
+        "kubernetes/apps/base/tools/cert-manager/ks.yaml": """\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: cert-manager
+  namespace: flux-system
+spec:
+  interval: 1h
+  path: ./apps/base/tools/cert-manager/app
+  sourceRef:
+    kind: ExternalArtifact
+    name: cert-manager
+""",
+        "kubernetes/apps/base/tools/cert-manager/app/kustomization.yaml": (
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+            "resources:\n  - ./helmrelease.yaml\n"
+        ),
+        "kubernetes/apps/base/tools/cert-manager/app/helmrelease.yaml": _helmrelease(
+            "cert-manager", "v1.16.0"
+        ),
+    }
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def test_an_artifact_the_repository_pushes_itself_is_read_from_its_directory(
+    tmp_path: Path,
+) -> None:
+    from upgradeplan import api
+    from upgradeplan.readers import gitops
+
+    root = own_artifact(tmp_path)
+    [read] = gitops.read_pins(api.load_kb(()), str(root))
+    assert read.state.name == "main"
+    assert [p.version for p in read.pins.values()] == ["v1.16.0"]
+    assert read.state.unread == ()
+    # without the workflow the artifact is another source: not read, and said so
+    (root / ".github/workflows/oci.yaml").unlink()
+    [read] = gitops.read_pins(api.load_kb(()), str(root))
+    assert read.pins == {}
+    assert [r.source for r in read.state.unread] == ["OCIRepository flux-system"]
+
+
+def test_a_bump_inside_the_pushed_artifact_is_named(tmp_path: Path) -> None:
+    root = own_artifact(tmp_path)
+    _commit(root)
+    _bump(
+        root, "kubernetes/apps/base/tools/cert-manager/app/helmrelease.yaml", "v1.16.0", "v1.16.1"
+    )
+    code, doc = _json(root, "--base", "HEAD")
+    [result] = doc["results"]
+    assert code == 0, result
+    assert [(m["name"], m["before"], m["after"]) for m in result["moved"]] == [
+        ("cert-manager", "v1.16.0", "v1.16.1")
+    ]

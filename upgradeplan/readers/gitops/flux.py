@@ -34,6 +34,8 @@ from upgradeplan.readers.gitops.yamldocs import Doc
 from upgradeplan.unreadable import Unreadable
 
 FLUX_KS_GROUP = "kustomize.toolkit.fluxcd.io"
+# a workflow step that pushes a directory of the repository as the cluster's OCI artifact
+_PUSH = re.compile(r"flux\s+push\s+artifact\b[^\n]*(?:\\\n[^\n]*)*?--path[=\s]+(\S+)")
 SOURCE_GROUP = "source.toolkit.fluxcd.io"
 
 
@@ -88,6 +90,10 @@ def find_entries(tree: Tree, start: str, renderer: Renderer) -> list[tuple[str, 
         except OSError:
             continue
         instance = b"sync" in head and (b"FluxInstance" in head or b"flux-instance" in head)
+        if b"ArtifactGenerator" in head:
+            renderer.generators += [
+                d for d in renderer.docs(rel) if identity(d)[1] == "ArtifactGenerator"
+            ]
         if FLUX_KS_GROUP.encode() not in head and not instance:
             continue
         for doc in renderer.docs(rel):
@@ -256,12 +262,16 @@ class Applier:
         self.renderer = renderer
         self.display = display
         self.generators: list[Doc] = []
+        self.pushed: list[str] | None = None  # directories the repository's CI pushes
 
     def apply(self, name: str, root: str) -> Installation:
         inst = Installation(name, root)
         self.renderer = self.base.sibling()
         top = self.renderer.build(root)
-        self.generators = [d for d in top if identity(d)[1] == "ArtifactGenerator"]
+        self.generators = [
+            *self.base.generators,
+            *(d for d in top if identity(d)[1] == "ArtifactGenerator"),
+        ]
         order: list[tuple[_Ks, list[Doc]]] = []
         seen: set[str] = set()
         configmaps = [d for d in top if identity(d)[1] == "ConfigMap"]
@@ -347,9 +357,14 @@ class Applier:
             self._other_source(inst, f"GitRepository {src}", shown, why)
             return None
         if kind == "ExternalArtifact" and isinstance(src, str):
-            mapped = self._artifact(src)
+            mapped = self._artifact(src, doc)
             if mapped is not None:
-                return norm(posixpath.join(self.tree.repo_rel, mapped))
+                return mapped
+        if kind == "OCIRepository" and isinstance(src, str):
+            for pushed in self._pushed():  # the repository's CI pushes it from a directory
+                root = norm(posixpath.join(self.tree.repo_rel, pushed))
+                if self.tree.is_dir(norm(posixpath.join(root, _spec_path(doc) or ""))):
+                    return root
         why = f"{label} applies {kind} {src}, which is not this repository; not read"
         self._other_source(inst, f"{kind} {src}", shown, why)
         return None
@@ -362,29 +377,60 @@ class Applier:
         )
         inst.unread.add(key, f"{where}: {why}", rec)
 
-    def _artifact(self, name: str) -> str | None:
-        """An ExternalArtifact an ArtifactGenerator copies from this repository: its root.
+    def _pushed(self) -> list[str]:
+        """The directories a workflow of the repository pushes as an OCI artifact
+        (``flux push artifact … --path=./kubernetes``): an OCIRepository a Kustomization
+        applies is read from the one its ``spec.path`` is a directory of."""
+        if self.pushed is None:
+            self.pushed = []
+            folder = norm(posixpath.join(self.tree.repo_rel, ".github/workflows"))
+            names = self.tree.list_dir(folder) if self.tree.is_dir(folder) else []
+            for name in sorted(names):
+                if not name.endswith(YAML_SUFFIXES):
+                    continue
+                try:
+                    text = self.tree.read(norm(posixpath.join(folder, name))).decode("utf-8")
+                except (OSError, UnicodeDecodeError):
+                    continue
+                for m in _PUSH.finditer(text):
+                    path = norm(m.group(1).strip("'\"").lstrip("./") or "")
+                    if path not in self.pushed:
+                        self.pushed.append(path)
+        return self.pushed
 
-        Only the copy of one directory (``@src/dir/**`` to ``@artifact/``) is followed, the
-        way flux2-kustomize-helm-example writes it; anything else is not read.
+    def _artifact(self, name: str, doc: Doc) -> str | None:
+        """The tree path an ExternalArtifact that an ArtifactGenerator copies from this
+        repository has its root at, or None.
+
+        Two copy forms are followed: one directory to the artifact's root (``@src/dir/**`` to
+        ``@artifact/``, as flux2-kustomize-helm-example writes it), and directories copied to
+        the same path (``@repo/apps/x/app/`` to ``@artifact/apps/x/app/``): the artifact is
+        then laid out as the source is. The source is this repository, or an OCI artifact its
+        CI pushes from one of its directories. Anything else is not read.
         """
         for gen in self.generators:
             for art in gen.get("spec", "artifacts") or []:
                 if not isinstance(art, dict) or art.get("name") != name:
                     continue
-                copies = art.get("copy") or []
-                roots = {}
-                for c in copies:
+                roots: dict[str, str] = {}
+                alias = ""
+                for c in art.get("copy") or []:
                     if not isinstance(c, dict):
                         continue
                     frm, to = str(c.get("from", "")), str(c.get("to", ""))
-                    m = re.fullmatch(r"@[^/]+/(.*?)/?\*\*", frm)
-                    t = re.fullmatch(r"@artifact/(.*?)/?", to)
+                    m = re.fullmatch(r"@([^/]+)/(.*?)/?(\*\*)?", frm)
+                    t = re.fullmatch(r"@artifact/(.*?)/?(\*\*)?", to)
                     if m is None or t is None:
                         return None
-                    roots[norm(t.group(1))] = norm(m.group(1))
+                    alias = m.group(1)
+                    roots[norm(t.group(1))] = norm(m.group(2))
+                base = self._alias_root(gen, alias, doc)
+                if base is None:
+                    return None
                 if "" in roots:
-                    return roots[""]
+                    return norm(posixpath.join(base, roots[""]))
+                if roots and all(k == v for k, v in roots.items()):
+                    return base  # copied to the same paths: the artifact is laid out as the source
                 # base/ and staging/ copied side by side: their common parent in the repository
                 parents = {
                     posixpath.dirname(v) for k, v in roots.items() if posixpath.basename(v) == k
@@ -392,8 +438,24 @@ class Applier:
                 if len(parents) == 1 and len(roots) == sum(
                     1 for k, v in roots.items() if posixpath.basename(v) == k
                 ):
-                    return parents.pop()
+                    return norm(posixpath.join(base, parents.pop()))
         return None
+
+    def _alias_root(self, gen: Doc, alias: str, doc: Doc) -> str | None:
+        """The tree path of a generator's source ``alias``: this repository, or an OCI
+        artifact the repository's CI pushes (whose directory holds ``doc``'s path)."""
+        for src in gen.get("spec", "sources") or []:
+            if not isinstance(src, dict) or src.get("alias") != alias:
+                continue
+            if src.get("kind") == "GitRepository" and src.get("name") in self.base.own_sources:
+                return self.tree.repo_rel
+            if src.get("kind") == "OCIRepository":
+                for pushed in self._pushed():
+                    root = norm(posixpath.join(self.tree.repo_rel, pushed))
+                    if self.tree.is_dir(norm(posixpath.join(root, _spec_path(doc) or ""))):
+                        return root
+            return None
+        return self.tree.repo_rel if not alias else None
 
     def _build(self, doc: Doc, inst: Installation) -> list[Doc]:
         spec = doc.get("spec")

@@ -483,10 +483,7 @@ _MOVED_RULE: dict[str, Any] = {
     "id": MOVED_RULE_ID,
     "name": "PinMoved",
     "shortDescription": {"text": "A chart pin this change moves"},
-    "fullDescription": {
-        "text": "Every chart version the change moves, whether the knowledge knows the chart "
-        "or not: the gate saw the bump."
-    },
+    "fullDescription": {"text": "A chart version the change moves, known or not."},
     "help": {"text": "Informational.", "markdown": "Informational."},
     "defaultConfiguration": {"level": "note"},
     "properties": {"tags": ["upgrade", "change"]},
@@ -534,15 +531,29 @@ def _moved(
     }
 
 
-def _relative(value: Any, prefix: str) -> Any:
-    """``value`` with the repository root's absolute path left out of every string."""
+def _relative(value: Any, prefixes: Sequence[tuple[str, str]]) -> Any:
+    """``value`` with every absolute path under the repository root's folders written
+    relative to the root (``prefixes``: absolute folder + ``/`` -> its relative spelling)."""
     if isinstance(value, str):
-        return value.replace(prefix, "")
+        for prefix, rel in prefixes:
+            value = value.replace(prefix, rel)
+        return value
     if isinstance(value, dict):
-        return {k: _relative(v, prefix) for k, v in value.items()}
+        return {k: _relative(v, prefixes) for k, v in value.items()}
     if isinstance(value, list):
-        return [_relative(v, prefix) for v in value]
+        return [_relative(v, prefixes) for v in value]
     return value
+
+
+def _prefixes(root: Path) -> list[tuple[str, str]]:
+    """The root and its parent folders (not ``/`` itself), deepest first, each with the
+    relative spelling of the same folder from the root (``""``, ``../``, ``../../``)."""
+    out: list[tuple[str, str]] = []
+    for depth, folder in enumerate([root, *root.parents]):
+        if folder.parent == folder:
+            break
+        out.append((str(folder).rstrip("/") + "/", "../" * depth))
+    return out
 
 
 def log(
@@ -558,13 +569,14 @@ def log(
         run_of(r, kb, fail_on=fail_on, root=root, stale=stale if i == 0 else ())
         for i, r in enumerate(results)
     ]
-    base = str(root or Path.cwd().resolve()).rstrip("/") + "/"
-    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": _relative(runs, base)}
+    prefixes = _prefixes(root or Path.cwd().resolve())
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": _relative(runs, prefixes)}
 
 
 def error_log(message: str, location: str = "", *, root: Path | None = None) -> dict[str, Any]:
     """A valid log for a run that failed before judging anything (bad input, an error)."""
     note = _notification("error", message, written_at(location) if location else None, root)
+    note = _relative(note, _prefixes(root or Path.cwd().resolve()))
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",

@@ -227,6 +227,22 @@ def test_a_bump_of_an_unknown_chart_beside_unread_sources_is_green_naming_the_pi
         "judged": False,
     }
     assert result["unreadable"] == []
+    # the same exit code and the same moved pin in every output
+    code, github = run(root, "--base", "HEAD", "-o", "github")
+    assert code == 0
+    assert f"::notice file={CERT},line=10,title=upgradeplan [cluster] pin moved::" in github
+    assert "pins moved: cert-manager v1.16.0 → v1.16.1" in github
+    code, markdown = run(root, "--base", "HEAD", "-o", "markdown")
+    assert code == 0 and "(exit 0)" in markdown
+    assert "- cert-manager v1.16.0 → v1.16.1" in markdown
+    code, sarif = run(root, "--base", "HEAD", "-o", "sarif")
+    [sarif_run] = json.loads(sarif)["runs"]
+    assert (code, sarif_run["properties"]["exitCode"]) == (0, 0)
+    [note] = [r for r in sarif_run["results"] if r["ruleId"] == "pin-moved"]
+    assert note["level"] == "none"
+    assert "cert-manager v1.16.0 → v1.16.1: not in the knowledge" in note["message"]["text"]
+    physical = note["locations"][0]["physicalLocation"]
+    assert (physical["artifactLocation"]["uri"], physical["region"]["startLine"]) == (CERT, 10)
 
 
 def test_unread_sources_still_count_without_a_change(tmp_path: Path) -> None:

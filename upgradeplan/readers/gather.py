@@ -45,9 +45,9 @@ def gather(kb: KnowledgeBase, inputs: Inputs) -> list[Gathered]:
     reads = _chosen(gitops.read_pins(kb, inputs.gitops, ref=inputs.base), inputs)
     if not inputs.base:
         every = set(kb.products)  # without a change, any product may be judged
-        asis = [(*set_aside(r.state, every), r.state) for r in reads]
+        asis = [(*set_aside(r.state, every), r.notes) for r in reads]
         return _gathered_with(
-            kb, inputs, offline, said, [(s, (), (), {}, (), n) for s, n, _ in asis]
+            kb, inputs, offline, said, [(s, (), (), {}, (), (*o, *n)) for s, n, o in asis]
         )
     from upgradeplan.readers.gitops import gate as gitops_gate
     from upgradeplan.state.changes import with_changes
@@ -73,6 +73,7 @@ def gather(kb: KnowledgeBase, inputs: Inputs) -> list[Gathered]:
         judged_state = gitops_gate.with_head_unread(judged_state, base_state, head)
         present = _present(kb, head) | {c.product for c in changes.changes}
         judged_state, notes = set_aside(judged_state, judged_products(kb, present))
+        notes = (*head_read.notes, *notes)
         judged.append((judged_state, changes.targets, changes.holds, moved, pins, notes))
         changed[base_state.name] = {p: w for p, w in changes.locations.items() if w is not None}
     based = {r.state.name for r in reads}

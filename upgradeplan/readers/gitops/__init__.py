@@ -21,10 +21,8 @@ What is read (see docs/gitops.md):
 
 from __future__ import annotations
 
-import os
 import posixpath
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from upgradeplan import progress, provenance, versions
@@ -40,11 +38,10 @@ from upgradeplan.readers.gitops.facts import (
 from upgradeplan.readers.gitops.flux import Applier, Installation, find_entries
 from upgradeplan.readers.gitops.gate import gitops_targets, pin_changes
 from upgradeplan.readers.gitops.objects import WORKLOAD_KINDS, ObjectFacts
-from upgradeplan.readers.gitops.render import YAML_SUFFIXES, Renderer
-from upgradeplan.readers.gitops.trees import Tree, git_tree, norm, work_tree
+from upgradeplan.readers.gitops.render import KUSTOMIZATION_NAMES, YAML_SUFFIXES, Renderer
+from upgradeplan.readers.gitops.trees import Tree, norm, open_path, spelled
 from upgradeplan.readers.gitops.values import merged_values
 from upgradeplan.readers.gitops.yamldocs import View, iter_objects
-from upgradeplan.readers.inputs import file_kind
 from upgradeplan.readers.recognise import (
     ChartRef,
     chart_ref,
@@ -67,6 +64,7 @@ class Read:
 
     state: State
     pins: dict[str, ChartPin]
+    notes: tuple[str, ...] = ()  # what the tree holds that no installation applies
 
 
 def read(kb: KnowledgeBase, path: str, *, ref: str | None = None) -> State:
@@ -91,7 +89,7 @@ def read_pins(kb: KnowledgeBase, path: str, *, ref: str | None = None) -> list[R
     installation each, named like the entry directory). Without any, the directory is read
     as kustomize would build it (one state, named ``path``).
     """
-    tree, start, display_root = _open(path, ref)
+    tree, start, display_root = open_path(path, ref)
 
     def display(rel: str) -> str:
         if not display_root:
@@ -106,11 +104,57 @@ def read_pins(kb: KnowledgeBase, path: str, *, ref: str | None = None) -> list[R
             states: list[Read] = []
             what = f"reading {len(entries)} installation(s)"
             with progress.begin(what, len(entries)) as task:
+                names = {name for name, _ in entries}
                 for name, root in entries:
-                    states.append(_installation_state(kb, applier.apply(name, root)))
+                    inst = applier.apply(name, root)
+                    states.append(_installation_state(kb, inst))
+                    for remote, spoke in sorted(inst.remotes.items()):
+                        spoke.name = remote if remote not in names else f"{name}/{remote}"
+                        states.append(_installation_state(kb, spoke))
                     task.advance(name)
-            return states
-    return [_directory(kb, path, ref, renderer.sibling(loose=True), start)]
+            notes = tuple(
+                f"not applied by any entry point: {display(r) or '.'} (its Flux "
+                "Kustomizations are applied by no Kustomization Flux starts from)"
+                for r in renderer.unapplied
+            )
+            return [Read(r.state, r.pins, notes) for r in states]
+    apart = _siblings(kb, path, ref, tree, renderer, start)
+    return apart or [_directory(kb, path, ref, renderer.sibling(loose=True), start)]
+
+
+def _siblings(
+    kb: KnowledgeBase, path: str, ref: str | None, tree: Tree, renderer: Renderer, start: str
+) -> list[Read]:
+    """A directory without Flux Kustomizations and without a kustomization of its own whose
+    subdirectories pin one product at two versions: each subdirectory holds an installation on
+    its own (two pins of one product are never merged into one); [] otherwise."""
+    if not tree.is_dir(start) or any(
+        tree.is_file(norm(posixpath.join(start, k))) for k in KUSTOMIZATION_NAMES
+    ):
+        return []
+    subdirs = sorted(
+        c
+        for c in tree.list_dir(start)
+        if not c.startswith(".") and tree.is_dir(norm(posixpath.join(start, c)))
+    )
+    if len(subdirs) < 2:
+        return []
+    shown = spelled(path)
+    reads = [
+        _directory(
+            kb,
+            posixpath.join(shown, sub) if shown != "." else sub,
+            ref,
+            renderer.sibling(loose=True),
+            norm(posixpath.join(start, sub)),
+        )
+        for sub in subdirs
+    ]
+    pinned = [{f.key: f.value for f in r.state if f.key.startswith("pin.")} for r in reads]
+    keys = set().union(*pinned)
+    if not any(len({str(p[k]) for p in pinned if k in p}) > 1 for k in keys):
+        return []  # no product pinned twice apart: one installation, as before
+    return [r for r, pins in zip(reads, pinned, strict=True) if pins or r.pins]
 
 
 def _installation_state(kb: KnowledgeBase, inst: Installation, *, whole: bool = True) -> Read:
@@ -143,7 +187,7 @@ def _directory(
 ) -> Read:
     """A directory (or file) without Flux Kustomizations, built as kustomize-controller
     would build it (its kustomization, or the one Flux generates): one state."""
-    shown = _spelled(path)
+    shown = spelled(path)
     name = shown if ref is None else f"{shown}@{ref}"
     objects = renderer.build(start)
     inst = Installation(name, start, objects, renderer.unread)
@@ -151,45 +195,6 @@ def _directory(
 
 
 # --------------------------------------------------------------------------- opening
-
-
-def _open(path: str, ref: str | None) -> tuple[Tree, str, str]:
-    """The tree to read, where to start in it, and the prefix shown in sources."""
-    given = path.rstrip("/") or path
-    if ref is None:
-        p = Path(given)
-        if p.is_dir():
-            return work_tree(p), "", _clean(given)
-        if p.is_file():
-            return work_tree(p.parent), p.name, _clean(posixpath.dirname(given))
-        hint = "pass the directory of your cluster's GitOps files (e.g. clusters/prod)"
-        try:
-            kind = file_kind(p.stat().st_mode)
-        except OSError:
-            raise BadInput(f"--gitops {path}: no such file or directory", hint=hint) from None
-        raise BadInput(f"--gitops {path}: is {kind}, not a directory or a regular file", hint=hint)
-    tree, start = git_tree(Path(given), ref)
-    shown = _clean(given if start == "" else posixpath.dirname(given))
-    return tree, start, shown
-
-
-def _spelled(path: str) -> str:
-    """``path`` as every output shows it: an absolute path inside the working directory is
-    relative to it (``--gitops "$PWD"`` reads as ``--gitops .``), a trailing ``/`` dropped."""
-    given = path.rstrip("/") or path
-    if os.path.isabs(given):
-        try:
-            rel = Path(given).relative_to(Path.cwd())
-        except ValueError:
-            return given
-        return rel.as_posix() if rel.parts else "."
-    return _clean(given) or "."
-
-
-def _clean(prefix: str) -> str:
-    prefix = prefix.replace(os.sep, "/")
-    norm = posixpath.normpath(prefix) if prefix else ""
-    return "" if norm == "." else norm
 
 
 # --------------------------------------------------------------------------- recognition

@@ -1,14 +1,16 @@
 """A repository read the way Flux applies it: entry points, the Kustomization graph.
 
-An *entry point* is where a cluster's Flux starts: a Flux ``Kustomization`` whose
-``spec.path`` holds its own file (the bootstrap sync, ``flux-system/gotk-sync.yaml``), or a
-directory holding Flux Kustomizations that no other Kustomization applies. Each entry point is
-one installation. From it, every Flux ``Kustomization`` found in what it applies is followed:
-``spec.path`` (relative to the repository root) built as kustomize-controller builds it, with
-``spec.components``, ``spec.patches``, ``spec.targetNamespace`` and ``spec.postBuild``
-substitution (``substitute``, and ``substituteFrom`` ConfigMaps of the tree; a Secret's
-variables stay unknown), in ``dependsOn`` order. A Kustomization whose source is not this
-repository (another GitRepository, an OCIRepository, a Bucket, an ExternalArtifact that no
+An *entry point* is where a cluster's Flux starts: a Flux ``Kustomization`` whose ``spec.path``
+holds its own file (the bootstrap sync, ``flux-system/gotk-sync.yaml``) or a FluxInstance's
+sync; without either, a directory holding Flux Kustomizations that no other Kustomization
+applies. Where Flux's own entry points exist, such a directory (an ``archive/`` of old
+``ks.yaml`` files) is applied by nothing: it is reported, not read as an installation. Each
+entry point is one installation. From it, every Flux ``Kustomization`` found in what it applies
+is followed: ``spec.path`` (relative to the repository root) built as kustomize-controller
+builds it, with ``spec.components``, ``spec.patches``, ``spec.targetNamespace`` and
+``spec.postBuild`` substitution (``substitute``, and ``substituteFrom`` ConfigMaps of the tree;
+a Secret's variables stay unknown), in ``dependsOn`` order. A Kustomization whose source is not
+this repository (another GitRepository, an OCIRepository, a Bucket, an ExternalArtifact that no
 ArtifactGenerator of this repository copies) is recorded as unreadable, with its name.
 """
 
@@ -56,6 +58,9 @@ class Installation:
     unresolved: dict[str, str] = field(default_factory=dict)
     literal: dict[str, str] = field(default_factory=dict)
     kustomizations: list[str] = field(default_factory=list)  # namespace/name, in apply order
+    # what Kustomizations (or HelmReleases) with spec.kubeConfig apply to other clusters: one
+    # installation per cluster, named after their namespace (else the kubeconfig Secret)
+    remotes: dict[str, Installation] = field(default_factory=dict)
 
 
 @dataclass
@@ -103,7 +108,14 @@ def find_entries(tree: Tree, start: str, renderer: Renderer) -> list[tuple[str, 
                 syncs.add(len(ks))
                 ks.append((rel, sync))
     if not ks:
-        return []
+        # an overlay listing Flux Kustomizations from other directories (../base/…): what
+        # its build reaches is what Flux applies from here
+        built = [d for d in renderer.sibling(loose=True).build(start) if is_flux_kustomization(d)]
+        if not built:
+            return []
+        tree.repo_rel = _source_root(tree, built)
+        renderer.own_sources = _own_sources(tree, built)
+        return _names([start])
     tree.repo_rel = _source_root(tree, [doc for _, doc in ks])
     own_sources = _own_sources(tree, [doc for _, doc in ks])
     renderer.own_sources = own_sources
@@ -126,6 +138,7 @@ def find_entries(tree: Tree, start: str, renderer: Renderer) -> list[tuple[str, 
             reached[path] = renderer.read_files
             renderer.read_files = before | reached[path]
     entries: dict[str, str] = {}
+    strong: set[str] = set()  # entries Flux itself starts from: a bootstrap or instance sync
     # When some Kustomizations read the cluster's own source (flux-system), entries are among
     # them: the others are applied by a Kustomization whose source is not read here.
     synced = [i for i, (_, d) in enumerate(ks) if d.get("spec", "sourceRef", "name") in own_sources]
@@ -134,6 +147,7 @@ def find_entries(tree: Tree, start: str, renderer: Renderer) -> list[tuple[str, 
         own = paths.get(i)
         if i in syncs and own is not None:  # where a FluxInstance's sync starts
             entries[own] = own
+            strong.add(own)
             continue
         # paths of the Kustomizations written in other files
         elsewhere = [p for j, p in paths.items() if ks[j][0] != rel]
@@ -141,6 +155,7 @@ def find_entries(tree: Tree, start: str, renderer: Renderer) -> list[tuple[str, 
         if own is not None and rel in reached.get(own, set()):
             if not any(rel in reached[p] for p in elsewhere if p != own):
                 entries[own] = own
+                strong.add(own)
             continue
         if any(rel in files for p, files in reached.items() if p != own):
             continue
@@ -150,6 +165,9 @@ def find_entries(tree: Tree, start: str, renderer: Renderer) -> list[tuple[str, 
     roots = sorted(entries)
     # an entry inside another entry's directory is that entry's
     roots = [r for r in roots if not any(o != r and _under(r, o) for o in roots)]
+    if strong:  # Flux starts only from these: the other directories are applied by nothing
+        renderer.unapplied = [r for r in roots if r not in strong]
+        roots = [r for r in roots if r in strong]
     return _names(roots)
 
 
@@ -292,9 +310,19 @@ class Applier:
             configmaps += [d for d in objs if identity(d)[1] == "ConfigMap"]
             order.append((_Ks(doc, key, parent), objs))
             queue += [(d, key) for d in objs if is_flux_kustomization(d)]
+        target_of: dict[str, str | None] = {}  # Kustomization -> the remote cluster it applies to
         for ks, objs in _depends_order(order):
+            remote = _remote(ks.doc) or target_of.get(ks.parent or "")
+            target_of[ks.key] = remote
             inst.kustomizations.append(ks.key)
-            inst.objects += [o for o in objs if not is_flux_kustomization(o)]
+            for o in objs:
+                if is_flux_kustomization(o):
+                    continue
+                where = remote or (_remote(o) if identity(o)[1] == "HelmRelease" else None)
+                if where is None:
+                    inst.objects.append(o)
+                else:  # applied to another cluster through spec.kubeConfig: its installation
+                    inst.remotes.setdefault(where, Installation(where, root)).objects.append(o)
         inst.unread.update(self.renderer.unread)
         return inst
 
@@ -497,6 +525,21 @@ class Applier:
                 set_namespace(o, tns, doc.file, doc.line("spec", "targetNamespace")) for o in objs
             ]
         return objs
+
+
+def _remote(doc: Doc) -> str | None:
+    """The cluster a Kustomization or HelmRelease applies to through ``spec.kubeConfig``: the
+    namespace it is in (hub-and-spoke repositories keep one per spoke), else the Secret's
+    name; None when it applies to its own cluster."""
+    config = doc.get("spec", "kubeConfig")
+    if not isinstance(config, dict):
+        return None
+    ref = config.get("secretRef") or config.get("configMapRef") or {}
+    secret = ref.get("name") if isinstance(ref, dict) else None
+    _, _, ns, _ = identity(doc)
+    if ns and ns != "flux-system":
+        return str(ns)
+    return str(secret or "remote")
 
 
 def _depends_order(order: list[tuple[_Ks, list[Doc]]]) -> list[tuple[_Ks, list[Doc]]]:

@@ -24,10 +24,13 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-# a chart version line a Renovate bump rewrites: spec.chart.spec.version, OCIRepository tag
-_VERSION_LINE = re.compile(r"^[-+]\s*(version|tag|semver):\s*\S")
-_BINARY = [f":(exclude,glob)**/*.{e}" for e in ("png", "jpg", "jpeg", "gif", "webp", "ico", "pdf")]
-_CHART_FILES = re.compile(r"(helm-?release|ocirepository|oci-repository|release)[^/]*\.ya?ml$")
+# the chart version line a Renovate bump rewrites: a HelmRelease's spec.chart.spec.version, an
+# OCIRepository's spec.ref.tag or semver (an image tag inside values is not a chart bump)
+_VERSION_LINE = {
+    "helmrelease": re.compile(r"^[-+]\s*version:\s*\S"),
+    "ocirepository": re.compile(r"^[-+]\s*(tag|semver):\s*\S"),
+}
+_CHART_FILES = re.compile(r"(helm-?release|ocirepository|oci-repository)[^/]*\.ya?ml$")
 
 
 @dataclass
@@ -61,9 +64,13 @@ def bumps(repo: Path, per_repo: int, scan: int = 600) -> list[tuple[str, str]]:
         files = _git(repo, "show", "--format=", "--name-only", sha).split()
         if not files or not all(_CHART_FILES.search(f) for f in files):
             continue
+        kinds = {"ocirepository" if "oci" in f.lower() else "helmrelease" for f in files}
+        if len(kinds) != 1:
+            continue
+        pattern = _VERSION_LINE[kinds.pop()]
         diff = _git(repo, "show", "--format=", "-U0", sha).splitlines()
         changed = [d for d in diff if d[:1] in "+-" and not d.startswith(("+++", "---"))]
-        if not changed or not all(_VERSION_LINE.match(d) for d in changed):
+        if not changed or not all(pattern.match(d) for d in changed):
             continue
         out.append((sha, subject))
         if len(out) >= per_repo:
@@ -71,13 +78,34 @@ def bumps(repo: Path, per_repo: int, scan: int = 600) -> list[tuple[str, str]]:
     return out
 
 
+def _checkout(repo: Path, into: Path, sha: str) -> None:
+    """Check ``sha`` out into ``into``; files whose blob the clone lacks are left empty."""
+    listing = _git(repo, "ls-tree", "-r", sha).splitlines()
+    blobs = [ln.split(None, 3) for ln in listing if ln.split(None, 3)[1:2] == ["blob"]]
+    query = "".join(f"{b[2]}\n" for b in blobs)
+    done = subprocess.run(
+        ["git", "-C", str(repo), "cat-file", "--batch-check"],
+        input=query,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    missing = {ln.split()[0] for ln in done.stdout.splitlines() if ln.endswith(" missing")}
+    absent = [b[3] for b in blobs if b[2] in missing]
+    excludes = [f":(exclude,literal){p}" for p in absent]
+    _git(into, "checkout", sha, "--", ".", *excludes)
+    for path in absent:
+        (into / path).parent.mkdir(parents=True, exist_ok=True)
+        (into / path).touch()
+
+
 def replay(repo: Path, sha: str, subject: str, exe: list[str]) -> Replayed:
     work = Path(tempfile.mkdtemp(prefix="replay-"))
     try:
-        # every file but images and archives (some clones lack those large blobs)
+        # every file; a blob the clone lacks (some large images) becomes an empty file
         _git(repo, "worktree", "add", "--detach", "--no-checkout", "-f", str(work / "w"), sha)
         _git(work / "w", "reset", "-q")
-        _git(work / "w", "checkout", sha, "--", ".", *_BINARY)
+        _checkout(repo, work / "w", sha)
         if not (work / "w").is_dir():
             return Replayed(repo.name, sha[:10], subject, -1, "not checked out", [], False, False)
         done = subprocess.run(

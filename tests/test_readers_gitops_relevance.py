@@ -308,6 +308,19 @@ def test_an_unread_repository_beside_a_judged_product_keeps_the_change_undetermi
         "agent-platform",
         "4.7.19",
     )
+    # a BOM's versionRange is a pin too: moved with the meta chart, it is named as well
+    _bump(
+        root,
+        "kubernetes/apps/agent-platform/app/bom.yaml",
+        'versionRange: "4.7.18"',
+        'versionRange: "4.7.19"',
+    )
+    code, doc = _json(root, "--base", "HEAD")
+    moves = [(m["name"], m["before"], m["after"]) for m in doc["results"][0]["moved"]]
+    assert moves == [
+        ("agent-platform", "4.7.18", "4.7.19"),
+        ("agent-platform-connectivity", "4.7.18", "4.7.19"),
+    ]
 
 
 # --------------------------------------------------------------------------- own OCI artifact

@@ -69,6 +69,12 @@ def gather(kb: KnowledgeBase, inputs: Inputs) -> list[Gathered]:
         changes = gitops_gate.pin_changes(kb, base_state, head)
         moved = moved_pins(base_state, changes.locations)
         pins = _moved_charts(base_read, head_read)
+        shown = {m.product for m in pins}
+        pins += tuple(  # a product's pin that is no chart version (a BOM's versionRange)
+            MovedPin(c.product, f"pin {c.product}", c.before, c.after, c.source, c.product)
+            for c in changes.changes
+            if c.product not in shown
+        )
         judged_state = with_changes(base_state, head, changes.locations)  # change.<product>
         judged_state = gitops_gate.with_head_unread(judged_state, base_state, head)
         present = _present(kb, head) | {c.product for c in changes.changes}

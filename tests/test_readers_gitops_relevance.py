@@ -175,8 +175,11 @@ def test_a_source_is_needed_only_when_it_could_hold_a_judged_products_fact() -> 
     crds = _rec("https://example.com/crds/v1/all.yaml", REMOTE)
     flux = _rec("OCIRepository flux-manifests", OTHER_SOURCE)
     other = _rec("GitRepository apps", OTHER_SOURCE)
-    project = _rec("https://github.com/cloudnative-pg/plugin/releases/v1/manifest.yaml", REMOTE)
+    project = _rec(
+        "https://github.com/cloudnative-pg/plugin/releases/download/v1/manifest.yaml", REMOTE
+    )
     broken = _rec("kubernetes/apps/x.yaml", PARSE_ERROR)
+    base = _rec("https://github.com/org/fleet//clusters/base?ref=main", REMOTE)
     # nothing judged: no source is needed, but a file of the repository always is
     assert [needed(r, set()) for r in (crds, flux, other, project)] == [False] * 4
     assert needed(broken, set())
@@ -185,6 +188,7 @@ def test_a_source_is_needed_only_when_it_could_hold_a_judged_products_fact() -> 
     assert not needed(flux, judged)  # Flux's controllers: not a judged product here
     assert not needed(project, judged)  # only cloudnative-pg's own objects
     assert needed(other, judged)  # another repository could hold anything
+    assert needed(base, judged)  # so could a remote kustomize base
     assert needed(flux, {*judged, "flux"})
     assert needed(crds, {"kagent-crds"})
 

@@ -9,8 +9,9 @@ known to hold less than anything:
 - Flux's own controllers (the ``flux-manifests`` artifact, ``fluxcd/flux2`` manifests):
   only the ``flux`` product's objects;
 - CustomResourceDefinitions (a name or URL saying ``crd``): only the CRDs of a CRD chart;
-- a remote URL naming its project (``github.com/<owner>/<project>/…``): only that project's
-  objects.
+- a project's released manifest (``github.com/<owner>/<project>/releases/download/…``):
+  only that project's objects (a remote kustomize base or a file of another repository could
+  hold anything, a fleet's HelmReleases included).
 
 Any other source (another GitRepository, a Bucket, an OCI artifact of manifests, a URL that
 names no project) could hold anything, and is needed whenever some product is judged. A file
@@ -68,7 +69,8 @@ def needed(rec: Unreadable, judged: Collection[str]) -> bool:
     if _FLUX.search(text):
         return any(p == "flux" or p.startswith("flux-") for p in judged)
     project = _PROJECT.search(rec.source)
-    if rec.cause == REMOTE and project is not None:  # CRDs or not: that project's objects
+    if rec.cause == REMOTE and project is not None and "/releases/download/" in rec.source:
+        # a project's released manifest, CRDs or not: that project's objects only
         name = project.group(1).lower().removesuffix(".git")
         return any(p in name or name in p for p in judged)
     if "crd" in text:

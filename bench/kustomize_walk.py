@@ -27,10 +27,16 @@ KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
 
 def _docs(text: str) -> list[dict[str, Any]]:
-    try:
-        return [d for d in yaml.safe_load_all(text) if isinstance(d, dict)]
-    except yaml.YAMLError:
-        return []
+    """Every mapping document of ``text``; one that does not parse is left out alone."""
+    out: list[dict[str, Any]] = []
+    for part in ("\n" + text).split("\n---"):
+        try:
+            doc = yaml.load(part, Loader=yaml.CSafeLoader)
+        except yaml.YAMLError:
+            continue
+        if isinstance(doc, dict):
+            out.append(doc)
+    return out
 
 
 def build(folder: Path) -> list[dict[str, Any]] | None:

@@ -434,3 +434,22 @@ def test_a_bump_inside_the_pushed_artifact_is_named(tmp_path: Path) -> None:
     assert [(m["name"], m["before"], m["after"]) for m in result["moved"]] == [
         ("cert-manager", "v1.16.0", "v1.16.1")
     ]
+
+
+def test_an_artifact_no_workflow_pushes_is_mapped_by_the_option(tmp_path: Path) -> None:
+    root = own_artifact(tmp_path)
+    (root / ".github/workflows/oci.yaml").unlink()
+    _commit(root)
+    _bump(
+        root, "kubernetes/apps/base/tools/cert-manager/app/helmrelease.yaml", "v1.16.0", "v1.16.1"
+    )
+    code, doc = _json(root, "--base", "HEAD")
+    assert doc["results"][0].get("moved") is None  # the artifact is not read: nothing seen
+    code, doc = _json(root, "--base", "HEAD", "--gitops-artifact", "flux-system=kubernetes")
+    [result] = doc["results"]
+    assert code == 0, result
+    assert [m["after"] for m in result["moved"]] == ["v1.16.1"]
+    result = CliRunner().invoke(
+        cli, ["check", "--gitops", str(root), "--gitops-artifact", "flux-system"]
+    )
+    assert result.exit_code == 2 and "expected NAME=DIR" in result.stderr

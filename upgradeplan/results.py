@@ -45,6 +45,7 @@ class Inputs:
     gitops: str | None = None
     base: str | None = None
     clusters: tuple[str, ...] = ()  # GitOps installations to read (--cluster)
+    artifacts: tuple[str, ...] = ()  # NAME=DIR: an OCI artifact that is a directory (--gitops)
     kubeconfig: str | None = None
     contexts: tuple[str, ...] = ()
     all_contexts: bool = False

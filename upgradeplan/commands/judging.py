@@ -78,6 +78,7 @@ def inputs_from(params: Mapping[str, Any], obj: Mapping[str, Any] | None) -> Inp
         gitops=params.get("gitops"),
         base=params.get("base"),
         clusters=tuple(params.get("clusters") or ()),
+        artifacts=tuple(params.get("gitops_artifacts") or ()),
         kubeconfig=params.get("kubeconfig") or setting(obj, "kubeconfig"),
         contexts=tuple(dict.fromkeys(contexts)),
         all_contexts=bool(params.get("all_contexts")),

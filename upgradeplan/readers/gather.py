@@ -42,7 +42,10 @@ def gather(kb: KnowledgeBase, inputs: Inputs) -> list[Gathered]:
     from upgradeplan.readers import gitops
     from upgradeplan.readers.gitops.relevance import judged_products, set_aside
 
-    reads = _chosen(gitops.read_pins(kb, inputs.gitops, ref=inputs.base), inputs)
+    artifacts = _artifacts(inputs.artifacts)
+    reads = _chosen(
+        gitops.read_pins(kb, inputs.gitops, ref=inputs.base, artifacts=artifacts), inputs
+    )
     if not inputs.base:
         every = set(kb.products)  # without a change, any product may be judged
         asis = [(*set_aside(r.state, every), r.notes) for r in reads]
@@ -52,7 +55,10 @@ def gather(kb: KnowledgeBase, inputs: Inputs) -> list[Gathered]:
     from upgradeplan.readers.gitops import gate as gitops_gate
     from upgradeplan.state.changes import with_changes
 
-    heads = {r.state.name: r for r in _chosen(gitops.read_pins(kb, inputs.gitops), inputs)}
+    heads = {
+        r.state.name: r
+        for r in _chosen(gitops.read_pins(kb, inputs.gitops, artifacts=artifacts), inputs)
+    }
     judged: list[_RepoState] = []
     changed: dict[str, dict[str, Source]] = {}  # installation -> product -> its changed pin
     for base_read in reads:
@@ -93,6 +99,20 @@ def gather(kb: KnowledgeBase, inputs: Inputs) -> list[Gathered]:
     out = _gathered_with(kb, inputs, offline, said, judged)
     only = next(iter(changed.values())) if len(changed) == 1 else None
     return [replace(g, changed=only if only is not None else changed.get(g.name, {})) for g in out]
+
+
+def _artifacts(given: Sequence[str]) -> dict[str, str]:
+    """``--gitops-artifact NAME=DIR`` values as a mapping; a malformed one is bad input."""
+    out: dict[str, str] = {}
+    for text in given:
+        name, sep, folder = text.partition("=")
+        if not sep or not name.strip() or not folder.strip():
+            raise errors.BadInput(
+                f"--gitops-artifact {text!r}: expected NAME=DIR",
+                hint="e.g. --gitops-artifact flux-system=kubernetes",
+            )
+        out[name.strip()] = folder.strip().removeprefix("./").rstrip("/")
+    return out
 
 
 def _present(kb: KnowledgeBase, state: State) -> set[str]:

@@ -81,9 +81,16 @@ def read_installations(kb: KnowledgeBase, path: str, *, ref: str | None = None) 
     return [r.state for r in read_pins(kb, path, ref=ref)]
 
 
-def read_pins(kb: KnowledgeBase, path: str, *, ref: str | None = None) -> list[Read]:
+def read_pins(
+    kb: KnowledgeBase,
+    path: str,
+    *,
+    ref: str | None = None,
+    artifacts: dict[str, str] | None = None,
+) -> list[Read]:
     """One state per installation under ``path``, the way Flux applies the files, with the
-    chart pins its files write (known to the knowledge or not).
+    chart pins its files write (known to the knowledge or not). ``artifacts``: OCIRepository
+    or ExternalArtifact names that hold a directory of this repository (``--gitops-artifact``).
 
     A directory holding Flux ``Kustomization`` objects is read from its entry points (one
     installation each, named like the entry directory). Without any, the directory is read
@@ -100,7 +107,7 @@ def read_pins(kb: KnowledgeBase, path: str, *, ref: str | None = None) -> list[R
     if tree.is_dir(start):
         entries = find_entries(tree, start, renderer)
         if entries:
-            applier = Applier(tree, renderer, display)
+            applier = Applier(tree, renderer, display, artifacts or {})
             states: list[Read] = []
             what = f"reading {len(entries)} installation(s)"
             with progress.begin(what, len(entries)) as task:

@@ -274,13 +274,20 @@ def _spec_path(doc: Doc) -> str | None:
 class Applier:
     """Everything one entry point applies, Kustomization by Kustomization."""
 
-    def __init__(self, tree: Tree, renderer: Renderer, display: Callable[[str], str]) -> None:
+    def __init__(
+        self,
+        tree: Tree,
+        renderer: Renderer,
+        display: Callable[[str], str],
+        artifacts: dict[str, str] | None = None,
+    ) -> None:
         self.tree = tree
         self.base = renderer
         self.renderer = renderer
         self.display = display
         self.generators: list[Doc] = []
         self.pushed: list[str] | None = None  # directories the repository's CI pushes
+        self.artifacts = artifacts or {}  # --gitops-artifact: source name -> directory
 
     def apply(self, name: str, root: str) -> Installation:
         inst = Installation(name, root)
@@ -384,6 +391,8 @@ class Applier:
             why = f"{label} applies another repository (GitRepository {src}); not read"
             self._other_source(inst, f"GitRepository {src}", shown, why)
             return None
+        if kind in ("OCIRepository", "ExternalArtifact") and src in self.artifacts:
+            return norm(posixpath.join(self.tree.repo_rel, self.artifacts[str(src)]))
         if kind == "ExternalArtifact" and isinstance(src, str):
             mapped = self._artifact(src, doc)
             if mapped is not None:
@@ -477,6 +486,8 @@ class Applier:
                 continue
             if src.get("kind") == "GitRepository" and src.get("name") in self.base.own_sources:
                 return self.tree.repo_rel
+            if src.get("kind") == "OCIRepository" and src.get("name") in self.artifacts:
+                return norm(posixpath.join(self.tree.repo_rel, self.artifacts[src["name"]]))
             if src.get("kind") == "OCIRepository":
                 for pushed in self._pushed():
                     root = norm(posixpath.join(self.tree.repo_rel, pushed))

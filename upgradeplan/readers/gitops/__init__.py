@@ -68,11 +68,8 @@ class Read:
 
 
 def read(kb: KnowledgeBase, path: str, *, ref: str | None = None) -> State:
-    """The facts the GitOps files under ``path`` state (at git ``ref`` when given).
-
-    A tree with several cluster entry points has several installations: use
-    :func:`read_installations`; this gives the first.
-    """
+    """The facts the GitOps files under ``path`` state (at git ``ref`` when given): the first
+    installation (:func:`read_installations` gives every one)."""
     return read_installations(kb, path, ref=ref)[0]
 
 
@@ -132,9 +129,8 @@ def read_pins(
 def _siblings(
     kb: KnowledgeBase, path: str, ref: str | None, tree: Tree, renderer: Renderer, start: str
 ) -> list[Read]:
-    """A directory without Flux Kustomizations and without a kustomization of its own whose
-    subdirectories pin one product at two versions: each subdirectory holds an installation on
-    its own (two pins of one product are never merged into one); [] otherwise."""
+    """Subdirectories pinning one product at two versions (no Flux Kustomization, no
+    kustomization of ``start``'s own): one installation each, never merged; [] otherwise."""
     if not tree.is_dir(start) or any(
         tree.is_file(norm(posixpath.join(start, k))) for k in KUSTOMIZATION_NAMES
     ):

@@ -5,20 +5,23 @@ even when the chart is not in the knowledge (``cert-manager v1.16.0 → v1.16.1:
 knowledge, no known hazards``). A pin is where Flux takes a chart's version from:
 
 - a ``HelmRelease``'s ``spec.chart.spec.version`` (the chart named by ``spec.chart.spec.chart``);
-- an ``OCIRepository``'s ``spec.ref`` (``digest`` > ``semver`` > ``tag``, as source-controller
-  picks), the chart named by the last segment of ``spec.url``;
+- an ``OCIRepository``'s ``spec.ref`` (as source-controller picks it), the chart named by the
+  last segment of ``spec.url``;
 - a ``HelmChart``'s ``spec.version``.
 
-Each is keyed by kind, namespace and name, so two releases of one chart stay two pins.
+Each is keyed by kind, namespace and name, so two releases of one chart stay two pins. Where a
+version is written is :mod:`upgradeplan.readers.recognise`'s to say, as for every reader.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from upgradeplan.provenance import Source
 from upgradeplan.readers.gitops.yamldocs import View
+from upgradeplan.readers.recognise import Pin, release_pin, source_pin
 from upgradeplan.results import MovedPin
 
 __all__ = ["ChartPin", "MovedPin", "chart_pins", "moved_pins"]
@@ -47,23 +50,21 @@ def chart_pins(views: Iterable[View], default_ns: str | None = None) -> dict[str
             continue
         group = api.split("/", 1)[0]
         ns = v.text("metadata", "namespace") or default_ns or "default"
-        pin: tuple[str, tuple[str, ...]] | None = None
+        pin: tuple[str, tuple[Any, ...]] | None = None
+        obj = v.get()
         if kind == "HelmRelease" and group == _HELM_GROUP:
+            found = release_pin(obj)  # as every reader reads it
             chart = v.text("spec", "chart", "spec", "chart")
-            if chart and v.text("spec", "chart", "spec", "version"):
-                pin = (chart, ("spec", "chart", "spec", "version"))
-        elif kind == "OCIRepository" and group == _SOURCE_GROUP:
-            url = (v.text("spec", "url") or "").rstrip("/")
-            ref = next(
-                (k for k in ("digest", "semver", "tag") if v.text("spec", "ref", k)),
-                None,
-            )
-            if url and ref is not None:
-                pin = (url.rsplit("/", 1)[-1], ("spec", "ref", ref))
-        elif kind == "HelmChart" and group == _SOURCE_GROUP:
-            chart = v.text("spec", "chart")
-            if chart and v.text("spec", "version"):
-                pin = (chart, ("spec", "version"))
+            if isinstance(found, Pin) and found.value is not None and chart:
+                pin = (chart, found.path)
+        elif kind in ("OCIRepository", "HelmChart") and group == _SOURCE_GROUP:
+            written = source_pin(obj)
+            if kind == "OCIRepository":
+                chart = (v.text("spec", "url") or "").rstrip("/").rsplit("/", 1)[-1]
+            else:
+                chart = v.text("spec", "chart") or ""
+            if chart and v.text(*written.path):
+                pin = (chart, written.path)
         if pin is None:
             continue
         version = (v.text(*pin[1]) or "").strip()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from upgradeplan import provenance
 from upgradeplan.fleet.judge import Judge, state_key
 from upgradeplan.fleet.members import Member
@@ -66,3 +68,23 @@ def test_an_installation_that_cannot_be_judged_is_undetermined_and_says_why(
     assert (row.verdict, row.exit_code) == ("undetermined", 4)
     assert row.error is not None and row.error.startswith("cannot be judged: ")
     assert "--installed kagent=VERSION" in row.error
+
+
+def test_an_empty_snapshot_asked_something_is_undetermined_never_safe(tmp_path: Path) -> None:
+    from support.cli import run_stdout
+
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("apiVersion: v1\nkind: List\nitems: []\n", encoding="utf-8")
+    code, out = run_stdout("fleet", str(empty), "--to", "agent-platform=4.8.0")
+    assert code == 4 and f"nothing read from {empty}" in out
+    code, out = run_stdout("fleet", str(empty), "--hazard", "harness-handover-skipped")
+    assert code == 4 and f"nothing read from {empty}" in out
+    code, out = run_stdout("check", "--snapshot", str(empty), "--to", "agent-platform=4.8.0")
+    assert code == 4 and f"nothing read from {empty}" in out
+    for output in ("json", "sarif", "github", "markdown"):
+        code, _ = run_stdout(
+            "check", "--snapshot", str(empty), "--to", "agent-platform=4.8.0", "-o", output
+        )
+        assert code == 4, output
+    # asked nothing, there is nothing to judge: 0, as before
+    assert run_stdout("fleet", str(empty))[0] == 0

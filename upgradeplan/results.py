@@ -45,6 +45,7 @@ class Inputs:
     gitops: str | None = None
     base: str | None = None
     clusters: tuple[str, ...] = ()  # GitOps installations to read (--cluster)
+    artifacts: tuple[str, ...] = ()  # NAME=DIR: an OCI artifact that is a directory (--gitops)
     kubeconfig: str | None = None
     contexts: tuple[str, ...] = ()
     all_contexts: bool = False
@@ -68,6 +69,27 @@ class Inputs:
 
 
 @dataclass(frozen=True, slots=True)
+class MovedPin:
+    """A chart pin a change moves (``--base``), known to the knowledge or not: from ``before``
+    to ``after`` (None: the change adds or removes it)."""
+
+    chart: str
+    key: str  # "HelmRelease ns/name", "OCIRepository ns/name"
+    before: str | None
+    after: str | None
+    where: Source | None  # the new pin's line (the old one's when the change removes it)
+    product: str | None = None  # the product of the knowledge it pins, when it is one
+
+    def describe(self) -> str:
+        """``cert-manager v1.16.0 → v1.16.1``."""
+        if self.before is None:
+            return f"{self.chart} {self.after} (added)"
+        if self.after is None:
+            return f"{self.chart} {self.before} (removed)"
+        return f"{self.chart} {self.before} → {self.after}"
+
+
+@dataclass(frozen=True, slots=True)
 class Gathered:
     """One state to judge: the offline inputs merged, or one cluster context."""
 
@@ -78,6 +100,8 @@ class Gathered:
     holds: tuple[str, ...] = ()  # pins the inputs keep where they are (--gitops with --base)
     relocate: Mapping[Source, Source] = field(default_factory=dict)  # base pin -> head's
     changed: Mapping[str, Source] = field(default_factory=dict)  # --base: product -> new pin
+    moved_pins: tuple[MovedPin, ...] = ()  # --base: every chart pin the change moves
+    set_aside: tuple[str, ...] = ()  # what was not read and is not needed for the verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +124,7 @@ class CheckResult:
     # blocked only because held pins stay: the products whose pin moved in the same change
     # would make it safe (each failing finding has a pin-move fix naming a held product)
     fix_in_change: tuple[str, ...] = ()
+    moved_pins: tuple[MovedPin, ...] = ()  # --base: every chart pin the change moves
 
     @property
     def shown_verdict(self) -> str:

@@ -33,6 +33,7 @@ def inputs_from(params: Mapping[str, Any], obj: Mapping[str, Any] | None) -> Inp
         gitops=params.get("gitops"),
         base=params.get("base"),
         clusters=tuple(params.get("clusters") or ()),
+        artifacts=tuple(params.get("gitops_artifacts") or ()),
         kubeconfig=params.get("kubeconfig") or setting(obj, "kubeconfig"),
         contexts=tuple(dict.fromkeys(contexts)),
         all_contexts=bool(params.get("all_contexts")),
@@ -65,12 +66,17 @@ def gather(
     return kb, api.gather(kb, inputs)
 
 
-def _unreadable_check(g: api.Gathered) -> api.CheckResult:
+def _unreadable_check(g: api.Gathered, *, empty: bool = False) -> api.CheckResult:
+    """A result for what could not be judged (exit 4): a context that could not be read, or
+    (``empty``) a snapshot or tree with nothing in it that a target was asked of."""
     from upgradeplan.unreadable import UNREACHABLE, Unreadable
 
-    whole = Unreadable(
-        f"context {g.name}", UNREACHABLE, kind="context", context=g.name, detail=g.error or ""
-    )
+    if empty:
+        whole = Unreadable(g.name, "nothing read", kind="file", detail=g.error or "")
+    else:
+        whole = Unreadable(
+            f"context {g.name}", UNREACHABLE, kind="context", context=g.name, detail=g.error or ""
+        )
     return api.CheckResult(
         name=g.name,
         state=None,
@@ -101,6 +107,11 @@ def check(
         if g.state is None:
             results.append(_unreadable_check(g))
             continue
+        if to and not g.state.facts and not g.state.unread and not g.state.unreadable:
+            # nothing was read (a snapshot of items: []): what --to asks cannot be answered
+            empty = api.Gathered(name=g.name, state=None, error=f"nothing read from {g.name}")
+            results.append(_unreadable_check(empty, empty=True))
+            continue
         try:
             judged = api.check(
                 kb,
@@ -120,6 +131,8 @@ def check(
             failed = api.Gathered(name=g.name, state=None, error=str(exc))
             results.append(_unreadable_check(failed))
             continue
+        if g.moved_pins or g.set_aside:
+            judged = replace(judged, moved_pins=g.moved_pins, notes=(*judged.notes, *g.set_aside))
         results.append(set_aside(judged, acceptances, fail_on))
     stale = stale_acceptances(acceptances, results)
     code = api.worst_exit([r.exit_code for r in results])

@@ -87,6 +87,15 @@ def state_options(f: F) -> F:
             "scan shows or its directory; repeatable).",
         ),
         click.option(
+            "--gitops-artifact",
+            "gitops_artifacts",
+            multiple=True,
+            metavar="NAME=DIR",
+            help="With --gitops: the OCIRepository or ExternalArtifact NAME that a Kustomization "
+            "applies holds DIR of this repository (an artifact your CI pushes from it); "
+            "repeatable.",
+        ),
+        click.option(
             "--kubeconfig",
             "kubeconfig",
             metavar="PATH",

@@ -192,6 +192,7 @@ class Judge:
     cache_size: int = CACHE_SIZE
     computed: int = 0  # judgements computed (the others were shared)
     shared: MutableMapping[bytes, Judgement] | None = None  # judgements of other processes
+    asked: bool = False  # a hazard was asked about (--hazard): an empty member is undetermined
     _cache: OrderedDict[tuple[Any, ...], tuple[bytes, Judgement]] = field(
         default_factory=OrderedDict
     )
@@ -224,6 +225,10 @@ class Judge:
         if member.state is None:
             error = member.error or "could not be read"
             return _digest(("unreadable", error)), _empty(UNREADABLE, error)
+        if (self.to or self.asked) and _empty_state(member.state):
+            # nothing in it was read: what was asked of it cannot be answered, never "safe"
+            error = f"nothing read from {member.source}"
+            return _digest(("empty", error)), _empty("undetermined", error)
         state = self.state_of(member)
         to, not_applied = self._applicable(state)
         key = (state_key(state), tuple(to))
@@ -323,6 +328,11 @@ class Judge:
             not_applied=not_applied,
             could_not_read=tuple(str(u) for u in result.unreadable),
         )
+
+
+def _empty_state(state: State) -> bool:
+    """Whether nothing at all was read into ``state`` (``items: []``, an empty document)."""
+    return not state.facts and not state.unread and not state.unreadable
 
 
 def _digest(key: Any) -> bytes:
@@ -505,6 +515,8 @@ def judge_fleet(
 ) -> Fleet:
     """Judge every member (consumed one at a time, in this process) and roll them up."""
     to = resolve_to(kb, to, hazard)
-    judge = Judge(kb, to=to, holds=tuple(holds), fail_on=fail_on, stated=stated)
+    judge = Judge(
+        kb, to=to, holds=tuple(holds), fail_on=fail_on, stated=stated, asked=hazard is not None
+    )
     rows = [judge.judge(m) for m in members]
     return roll_up(kb, rows, to=to, fail_on=fail_on, hazard=hazard, judged_states=judge.computed)

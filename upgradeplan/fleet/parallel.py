@@ -65,6 +65,7 @@ def judge_tasks(judge: Judge, tasks: Sequence[str], workers: int) -> tuple[list[
             stated=judge.stated,
             cache_size=judge.cache_size,
             shared=shared,
+            asked=judge.asked,
         )
         try:
             return _collect(context, tasks, workers)

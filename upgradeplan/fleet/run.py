@@ -30,7 +30,9 @@ def judge_sources(
     """The whole run: local snapshot files (in ``workers`` processes when there are many),
     then ``s3://`` prefixes, kubeconfig contexts and GitOps trees, judged by one Judge."""
     to = resolve_to(kb, to, hazard)
-    judge = Judge(kb, to=to, holds=tuple(holds), fail_on=fail_on, stated=stated)
+    judge = Judge(
+        kb, to=to, holds=tuple(holds), fail_on=fail_on, stated=stated, asked=hazard is not None
+    )
     remote = [s for s in sources if s.startswith("s3://")]
     if remote:
         s3.require()  # exit 2 naming the extra before anything is read

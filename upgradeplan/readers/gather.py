@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from upgradeplan import errors
 from upgradeplan.model import KnowledgeBase, State, Target
 from upgradeplan.provenance import Source
-from upgradeplan.results import Gathered, Inputs
+from upgradeplan.results import Gathered, Inputs, MovedPin
+
+if TYPE_CHECKING:
+    from upgradeplan.readers.gitops import Read
 
 
 def gather(kb: KnowledgeBase, inputs: Inputs) -> list[Gathered]:
@@ -36,46 +40,126 @@ def gather(kb: KnowledgeBase, inputs: Inputs) -> list[Gathered]:
     if not inputs.gitops:
         return _gathered_with(kb, inputs, offline, said, [])
     from upgradeplan.readers import gitops
+    from upgradeplan.readers.gitops.relevance import judged_products, set_aside
 
-    repo = _chosen(gitops.read_installations(kb, inputs.gitops, ref=inputs.base), inputs)
+    artifacts = _artifacts(inputs.artifacts)
+    reads = _chosen(
+        gitops.read_pins(kb, inputs.gitops, ref=inputs.base, artifacts=artifacts), inputs
+    )
     if not inputs.base:
-        return _gathered_with(kb, inputs, offline, said, [(s, (), (), {}) for s in repo])
+        every = set(kb.products)  # without a change, any product may be judged
+        asis = [(*set_aside(r.state, every), r.notes) for r in reads]
+        return _gathered_with(
+            kb, inputs, offline, said, [(s, (), (), {}, (), (*o, *n)) for s, n, o in asis]
+        )
     from upgradeplan.readers.gitops import gate as gitops_gate
     from upgradeplan.state.changes import with_changes
 
-    heads = {s.name: s for s in _chosen(gitops.read_installations(kb, inputs.gitops), inputs)}
+    heads = {
+        r.state.name: r
+        for r in _chosen(gitops.read_pins(kb, inputs.gitops, artifacts=artifacts), inputs)
+    }
     judged: list[_RepoState] = []
     changed: dict[str, dict[str, Source]] = {}  # installation -> product -> its changed pin
-    for base_state in repo:
-        head = heads.get(base_state.name)
-        if head is None and len(repo) == 1 and len(heads) == 1:
-            head = next(iter(heads.values()))  # a directory read as one state: PATH@REF, PATH
-        if head is None:
-            judged.append((base_state, (), (), {}))
+    for base_read in reads:
+        base_state = base_read.state
+        head_read = heads.get(base_state.name)
+        if head_read is None and len(reads) == 1 and len(heads) == 1:
+            head_read = next(iter(heads.values()))  # a directory read as one state: PATH@REF
+        if head_read is None:
+            present = _present(kb, base_state)
+            aside, notes = set_aside(base_state, judged_products(kb, present))
+            judged.append((aside, (), (), {}, (), notes))
             continue
+        head = head_read.state
         changes = gitops_gate.pin_changes(kb, base_state, head)
         moved = moved_pins(base_state, changes.locations)
+        pins = _moved_charts(base_read, head_read)
+        shown = {m.product for m in pins}
+        pins += tuple(  # a product's pin that is no chart version (a BOM's versionRange)
+            MovedPin(c.product, f"pin {c.product}", c.before, c.after, c.source, c.product)
+            for c in changes.changes
+            if c.product not in shown
+        )
         judged_state = with_changes(base_state, head, changes.locations)  # change.<product>
         judged_state = gitops_gate.with_head_unread(judged_state, base_state, head)
-        judged.append((judged_state, tuple(changes.targets), tuple(changes.holds), moved))
+        present = _present(kb, head) | {c.product for c in changes.changes}
+        judged_state, notes = set_aside(judged_state, judged_products(kb, present))
+        notes = (*head_read.notes, *notes)
+        judged.append((judged_state, changes.targets, changes.holds, moved, pins, notes))
         changed[base_state.name] = {p: w for p, w in changes.locations.items() if w is not None}
+    based = {r.state.name for r in reads}
+    for name, head_read in heads.items():
+        if name in based or (len(reads) == 1 and len(heads) == 1):
+            continue
+        # an installation the change adds: every pin it writes moves from nothing
+        present = judged_products(kb, _present(kb, head_read.state))
+        state, notes = set_aside(head_read.state, present)
+        judged.append((state, (), (), {}, _moved_charts(None, head_read), notes))
     out = _gathered_with(kb, inputs, offline, said, judged)
     only = next(iter(changed.values())) if len(changed) == 1 else None
     return [replace(g, changed=only if only is not None else changed.get(g.name, {})) for g in out]
 
 
-_RepoState = tuple[State, tuple[Target, ...], tuple[str, ...], dict[Source, Source]]
+def _artifacts(given: Sequence[str]) -> dict[str, str]:
+    """``--gitops-artifact NAME=DIR`` values as a mapping; a malformed one is bad input."""
+    out: dict[str, str] = {}
+    for text in given:
+        name, sep, folder = text.partition("=")
+        if not sep or not name.strip() or not folder.strip():
+            raise errors.BadInput(
+                f"--gitops-artifact {text!r}: expected NAME=DIR",
+                hint="e.g. --gitops-artifact flux-system=kubernetes",
+            )
+        out[name.strip()] = folder.strip().removeprefix("./").rstrip("/")
+    return out
 
 
-def _chosen(states: list[State], inputs: Inputs) -> list[State]:
+def _present(kb: KnowledgeBase, state: State) -> set[str]:
+    """The products of the knowledge a state pins or runs."""
+    return {p for p in kb.products if f"pin.{p}" in state or state.installed(p) is not None}
+
+
+def _moved_charts(base: Read | None, head: Read) -> tuple[MovedPin, ...]:
+    """Every chart pin that differs between the base and the working tree, each with the
+    product of the knowledge it pins when it is one (its pin fact is written on that line)."""
+    from upgradeplan.readers.gitops.charts import moved_pins as moved
+
+    products: dict[str, str] = {}
+    for read in (base, head):
+        if read is None:
+            continue
+        lines = {f.source: f.key[len("pin.") :] for f in read.state if f.key.startswith("pin.")}
+        for key, pin in read.pins.items():
+            if pin.where in lines:
+                products.setdefault(key, lines[pin.where])
+    return tuple(moved(base.pins if base is not None else {}, head.pins, products))
+
+
+# state, targets, holds, base pin -> head pin, chart pins moved, what was set aside
+_RepoState = tuple[
+    State,
+    tuple[Target, ...],
+    tuple[str, ...],
+    dict[Source, Source],
+    tuple[MovedPin, ...],
+    tuple[str, ...],
+]
+
+
+def _chosen(reads: list[Read], inputs: Inputs) -> list[Read]:
     """The installations ``--cluster`` asks for (all without it); an unknown name is bad input."""
     if not inputs.clusters:
-        return states
-    out: list[State] = []
+        return reads
+    out: list[Read] = []
     for wanted in inputs.clusters:
-        found = [s for s in states if wanted.rstrip("/") in (s.name, s.name.rsplit("/", 1)[-1])]
+        found = [
+            r
+            for r in reads
+            if wanted.rstrip("/") in (r.state.name, r.state.name.rsplit("/", 1)[-1])
+        ]
         if not found:
-            names = ", ".join(s.name for s in states)
+            names = ", ".join(r.state.name for r in reads)
             raise errors.BadInput(
                 f"--cluster {wanted}: no such installation in --gitops {inputs.gitops}",
                 hint=f"installations found: {names}",
@@ -101,11 +185,19 @@ def _gathered_with(
         merged = derive(merge(*offline, said))
         return [Gathered(name=merged.name, state=merged)]
     each: list[Gathered] = []
-    for state, asked, kept, moved in repo:
+    for state, asked, kept, moved, pins, aside in repo:
         merged = derive(merge(*offline, state, said))
         named = _named(merged, state.name) if len(repo) > 1 else merged
         each.append(
-            Gathered(name=named.name, state=named, targets=asked, holds=kept, relocate=moved)
+            Gathered(
+                name=named.name,
+                state=named,
+                targets=asked,
+                holds=kept,
+                relocate=moved,
+                moved_pins=pins,
+                set_aside=aside,
+            )
         )
     return each
 
@@ -132,8 +224,10 @@ def _contexts(
     asked: tuple[Target, ...] = ()
     kept: tuple[str, ...] = ()
     moved: dict[Source, Source] = {}
+    pins: tuple[MovedPin, ...] = ()
+    aside: tuple[str, ...] = ()
     if repo:
-        state, asked, kept, moved = repo[0]
+        state, asked, kept, moved, pins, aside = repo[0]
         offline = [*offline, state]
     results = cluster.read_contexts(
         kb, inputs.kubeconfig, list(inputs.contexts), inputs.all_contexts,
@@ -148,7 +242,17 @@ def _contexts(
             continue
         merged = derive(merge(*offline, res.state, said))
         named = _named(merged, res.name)
-        out.append(Gathered(name=res.name, state=named, targets=asked, holds=kept, relocate=moved))
+        out.append(
+            Gathered(
+                name=res.name,
+                state=named,
+                targets=asked,
+                holds=kept,
+                relocate=moved,
+                moved_pins=pins,
+                set_aside=aside,
+            )
+        )
     if out and all(g.state is None for g in out):
         names = ", ".join(f"{g.name} ({g.error})" for g in out)
         raise errors.ClusterUnreachable(f"no context could be read: {names}")

@@ -101,6 +101,8 @@ def summary(result: CheckResult) -> str:
     text = f"upgradeplan{name}: verdict {result.shown_verdict} (exit {result.exit_code})"
     if result.error is not None:
         return f"{text}; could not be read: {result.error}"
+    if result.moved_pins:
+        text += f"; pins moved: {', '.join(m.describe() for m in result.moved_pins)}"
     if result.accepted:
         text += f"; accepted: {', '.join(sorted({a.finding.hazard for a in result.accepted}))}"
     rec = result.recommended
@@ -125,6 +127,13 @@ def render_check(
     summaries: list[str] = []
     for r in results:
         at = f"[{r.name}] " if r.name else ""
+        for m in r.moved_pins:  # --base: every chart pin the change moves, first
+            from upgradeplan.render.text import moved_text
+
+            loc = file_line(m.where)
+            props = f"file={escape_property(loc[0])},line={loc[1]}," if loc else ""
+            title = escape_property(f"upgradeplan {at}pin moved")
+            out.append(f"::notice {props}title={title}::{escape_data(moved_text(m))}")
         told = unreadable.told(r.notes, r.unreadable)  # the notes and every unread source
         out += [f"::notice title=upgradeplan {at}read::{escape_data(n)}" for n in told]
         reported = [f for f in r.findings if f.status in ("applies", "may-apply")]

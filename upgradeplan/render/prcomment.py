@@ -152,6 +152,12 @@ def _result(result: CheckResult, fail_on: str, root: Path | None) -> list[str]:
     if result.fix_in_change:
         head += f": {_fix_words(result.fix_in_change)}"
     out = [head, "", f"Move: {_cell(_title(result.plan))}", ""]
+    if result.moved_pins:
+        from upgradeplan.render.text import moved_text
+
+        out += ["Pins this change moves:", ""]
+        out += [f"- {_cell(moved_text(m))}" for m in result.moved_pins]
+        out.append("")
     told = unreadable.told(result.notes, result.unreadable)  # the notes and every unread source
     if told:
         out += [*(f"> {_cell(n)}" for n in told), ""]

@@ -11,11 +11,15 @@
   applies or may apply, not accepted) is ``error``; below the threshold an applying finding is
   ``warning`` or ``note`` by severity and one that may apply is a ``review`` (level ``none``).
   The severity and status are in ``properties``.
-- Every finding whose facts were read from a file has a ``physicalLocation``: its own
+- Every result has a ``physicalLocation`` (GitHub code scanning refuses one without): its own
   ``file:line``, else the first observed fact read from a file, else where another finding
-  of its product is or a pin its plan moves is written. With ``--base``, a finding the change
-  caused points at the changed line. URIs are relative to the repository root
-  (``uriBaseId: %SRCROOT%``) whatever the working directory.
+  of its product is or a pin its plan moves is written, else the installation's first file
+  (line 1), else ``.upgradeplan.yaml`` (stated facts alone). With ``--base``, a finding the
+  change caused points at the changed line, and every chart pin the change moves is a
+  note-level ``pin-moved`` result at its line. URIs are relative to the repository root
+  (``uriBaseId: %SRCROOT%``) whatever the working directory; no string of the log holds the
+  root's absolute path, and the category depends only on the installation's path from the
+  repository root.
 - An accepted finding carries ``suppressions`` with the acceptance's justification; a stale
   acceptance is a tool notification.
 - On an error, :func:`error_log` is a valid log whose invocation failed
@@ -41,7 +45,7 @@ from upgradeplan.results import NOTHING_TO_JUDGE
 
 if TYPE_CHECKING:
     from upgradeplan.accept import Acceptance
-    from upgradeplan.results import CheckResult
+    from upgradeplan.results import CheckResult, MovedPin
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 ROOT_ID = "%SRCROOT%"
@@ -107,9 +111,20 @@ def _artifact(path: str, root: Path | None) -> dict[str, str]:
     full = Path(path) if os.path.isabs(path) else Path.cwd() / path
     try:
         rel = full.resolve().relative_to(base)
-    except ValueError:
-        return {"uri": full.resolve().as_uri()}  # outside the repository
+    except ValueError:  # outside the repository: relative all the same, never the machine's
+        return {"uri": quote(Path(os.path.relpath(full.resolve(), base)).as_posix())}
     return {"uri": quote(rel.as_posix()), "uriBaseId": ROOT_ID}
+
+
+def entry_location(result: CheckResult) -> tuple[str, int]:
+    """Where a result with no file line of its own is shown: the first file the installation
+    was read from, line 1; for stated facts alone, the repository's accepted-risk file
+    (``.upgradeplan.yaml``, where a finding would be accepted)."""
+    files = sorted(
+        {loc[0] for f in (result.state or ()) if (loc := file_line(f.source)) is not None},
+        key=lambda p: (p.count("/"), p),
+    )
+    return (files[0], 1) if files else (".upgradeplan.yaml", 1)
 
 
 def _own_location(f: Finding) -> tuple[str, int] | None:
@@ -260,21 +275,18 @@ def _result(
     f: Finding,
     rule_index: int,
     name: str,
-    where: tuple[str, int] | None,
+    where: tuple[str, int],
     root: Path | None,
     *,
     fails: bool,
     accepted: Acceptance | None = None,
 ) -> dict[str, Any]:
-    if where is not None:
-        location: dict[str, Any] = {
-            "physicalLocation": {
-                "artifactLocation": _artifact(where[0], root),
-                "region": {"startLine": max(where[1], 1)},
-            }
+    location: dict[str, Any] = {
+        "physicalLocation": {
+            "artifactLocation": _artifact(where[0], root),
+            "region": {"startLine": max(where[1], 1)},
         }
-    else:
-        location = {"logicalLocations": [{"name": f.product or name, "kind": "module"}]}
+    }
     ident = rule_id(f.hazard)
     kind, level = _level(f, fails)
     result: dict[str, Any] = {
@@ -339,12 +351,17 @@ def _driver(rules: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def automation_id(name: str) -> str:
+def automation_id(name: str, root: Path | None = None) -> str:
     """``upgradeplan/<installation>/``: one category per installation or context (a ``@ref``
-    of a ``--base`` run is left out, so the category stays the same from one PR to the next)."""
+    of a ``--base`` run is left out, so the category stays the same from one PR to the next).
+    An installation named by its path is named by its path from the repository root, so
+    ``--gitops .``, ``./`` and ``"$PWD"`` give one category."""
     import posixpath
 
     clean = name.rsplit("@", 1)[0] if "@" in name else name
+    if root is not None and clean and (os.path.isabs(clean) or os.path.exists(clean)):
+        rel = os.path.relpath(os.path.abspath(clean), root)
+        clean = "" if rel == "." else rel
     clean = posixpath.normpath(clean.replace(os.sep, "/")).strip("/") if clean else ""
     if clean in ("", "."):
         clean = "root"  # --gitops . : the repository itself
@@ -389,12 +406,13 @@ def run_of(
             rules.append(_rule(f, hazards.get(f.hazard)))
     fallback = fallback_locations(result.plan, every)
     changed = result.changed
+    entry = entry_location(result)
     results = [
         _result(
             f,
             rule_ids.index(rule_id(f.hazard)),
             name,
-            location_of(f, fallback, changed),
+            location_of(f, fallback, changed) or entry,
             root,
             fails=counts(f, fail_on),
         )
@@ -405,13 +423,16 @@ def run_of(
             a.finding,
             rule_ids.index(rule_id(a.finding.hazard)),
             name,
-            location_of(a.finding, fallback, changed),
+            location_of(a.finding, fallback, changed) or entry,
             root,
             fails=False,
             accepted=a.acceptance,
         )
         for a in accepted
     ]
+    if result.moved_pins:
+        rules.append(_MOVED_RULE)
+        results += [_moved(m, len(rules) - 1, name, entry, root) for m in result.moved_pins]
     notes: list[Any] = []
     if result.error is not None:
         notes.append(_notification("error", f"{name}: could not be read: {result.error}"))
@@ -448,13 +469,91 @@ def run_of(
         properties["recommended_verdict"] = (result.recommended or result.plan).verdict
     return {
         "tool": {"driver": _driver(rules)},
-        "automationDetails": {"id": automation_id(name)},
+        "automationDetails": {"id": automation_id(name, root)},
         "invocations": [invocation],
         "originalUriBaseIds": {ROOT_ID: {"description": {"text": "The repository root."}}},
         "results": results,
         "columnKind": "unicodeCodePoints",
         "properties": properties,
     }
+
+
+MOVED_RULE_ID = "pin-moved"
+_MOVED_RULE: dict[str, Any] = {
+    "id": MOVED_RULE_ID,
+    "name": "PinMoved",
+    "shortDescription": {"text": "A chart pin this change moves"},
+    "fullDescription": {"text": "A chart version the change moves, known or not."},
+    "help": {"text": "Informational.", "markdown": "Informational."},
+    "defaultConfiguration": {"level": "note"},
+    "properties": {"tags": ["upgrade", "change"]},
+}
+
+
+def _moved(
+    m: MovedPin, index: int, name: str, entry: tuple[str, int], root: Path | None
+) -> dict[str, Any]:
+    """A note-level result at the changed line of a moved pin."""
+    where = file_line(m.where) or entry
+    said = (
+        "not in the knowledge, no known hazards"
+        if m.product is None
+        else f"{m.product}, judged in this run"
+    )
+    prefix = f"{name}: " if name else ""
+    return {
+        "ruleId": MOVED_RULE_ID,
+        "ruleIndex": index,
+        "kind": "informational",
+        "level": "none",
+        "message": {"text": f"{prefix}{m.describe()}: {said}."},
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": _artifact(where[0], root),
+                    "region": {"startLine": max(where[1], 1)},
+                }
+            }
+        ],
+        "partialFingerprints": {
+            "upgradeplan/v2": hashlib.sha256(
+                "|".join((MOVED_RULE_ID, m.key, name, m.after or "")).encode()
+            ).hexdigest()[:32]
+        },
+        "properties": {
+            "installation": name,
+            "failsGate": False,
+            "object": m.key,
+            "before": m.before,
+            "after": m.after,
+            "product": m.product,
+        },
+    }
+
+
+def _relative(value: Any, prefixes: Sequence[tuple[str, str]]) -> Any:
+    """``value`` with every absolute path under the repository root's folders written
+    relative to the root (``prefixes``: absolute folder + ``/`` -> its relative spelling)."""
+    if isinstance(value, str):
+        for prefix, rel in prefixes:
+            value = value.replace(prefix, rel)
+        return value
+    if isinstance(value, dict):
+        return {k: _relative(v, prefixes) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_relative(v, prefixes) for v in value]
+    return value
+
+
+def _prefixes(root: Path) -> list[tuple[str, str]]:
+    """The root and its parent folders (not ``/`` itself), deepest first, each with the
+    relative spelling of the same folder from the root (``""``, ``../``, ``../../``)."""
+    out: list[tuple[str, str]] = []
+    for depth, folder in enumerate([root, *root.parents]):
+        if folder.parent == folder:
+            break
+        out.append((str(folder).rstrip("/") + "/", "../" * depth))
+    return out
 
 
 def log(
@@ -470,12 +569,14 @@ def log(
         run_of(r, kb, fail_on=fail_on, root=root, stale=stale if i == 0 else ())
         for i, r in enumerate(results)
     ]
-    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": runs}
+    prefixes = _prefixes(root or Path.cwd().resolve())
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": _relative(runs, prefixes)}
 
 
 def error_log(message: str, location: str = "", *, root: Path | None = None) -> dict[str, Any]:
     """A valid log for a run that failed before judging anything (bad input, an error)."""
     note = _notification("error", message, written_at(location) if location else None, root)
+    note = _relative(note, _prefixes(root or Path.cwd().resolve()))
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",

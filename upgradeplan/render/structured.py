@@ -25,7 +25,7 @@ from upgradeplan.model import (
 )
 
 if TYPE_CHECKING:
-    from upgradeplan.results import CheckResult, Diagnosis, Explanation, PlanResult
+    from upgradeplan.results import CheckResult, Diagnosis, Explanation, MovedPin, PlanResult
 
 SCHEMA_VERSION = 1
 
@@ -185,6 +185,19 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
 # --------------------------------------------------------------------------- command results
 
 
+def moved_to_dict(m: MovedPin) -> dict[str, Any]:
+    """A pin the change moves: ``product`` null when the knowledge does not know the chart."""
+    return {
+        "name": m.chart,
+        "object": m.key,
+        "before": m.before,
+        "after": m.after,
+        "source": str(m.where) if m.where is not None else None,
+        "product": m.product,
+        "judged": m.product is not None,
+    }
+
+
 def check_to_dict(results: Sequence[CheckResult], exit_code: int) -> dict[str, Any]:
     out: list[dict[str, Any]] = []
     for r in results:
@@ -194,6 +207,8 @@ def check_to_dict(results: Sequence[CheckResult], exit_code: int) -> dict[str, A
             "exit_code": r.exit_code,
         }
         item["unreadable"] = [u.to_dict() for u in r.unreadable]
+        if r.moved_pins:
+            item["moved"] = [moved_to_dict(m) for m in r.moved_pins]
         if r.error is not None:
             item["error"] = r.error
         else:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         ConditionResult,
         Diagnosis,
         Explanation,
+        MovedPin,
         PlanResult,
     )
 
@@ -202,6 +203,7 @@ def _check_full(results: Sequence[CheckResult], s: Style) -> str:
         if r.error is not None:
             out.append(_could_not_read("check", name, r.error, s))
             continue
+        out.extend(moved_lines(r))
         if r.shown_verdict == NOTHING_TO_JUDGE:
             out.append(f"check {_jump_title(r.plan)}{name}: nothing to judge")
             out.extend(f"  {note}" for note in r.notes)
@@ -234,6 +236,22 @@ def _check_full(results: Sequence[CheckResult], s: Style) -> str:
         noted = " ".join(r.notes)
         out.extend(unreadable_lines([u for u in r.unreadable if u.source not in noted]))
     return "\n".join(out) + "\n"
+
+
+def moved_text(m: MovedPin) -> str:
+    """``cert-manager v1.16.0 → v1.16.1 (file:line): not in the knowledge, no known hazards``."""
+    where = f" ({m.where})" if m.where is not None else ""
+    if m.product is None:
+        return f"{m.describe()}{where}: not in the knowledge, no known hazards"
+    return f"{m.describe()}{where}: {m.product}, judged below"
+
+
+def moved_lines(r: CheckResult) -> list[str]:
+    """With ``--base``: every chart pin the change moves, before the verdict."""
+    if not r.moved_pins:
+        return []
+    name = f" [{r.name}]" if r.name else ""
+    return [f"pins this change moves{name}:", *(f"  {moved_text(m)}" for m in r.moved_pins)]
 
 
 def unreadable_lines(unread: Sequence[Unreadable]) -> list[str]:

@@ -21,15 +21,14 @@ What is read (see docs/gitops.md):
 
 from __future__ import annotations
 
-import os
 import posixpath
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from upgradeplan import progress, provenance, versions
 from upgradeplan.errors import BadInput, UpgradeplanError
 from upgradeplan.model import NEXT, KnowledgeBase, State
+from upgradeplan.readers.gitops.charts import ChartPin, chart_pins
 from upgradeplan.readers.gitops.facts import (
     DEFAULT,
     HIGH,
@@ -39,11 +38,10 @@ from upgradeplan.readers.gitops.facts import (
 from upgradeplan.readers.gitops.flux import Applier, Installation, find_entries
 from upgradeplan.readers.gitops.gate import gitops_targets, pin_changes
 from upgradeplan.readers.gitops.objects import WORKLOAD_KINDS, ObjectFacts
-from upgradeplan.readers.gitops.render import YAML_SUFFIXES, Renderer
-from upgradeplan.readers.gitops.trees import Tree, git_tree, norm, work_tree
+from upgradeplan.readers.gitops.render import KUSTOMIZATION_NAMES, YAML_SUFFIXES, Renderer
+from upgradeplan.readers.gitops.trees import Tree, norm, open_path, spelled
 from upgradeplan.readers.gitops.values import merged_values
 from upgradeplan.readers.gitops.yamldocs import View, iter_objects
-from upgradeplan.readers.inputs import file_kind
 from upgradeplan.readers.recognise import (
     ChartRef,
     chart_ref,
@@ -57,26 +55,45 @@ from upgradeplan.readers.recognise import (
 )
 from upgradeplan.unreadable import PARSE_ERROR, Unreadable
 
-__all__ = ["gitops_targets", "pin_changes", "read", "read_installations"]
+__all__ = ["Read", "gitops_targets", "pin_changes", "read", "read_installations", "read_pins"]
+
+
+@dataclass(frozen=True)
+class Read:
+    """One installation read from GitOps files: its state and every chart pin its files write."""
+
+    state: State
+    pins: dict[str, ChartPin]
+    notes: tuple[str, ...] = ()  # what the tree holds that no installation applies
 
 
 def read(kb: KnowledgeBase, path: str, *, ref: str | None = None) -> State:
-    """The facts the GitOps files under ``path`` state (at git ``ref`` when given).
-
-    A tree with several cluster entry points has several installations: use
-    :func:`read_installations`; this gives the first.
-    """
+    """The facts the GitOps files under ``path`` state (at git ``ref`` when given): the first
+    installation (:func:`read_installations` gives every one)."""
     return read_installations(kb, path, ref=ref)[0]
 
 
 def read_installations(kb: KnowledgeBase, path: str, *, ref: str | None = None) -> list[State]:
-    """One state per installation under ``path``, the way Flux applies the files.
+    """One state per installation under ``path`` (see :func:`read_pins`)."""
+    return [r.state for r in read_pins(kb, path, ref=ref)]
+
+
+def read_pins(
+    kb: KnowledgeBase,
+    path: str,
+    *,
+    ref: str | None = None,
+    artifacts: dict[str, str] | None = None,
+) -> list[Read]:
+    """One state per installation under ``path``, the way Flux applies the files, with the
+    chart pins its files write (known to the knowledge or not). ``artifacts``: OCIRepository
+    or ExternalArtifact names that hold a directory of this repository (``--gitops-artifact``).
 
     A directory holding Flux ``Kustomization`` objects is read from its entry points (one
     installation each, named like the entry directory). Without any, the directory is read
     as kustomize would build it (one state, named ``path``).
     """
-    tree, start, display_root = _open(path, ref)
+    tree, start, display_root = open_path(path, ref)
 
     def display(rel: str) -> str:
         if not display_root:
@@ -87,18 +104,63 @@ def read_installations(kb: KnowledgeBase, path: str, *, ref: str | None = None) 
     if tree.is_dir(start):
         entries = find_entries(tree, start, renderer)
         if entries:
-            applier = Applier(tree, renderer, display)
-            states: list[State] = []
+            applier = Applier(tree, renderer, display, artifacts or {})
+            states: list[Read] = []
             what = f"reading {len(entries)} installation(s)"
             with progress.begin(what, len(entries)) as task:
+                names = {name for name, _ in entries}
                 for name, root in entries:
-                    states.append(_installation_state(kb, applier.apply(name, root)))
+                    inst = applier.apply(name, root)
+                    states.append(_installation_state(kb, inst))
+                    for remote, spoke in sorted(inst.remotes.items()):
+                        spoke.name = remote if remote not in names else f"{name}/{remote}"
+                        states.append(_installation_state(kb, spoke))
                     task.advance(name)
-            return states
-    return [_directory(kb, path, ref, renderer.sibling(loose=True), start)]
+            notes = tuple(
+                f"not applied by any entry point: {display(r) or '.'} (its Flux "
+                "Kustomizations are applied by no Kustomization Flux starts from)"
+                for r in renderer.unapplied
+            )
+            return [Read(r.state, r.pins, notes) for r in states]
+    apart = _siblings(kb, path, ref, tree, renderer, start)
+    return apart or [_directory(kb, path, ref, renderer.sibling(loose=True), start)]
 
 
-def _installation_state(kb: KnowledgeBase, inst: Installation, *, whole: bool = True) -> State:
+def _siblings(
+    kb: KnowledgeBase, path: str, ref: str | None, tree: Tree, renderer: Renderer, start: str
+) -> list[Read]:
+    """Subdirectories pinning one product at two versions (no Flux Kustomization, no
+    kustomization of ``start``'s own): one installation each, never merged; [] otherwise."""
+    if not tree.is_dir(start) or any(
+        tree.is_file(norm(posixpath.join(start, k))) for k in KUSTOMIZATION_NAMES
+    ):
+        return []
+    subdirs = sorted(
+        c
+        for c in tree.list_dir(start)
+        if not c.startswith(".") and tree.is_dir(norm(posixpath.join(start, c)))
+    )
+    if len(subdirs) < 2:
+        return []
+    shown = spelled(path)
+    reads = [
+        _directory(
+            kb,
+            posixpath.join(shown, sub) if shown != "." else sub,
+            ref,
+            renderer.sibling(loose=True),
+            norm(posixpath.join(start, sub)),
+        )
+        for sub in subdirs
+    ]
+    pinned = [{f.key: f.value for f in r.state if f.key.startswith("pin.")} for r in reads]
+    keys = set().union(*pinned)
+    if not any(len({str(p[k]) for p in pinned if k in p}) > 1 for k in keys):
+        return []  # no product pinned twice apart: one installation, as before
+    return [r for r, pins in zip(reads, pinned, strict=True) if pins or r.pins]
+
+
+def _installation_state(kb: KnowledgeBase, inst: Installation, *, whole: bool = True) -> Read:
     reader = _Reader(kb, whole=whole)
     reader.unresolved = inst.unresolved
     reader.literal = inst.literal
@@ -110,12 +172,13 @@ def _installation_state(kb: KnowledgeBase, inst: Installation, *, whole: bool = 
     facts = reader.facts()
     unread = reader.unread.without(facts)
     unread.update(inst.unread)
-    return State(
+    state = State(
         facts=facts,
         name=inst.name,
         unreadable=unread.index,
         unread=tuple(unread.records[k] for k in sorted(unread.records)),
     )
+    return Read(state, chart_pins(views))
 
 
 def _directory(
@@ -124,42 +187,17 @@ def _directory(
     ref: str | None,
     renderer: Renderer,
     start: str,
-) -> State:
+) -> Read:
     """A directory (or file) without Flux Kustomizations, built as kustomize-controller
     would build it (its kustomization, or the one Flux generates): one state."""
-    name = path if ref is None else f"{path}@{ref}"
+    shown = spelled(path)
+    name = shown if ref is None else f"{shown}@{ref}"
     objects = renderer.build(start)
     inst = Installation(name, start, objects, renderer.unread)
     return _installation_state(kb, inst, whole=False)
 
 
 # --------------------------------------------------------------------------- opening
-
-
-def _open(path: str, ref: str | None) -> tuple[Tree, str, str]:
-    """The tree to read, where to start in it, and the prefix shown in sources."""
-    given = path.rstrip("/") or path
-    if ref is None:
-        p = Path(given)
-        if p.is_dir():
-            return work_tree(p), "", _clean(given)
-        if p.is_file():
-            return work_tree(p.parent), p.name, _clean(posixpath.dirname(given))
-        hint = "pass the directory of your cluster's GitOps files (e.g. clusters/prod)"
-        try:
-            kind = file_kind(p.stat().st_mode)
-        except OSError:
-            raise BadInput(f"--gitops {path}: no such file or directory", hint=hint) from None
-        raise BadInput(f"--gitops {path}: is {kind}, not a directory or a regular file", hint=hint)
-    tree, start = git_tree(Path(given), ref)
-    shown = _clean(given if start == "" else posixpath.dirname(given))
-    return tree, start, shown
-
-
-def _clean(prefix: str) -> str:
-    prefix = prefix.replace(os.sep, "/")
-    norm = posixpath.normpath(prefix) if prefix else ""
-    return "" if norm == "." else norm
 
 
 # --------------------------------------------------------------------------- recognition

@@ -1,14 +1,16 @@
 """A repository read the way Flux applies it: entry points, the Kustomization graph.
 
-An *entry point* is where a cluster's Flux starts: a Flux ``Kustomization`` whose
-``spec.path`` holds its own file (the bootstrap sync, ``flux-system/gotk-sync.yaml``), or a
-directory holding Flux Kustomizations that no other Kustomization applies. Each entry point is
-one installation. From it, every Flux ``Kustomization`` found in what it applies is followed:
-``spec.path`` (relative to the repository root) built as kustomize-controller builds it, with
-``spec.components``, ``spec.patches``, ``spec.targetNamespace`` and ``spec.postBuild``
-substitution (``substitute``, and ``substituteFrom`` ConfigMaps of the tree; a Secret's
-variables stay unknown), in ``dependsOn`` order. A Kustomization whose source is not this
-repository (another GitRepository, an OCIRepository, a Bucket, an ExternalArtifact that no
+An *entry point* is where a cluster's Flux starts: a Flux ``Kustomization`` whose ``spec.path``
+holds its own file (the bootstrap sync, ``flux-system/gotk-sync.yaml``) or a FluxInstance's
+sync; without either, a directory holding Flux Kustomizations that no other Kustomization
+applies. Where Flux's own entry points exist, such a directory (an ``archive/`` of old
+``ks.yaml`` files) is applied by nothing: it is reported, not read as an installation. Each
+entry point is one installation. From it, every Flux ``Kustomization`` found in what it applies
+is followed: ``spec.path`` (relative to the repository root) built as kustomize-controller
+builds it, with ``spec.components``, ``spec.patches``, ``spec.targetNamespace`` and
+``spec.postBuild`` substitution (``substitute``, and ``substituteFrom`` ConfigMaps of the tree;
+a Secret's variables stay unknown), in ``dependsOn`` order. A Kustomization whose source is not
+this repository (another GitRepository, an OCIRepository, a Bucket, an ExternalArtifact that no
 ArtifactGenerator of this repository copies) is recorded as unreadable, with its name.
 """
 
@@ -34,6 +36,8 @@ from upgradeplan.readers.gitops.yamldocs import Doc
 from upgradeplan.unreadable import Unreadable
 
 FLUX_KS_GROUP = "kustomize.toolkit.fluxcd.io"
+# a workflow step that pushes a directory of the repository as the cluster's OCI artifact
+_PUSH = re.compile(r"flux\s+push\s+artifact\b[^\n]*(?:\\\n[^\n]*)*?--path[=\s]+(\S+)")
 SOURCE_GROUP = "source.toolkit.fluxcd.io"
 
 
@@ -54,6 +58,9 @@ class Installation:
     unresolved: dict[str, str] = field(default_factory=dict)
     literal: dict[str, str] = field(default_factory=dict)
     kustomizations: list[str] = field(default_factory=list)  # namespace/name, in apply order
+    # what Kustomizations (or HelmReleases) with spec.kubeConfig apply to other clusters: one
+    # installation per cluster, named after their namespace (else the kubeconfig Secret)
+    remotes: dict[str, Installation] = field(default_factory=dict)
 
 
 @dataclass
@@ -88,6 +95,10 @@ def find_entries(tree: Tree, start: str, renderer: Renderer) -> list[tuple[str, 
         except OSError:
             continue
         instance = b"sync" in head and (b"FluxInstance" in head or b"flux-instance" in head)
+        if b"ArtifactGenerator" in head:
+            renderer.generators += [
+                d for d in renderer.docs(rel) if identity(d)[1] == "ArtifactGenerator"
+            ]
         if FLUX_KS_GROUP.encode() not in head and not instance:
             continue
         for doc in renderer.docs(rel):
@@ -97,7 +108,14 @@ def find_entries(tree: Tree, start: str, renderer: Renderer) -> list[tuple[str, 
                 syncs.add(len(ks))
                 ks.append((rel, sync))
     if not ks:
-        return []
+        # an overlay listing Flux Kustomizations from other directories (../base/…): what
+        # its build reaches is what Flux applies from here
+        built = [d for d in renderer.sibling(loose=True).build(start) if is_flux_kustomization(d)]
+        if not built:
+            return []
+        tree.repo_rel = _source_root(tree, built)
+        renderer.own_sources = _own_sources(tree, built)
+        return _names([start])
     tree.repo_rel = _source_root(tree, [doc for _, doc in ks])
     own_sources = _own_sources(tree, [doc for _, doc in ks])
     renderer.own_sources = own_sources
@@ -120,6 +138,7 @@ def find_entries(tree: Tree, start: str, renderer: Renderer) -> list[tuple[str, 
             reached[path] = renderer.read_files
             renderer.read_files = before | reached[path]
     entries: dict[str, str] = {}
+    strong: set[str] = set()  # entries Flux itself starts from: a bootstrap or instance sync
     # When some Kustomizations read the cluster's own source (flux-system), entries are among
     # them: the others are applied by a Kustomization whose source is not read here.
     synced = [i for i, (_, d) in enumerate(ks) if d.get("spec", "sourceRef", "name") in own_sources]
@@ -128,6 +147,7 @@ def find_entries(tree: Tree, start: str, renderer: Renderer) -> list[tuple[str, 
         own = paths.get(i)
         if i in syncs and own is not None:  # where a FluxInstance's sync starts
             entries[own] = own
+            strong.add(own)
             continue
         # paths of the Kustomizations written in other files
         elsewhere = [p for j, p in paths.items() if ks[j][0] != rel]
@@ -135,6 +155,7 @@ def find_entries(tree: Tree, start: str, renderer: Renderer) -> list[tuple[str, 
         if own is not None and rel in reached.get(own, set()):
             if not any(rel in reached[p] for p in elsewhere if p != own):
                 entries[own] = own
+                strong.add(own)
             continue
         if any(rel in files for p, files in reached.items() if p != own):
             continue
@@ -144,6 +165,9 @@ def find_entries(tree: Tree, start: str, renderer: Renderer) -> list[tuple[str, 
     roots = sorted(entries)
     # an entry inside another entry's directory is that entry's
     roots = [r for r in roots if not any(o != r and _under(r, o) for o in roots)]
+    if strong:  # Flux starts only from these: the other directories are applied by nothing
+        renderer.unapplied = [r for r in roots if r not in strong]
+        roots = [r for r in roots if r in strong]
     return _names(roots)
 
 
@@ -250,18 +274,29 @@ def _spec_path(doc: Doc) -> str | None:
 class Applier:
     """Everything one entry point applies, Kustomization by Kustomization."""
 
-    def __init__(self, tree: Tree, renderer: Renderer, display: Callable[[str], str]) -> None:
+    def __init__(
+        self,
+        tree: Tree,
+        renderer: Renderer,
+        display: Callable[[str], str],
+        artifacts: dict[str, str] | None = None,
+    ) -> None:
         self.tree = tree
         self.base = renderer
         self.renderer = renderer
         self.display = display
         self.generators: list[Doc] = []
+        self.pushed: list[str] | None = None  # directories the repository's CI pushes
+        self.artifacts = artifacts or {}  # --gitops-artifact: source name -> directory
 
     def apply(self, name: str, root: str) -> Installation:
         inst = Installation(name, root)
         self.renderer = self.base.sibling()
         top = self.renderer.build(root)
-        self.generators = [d for d in top if identity(d)[1] == "ArtifactGenerator"]
+        self.generators = [
+            *self.base.generators,
+            *(d for d in top if identity(d)[1] == "ArtifactGenerator"),
+        ]
         order: list[tuple[_Ks, list[Doc]]] = []
         seen: set[str] = set()
         configmaps = [d for d in top if identity(d)[1] == "ConfigMap"]
@@ -282,9 +317,19 @@ class Applier:
             configmaps += [d for d in objs if identity(d)[1] == "ConfigMap"]
             order.append((_Ks(doc, key, parent), objs))
             queue += [(d, key) for d in objs if is_flux_kustomization(d)]
+        target_of: dict[str, str | None] = {}  # Kustomization -> the remote cluster it applies to
         for ks, objs in _depends_order(order):
+            remote = _remote(ks.doc) or target_of.get(ks.parent or "")
+            target_of[ks.key] = remote
             inst.kustomizations.append(ks.key)
-            inst.objects += [o for o in objs if not is_flux_kustomization(o)]
+            for o in objs:
+                if is_flux_kustomization(o):
+                    continue
+                where = remote or (_remote(o) if identity(o)[1] == "HelmRelease" else None)
+                if where is None:
+                    inst.objects.append(o)
+                else:  # applied to another cluster through spec.kubeConfig: its installation
+                    inst.remotes.setdefault(where, Installation(where, root)).objects.append(o)
         inst.unread.update(self.renderer.unread)
         return inst
 
@@ -346,10 +391,17 @@ class Applier:
             why = f"{label} applies another repository (GitRepository {src}); not read"
             self._other_source(inst, f"GitRepository {src}", shown, why)
             return None
+        if kind in ("OCIRepository", "ExternalArtifact") and src in self.artifacts:
+            return norm(posixpath.join(self.tree.repo_rel, self.artifacts[str(src)]))
         if kind == "ExternalArtifact" and isinstance(src, str):
-            mapped = self._artifact(src)
+            mapped = self._artifact(src, doc)
             if mapped is not None:
-                return norm(posixpath.join(self.tree.repo_rel, mapped))
+                return mapped
+        if kind == "OCIRepository" and isinstance(src, str):
+            for pushed in self._pushed():  # the repository's CI pushes it from a directory
+                root = norm(posixpath.join(self.tree.repo_rel, pushed))
+                if self.tree.is_dir(norm(posixpath.join(root, _spec_path(doc) or ""))):
+                    return root
         why = f"{label} applies {kind} {src}, which is not this repository; not read"
         self._other_source(inst, f"{kind} {src}", shown, why)
         return None
@@ -362,29 +414,60 @@ class Applier:
         )
         inst.unread.add(key, f"{where}: {why}", rec)
 
-    def _artifact(self, name: str) -> str | None:
-        """An ExternalArtifact an ArtifactGenerator copies from this repository: its root.
+    def _pushed(self) -> list[str]:
+        """The directories a workflow of the repository pushes as an OCI artifact
+        (``flux push artifact … --path=./kubernetes``): an OCIRepository a Kustomization
+        applies is read from the one its ``spec.path`` is a directory of."""
+        if self.pushed is None:
+            self.pushed = []
+            folder = norm(posixpath.join(self.tree.repo_rel, ".github/workflows"))
+            names = self.tree.list_dir(folder) if self.tree.is_dir(folder) else []
+            for name in sorted(names):
+                if not name.endswith(YAML_SUFFIXES):
+                    continue
+                try:
+                    text = self.tree.read(norm(posixpath.join(folder, name))).decode("utf-8")
+                except (OSError, UnicodeDecodeError):
+                    continue
+                for m in _PUSH.finditer(text):
+                    path = norm(m.group(1).strip("'\"").lstrip("./") or "")
+                    if path not in self.pushed:
+                        self.pushed.append(path)
+        return self.pushed
 
-        Only the copy of one directory (``@src/dir/**`` to ``@artifact/``) is followed, the
-        way flux2-kustomize-helm-example writes it; anything else is not read.
+    def _artifact(self, name: str, doc: Doc) -> str | None:
+        """The tree path an ExternalArtifact that an ArtifactGenerator copies from this
+        repository has its root at, or None.
+
+        Two copy forms are followed: one directory to the artifact's root (``@src/dir/**`` to
+        ``@artifact/``, as flux2-kustomize-helm-example writes it), and directories copied to
+        the same path (``@repo/apps/x/app/`` to ``@artifact/apps/x/app/``): the artifact is
+        then laid out as the source is. The source is this repository, or an OCI artifact its
+        CI pushes from one of its directories. Anything else is not read.
         """
         for gen in self.generators:
             for art in gen.get("spec", "artifacts") or []:
                 if not isinstance(art, dict) or art.get("name") != name:
                     continue
-                copies = art.get("copy") or []
-                roots = {}
-                for c in copies:
+                roots: dict[str, str] = {}
+                alias = ""
+                for c in art.get("copy") or []:
                     if not isinstance(c, dict):
                         continue
                     frm, to = str(c.get("from", "")), str(c.get("to", ""))
-                    m = re.fullmatch(r"@[^/]+/(.*?)/?\*\*", frm)
-                    t = re.fullmatch(r"@artifact/(.*?)/?", to)
+                    m = re.fullmatch(r"@([^/]+)/(.*?)/?(\*\*)?", frm)
+                    t = re.fullmatch(r"@artifact/(.*?)/?(\*\*)?", to)
                     if m is None or t is None:
                         return None
-                    roots[norm(t.group(1))] = norm(m.group(1))
+                    alias = m.group(1)
+                    roots[norm(t.group(1))] = norm(m.group(2))
+                base = self._alias_root(gen, alias, doc)
+                if base is None:
+                    return None
                 if "" in roots:
-                    return roots[""]
+                    return norm(posixpath.join(base, roots[""]))
+                if roots and all(k == v for k, v in roots.items()):
+                    return base  # copied to the same paths: the artifact is laid out as the source
                 # base/ and staging/ copied side by side: their common parent in the repository
                 parents = {
                     posixpath.dirname(v) for k, v in roots.items() if posixpath.basename(v) == k
@@ -392,8 +475,26 @@ class Applier:
                 if len(parents) == 1 and len(roots) == sum(
                     1 for k, v in roots.items() if posixpath.basename(v) == k
                 ):
-                    return parents.pop()
+                    return norm(posixpath.join(base, parents.pop()))
         return None
+
+    def _alias_root(self, gen: Doc, alias: str, doc: Doc) -> str | None:
+        """The tree path of a generator's source ``alias``: this repository, or an OCI
+        artifact the repository's CI pushes (whose directory holds ``doc``'s path)."""
+        for src in gen.get("spec", "sources") or []:
+            if not isinstance(src, dict) or src.get("alias") != alias:
+                continue
+            if src.get("kind") == "GitRepository" and src.get("name") in self.base.own_sources:
+                return self.tree.repo_rel
+            if src.get("kind") == "OCIRepository" and src.get("name") in self.artifacts:
+                return norm(posixpath.join(self.tree.repo_rel, self.artifacts[src["name"]]))
+            if src.get("kind") == "OCIRepository":
+                for pushed in self._pushed():
+                    root = norm(posixpath.join(self.tree.repo_rel, pushed))
+                    if self.tree.is_dir(norm(posixpath.join(root, _spec_path(doc) or ""))):
+                        return root
+            return None
+        return self.tree.repo_rel if not alias else None
 
     def _build(self, doc: Doc, inst: Installation) -> list[Doc]:
         spec = doc.get("spec")
@@ -435,6 +536,21 @@ class Applier:
                 set_namespace(o, tns, doc.file, doc.line("spec", "targetNamespace")) for o in objs
             ]
         return objs
+
+
+def _remote(doc: Doc) -> str | None:
+    """The cluster a Kustomization or HelmRelease applies to through ``spec.kubeConfig``: the
+    namespace it is in (hub-and-spoke repositories keep one per spoke), else the Secret's
+    name; None when it applies to its own cluster."""
+    config = doc.get("spec", "kubeConfig")
+    if not isinstance(config, dict):
+        return None
+    ref = config.get("secretRef") or config.get("configMapRef") or {}
+    secret = ref.get("name") if isinstance(ref, dict) else None
+    _, _, ns, _ = identity(doc)
+    if ns and ns != "flux-system":
+        return str(ns)
+    return str(secret or "remote")
 
 
 def _depends_order(order: list[tuple[_Ks, list[Doc]]]) -> list[tuple[_Ks, list[Doc]]]:

@@ -63,6 +63,8 @@ class Renderer:
     read_files: set[str] = field(default_factory=set)  # tree paths of every file read
     # the names of the GitRepository that is this repository (flux.find_entries says)
     own_sources: set[str] = field(default_factory=lambda: {"flux-system"})
+    generators: list[Doc] = field(default_factory=list)  # ArtifactGenerators of the tree
+    unapplied: list[str] = field(default_factory=list)  # directories no entry point applies
     # shared between the renderers of one tree (one parse per file)
     _parsed: dict[str, list[Doc]] = field(default_factory=dict)
     _errors: dict[str, tuple[str, str, Unreadable]] = field(default_factory=dict)

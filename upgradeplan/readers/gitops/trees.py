@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Protocol
 
 from upgradeplan.errors import BadInput
+from upgradeplan.readers.inputs import file_kind
 
 MAX_FILE = 64 * 1024 * 1024  # bytes of one file of a GitOps tree
 
@@ -254,3 +255,42 @@ class GitTree:
             start = eol + 1
             self._cache[path] = out[start : start + size]
             pos = start + size + 1
+
+
+def open_path(path: str, ref: str | None) -> tuple[Tree, str, str]:
+    """The tree to read, where to start in it, and the prefix shown in sources."""
+    given = path.rstrip("/") or path
+    if ref is None:
+        p = Path(given)
+        if p.is_dir():
+            return work_tree(p), "", clean(given)
+        if p.is_file():
+            return work_tree(p.parent), p.name, clean(posixpath.dirname(given))
+        hint = "pass the directory of your cluster's GitOps files (e.g. clusters/prod)"
+        try:
+            kind = file_kind(p.stat().st_mode)
+        except OSError:
+            raise BadInput(f"--gitops {path}: no such file or directory", hint=hint) from None
+        raise BadInput(f"--gitops {path}: is {kind}, not a directory or a regular file", hint=hint)
+    tree, start = git_tree(Path(given), ref)
+    shown = clean(given if start == "" else posixpath.dirname(given))
+    return tree, start, shown
+
+
+def spelled(path: str) -> str:
+    """``path`` as every output shows it: an absolute path inside the working directory is
+    relative to it (``--gitops "$PWD"`` reads as ``--gitops .``), a trailing ``/`` dropped."""
+    given = path.rstrip("/") or path
+    if os.path.isabs(given):
+        try:
+            rel = Path(given).relative_to(Path.cwd())
+        except ValueError:
+            return given
+        return rel.as_posix() if rel.parts else "."
+    return clean(given) or "."
+
+
+def clean(prefix: str) -> str:
+    prefix = prefix.replace(os.sep, "/")
+    norm = posixpath.normpath(prefix) if prefix else ""
+    return "" if norm == "." else norm

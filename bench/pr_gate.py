@@ -1,0 +1,156 @@
+"""Benchmark: the PR gate against ``scan --gitops`` on a repository of 150 HelmReleases.
+
+The tree is a home-ops layout in a git repository: a FluxInstance-less bootstrap sync
+(``clusters/main/flux-system/gotk-sync.yaml``) applying ``./apps``, one app directory per
+HelmRelease (a Flux ``Kustomization`` ``ks.yaml`` and an ``app/`` holding the HelmRelease and
+its kustomization), plus the agent-platform installation of the test fixtures. One commit; then
+the working tree bumps one chart version, as a Renovate pull request does. Timed as CI runs
+them, each a subprocess (start-up included), median of ``--rounds``:
+
+- ``scan``: ``upgradeplan scan --gitops .``
+- ``gate``: ``upgradeplan check --gitops . --base HEAD``
+
+Target (docs/performance.md, "PR gate"): gate / scan below 1.5.
+
+    python bench/pr_gate.py [--rounds 7] [--releases 150]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SYNC = """\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: flux-system
+  namespace: flux-system
+spec:
+  interval: 10m
+  path: ./clusters/main
+  sourceRef:
+    kind: GitRepository
+    name: flux-system
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: apps
+  namespace: flux-system
+spec:
+  interval: 1h
+  path: ./apps
+  sourceRef:
+    kind: GitRepository
+    name: flux-system
+"""
+KS = """\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: app-{n:03d}
+  namespace: flux-system
+spec:
+  interval: 1h
+  path: ./apps/app-{n:03d}/app
+  targetNamespace: team-{team}
+  sourceRef:
+    kind: GitRepository
+    name: flux-system
+"""
+RELEASE = """\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: app-{n:03d}
+spec:
+  interval: 30m
+  chart:
+    spec:
+      chart: app-{n:03d}
+      version: "1.{minor}.0"
+      sourceRef:
+        kind: HelmRepository
+        name: charts
+        namespace: flux-system
+  values:
+    replicaCount: 2
+    image:
+      repository: registry.example.org/team-{team}/app-{n:03d}
+      tag: "1.{minor}.0"
+"""
+APP_KUSTOMIZATION = (
+    "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+    "resources:\n  - ./helmrelease.yaml\n"
+)
+
+
+def generate(root: Path, releases: int) -> None:
+    (root / "clusters/main/flux-system").mkdir(parents=True)
+    (root / "clusters/main/flux-system/gotk-sync.yaml").write_text(SYNC)
+    index = ["apiVersion: kustomize.config.k8s.io/v1beta1", "kind: Kustomization", "resources:"]
+    for n in range(releases):
+        app = root / f"apps/app-{n:03d}"
+        (app / "app").mkdir(parents=True)
+        (app / "ks.yaml").write_text(KS.format(n=n, team=n % 10))
+        (app / "app/helmrelease.yaml").write_text(RELEASE.format(n=n, team=n % 10, minor=n % 7))
+        (app / "app/kustomization.yaml").write_text(APP_KUSTOMIZATION)
+        index.append(f"  - ./app-{n:03d}/ks.yaml")
+    (root / "apps/kustomization.yaml").write_text("\n".join(index) + "\n")
+    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "base"]):
+        subprocess.run(
+            ["git", "-c", "user.email=b@x", "-c", "user.name=b", *cmd], cwd=root, check=True
+        )
+    bumped = root / "apps/app-007/app/helmrelease.yaml"
+    bumped.write_text(bumped.read_text().replace('version: "1.0.0"', 'version: "1.0.1"'))
+
+
+def timed(cmd: list[str], cwd: Path) -> float:
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - t0
+    assert done.returncode == 0, (cmd, done.returncode, done.stderr[-500:])
+    return elapsed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--releases", type=int, default=150)
+    args = parser.parse_args()
+    exe = [sys.executable, "-m", "upgradeplan"]
+    tmp = Path(tempfile.mkdtemp(prefix="pr-gate-bench-"))
+    try:
+        generate(tmp, args.releases)
+        gate_out = subprocess.run(
+            [*exe, "check", "--gitops", ".", "--base", "HEAD"],
+            cwd=tmp,
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout
+        assert "app-007 1.0.0 → 1.0.1" in gate_out, gate_out
+        scans, gates = [], []
+        for _ in range(args.rounds):
+            scans.append(timed([*exe, "scan", "--gitops", "."], tmp))
+            gates.append(timed([*exe, "check", "--gitops", ".", "--base", "HEAD"], tmp))
+        s, g = statistics.median(scans), statistics.median(gates)
+        paired = statistics.median(y / x for x, y in zip(scans, gates, strict=True))
+        print(f"tree: {args.releases} HelmReleases in one installation, one chart bumped")
+        print(f"scan --gitops .:             {s * 1000:.0f} ms (median of {args.rounds})")
+        print(f"check --gitops . --base HEAD: {g * 1000:.0f} ms (median of {args.rounds})")
+        print(f"ratio gate / scan: {g / s:.2f}, median of paired rounds {paired:.2f} (< 1.5)")
+        return 0 if g / s < 1.5 else 1
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

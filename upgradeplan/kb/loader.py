@@ -28,9 +28,8 @@ from upgradeplan.kb.fields import DIRECTORIES, Fields
 from upgradeplan.kb.problems import Problem, problem
 from upgradeplan.kb.roots import bundled_dir as bundled_dir  # re-exported
 from upgradeplan.kb.roots import root_dirs
-from upgradeplan.kb.yamlio import LineDict, YamlSyntaxError, line_of
-from upgradeplan.kb.yamllines import load_text_with_duplicates
 from upgradeplan.model import NEXT, Hazard, KnowledgeBase, Location, Migration, Product, Release
+from upgradeplan.yamlload import DuplicateKey, LineDict, YamlError, line_of, load_lines
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -114,19 +113,14 @@ class _Builder:
                 problem("KB001", Location(file, 0), f"cannot read the file: {exc}")
             )
             return
+        duplicates: list[DuplicateKey] = []
         try:
-            data, duplicates = load_text_with_duplicates(text, self.strings)
-        except YamlSyntaxError as exc:
+            data = load_lines(text, strings=self.strings, duplicates=duplicates)
+        except YamlError as exc:
             self.problems.append(problem("KB001", Location(file, exc.line), exc.message))
             return
-        for key, line in duplicates:
-            self.problems.append(
-                problem(
-                    "KB022",
-                    Location(file, line),
-                    f"key {key!r} is written twice; YAML keeps only the last",
-                )
-            )
+        for twice in duplicates:  # an error: the knowledge base does not load
+            self.problems.append(problem("KB022", Location(file, twice.line), twice.message))
         if not isinstance(data, LineDict):
             self.problems.append(
                 problem(

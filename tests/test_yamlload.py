@@ -171,7 +171,7 @@ def test_nesting_deeper_than_the_limit_is_refused_with_its_line(load: Any) -> No
         load(deep)
     assert got.value.line == yamlload.MAX_DEPTH + 2  # the mapping past the limit
     flow = "[" * 5000 + "]" * 5000  # past libyaml's own limit
-    with pytest.raises(YamlError, match="nesting depth"):
+    with pytest.raises(YamlError, match="nested deeper than"):
         load(flow)
 
 
@@ -190,3 +190,140 @@ def test_a_key_written_twice_is_refused_with_the_line_of_the_second(load: Any) -
     assert got.value.line == 4
     # a merged key is no duplicate: the mapping's own key wins, as YAML says
     assert load("base: &b {x: 1}\nm:\n  <<: *b\n  x: 2\n") not in (None, [])
+
+
+# -- through every option that reads YAML: exit 2, one line, bounded time and memory
+
+FIXTURES = ROOT / "tests" / "fixtures"
+MEMORY = 300 * 1024 * 1024  # address space of the process: RSS can only be less
+
+
+def _limited() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
+
+
+def refused(*args: str) -> str:
+    """Run the CLI as a user does, with at most MEMORY bytes; the one line it printed (it
+    must exit 2 within 5 s of CPU, without a traceback)."""
+    import resource
+    import subprocess
+    import sys
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(
+        [sys.executable, "-m", "upgradeplan", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        preexec_fn=_limited,
+    )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    assert done.returncode == 2, done.stderr
+    assert cpu < 5 and "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
+def _gitops(tmp_path: Path, bom: str) -> str:
+    import shutil
+
+    tree = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "gitops" / "s1", tree)
+    (tree / "bom.yaml").write_text(bom, encoding="utf-8")
+    return str(tree)
+
+
+def _kb(tmp_path: Path, name: str, text: str) -> str:
+    import shutil
+
+    kb = tmp_path / "kb"
+    shutil.copytree(FIXTURES / "kb-mini", kb)
+    (kb / "products" / name).write_text(text, encoding="utf-8")
+    return str(kb)
+
+
+BOM = (FIXTURES / "gitops" / "s1" / "bom.yaml").read_text(encoding="utf-8")
+DUPLICATED = BOM.replace(
+    '    versionRange: "0.11.0-gs.6"\n',
+    '    versionRange: "0.11.0-gs.6"\n    versionRange: "0.11.0-gs.7"\n',
+    1,
+)
+ALPHA = (FIXTURES / "kb-mini" / "products" / "alpha.yaml").read_text(encoding="utf-8")
+DEEP = "".join(" " * i + f"k{i}:\n" for i in range(150)) + " " * 150 + "v\n"
+
+
+def test_a_bom_with_a_key_written_twice_is_refused_at_its_line(tmp_path: Path) -> None:
+    line = refused("scan", "--gitops", _gitops(tmp_path, DUPLICATED))
+    assert "bom.yaml:12: key 'versionRange' is written twice" in line
+
+
+def test_an_alias_bomb_or_deep_nesting_in_a_gitops_tree_is_refused(tmp_path: Path) -> None:
+    line = refused("scan", "--gitops", _gitops(tmp_path, BOM + "bomb:\n" + _indented(_bomb())))
+    assert "bom.yaml:" in line and f"more than {yamlload.MAX_ALIASED} nodes" in line
+    line = refused("scan", "--gitops", _gitops(tmp_path / "deep", BOM + DEEP))
+    assert "bom.yaml:" in line and "nested deeper than 100 levels" in line
+
+
+def _indented(text: str) -> str:
+    return "".join("  " + line for line in text.splitlines(keepends=True))
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (ALPHA + "name: again\n", "alpha.yaml:13 KB022 key 'name' is written twice"),
+        ("schema_version: 1\n" + _bomb(), "/a.yaml:2 KB001 aliases expand to more than"),
+        ("schema_version: 1\n" + DEEP, "/a.yaml:103 KB001 nested deeper than 100 levels"),
+        ("[" * 5000 + "]" * 5000, "/a.yaml:1 KB001 nested deeper than 100 levels"),
+    ],
+    ids=["duplicate", "bomb", "deep", "deep-flow"],
+)
+def test_a_knowledge_file_past_a_limit_is_refused_at_its_line(
+    tmp_path: Path, text: str, words: str
+) -> None:
+    name = "alpha.yaml" if text.startswith(ALPHA) else "a.yaml"  # reported first
+    line = refused("--kb", _kb(tmp_path, name, text), "kb", "list")
+    assert words in line
+
+
+def test_a_huge_scalar_is_refused_before_it_is_parsed(tmp_path: Path) -> None:
+    huge = "kind: upgradeplan-state\nschema_version: 1\nnote: " + "x" * (yamlload.MAX_BYTES + 1)
+    snapshot = tmp_path / "huge.yaml"
+    snapshot.write_text(huge, encoding="utf-8")
+    line = refused("check", "--snapshot", str(snapshot))
+    assert "huge.yaml: larger than 64 MiB (the limit for a YAML file)" in line
+    line = refused("--kb", _kb(tmp_path, "huge.yaml", huge), "kb", "list")
+    assert "huge.yaml KB001 cannot read the file: larger than 64 MiB" in line
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("kind: upgradeplan-state\nschema_version: 1\nfacts: {}\nfacts: {}\n", "s.yaml:4: key"),
+        ("kind: upgradeplan-state\nschema_version: 1\n" + _bomb(), "s.yaml:3: aliases expand"),
+        ("kind: upgradeplan-state\nschema_version: 1\n" + DEEP, "s.yaml:104: nested deeper"),
+    ],
+    ids=["duplicate", "bomb", "deep"],
+)
+def test_a_snapshot_past_a_limit_is_refused_at_its_line(
+    tmp_path: Path, text: str, words: str
+) -> None:
+    snapshot = tmp_path / "s.yaml"
+    snapshot.write_text(text, encoding="utf-8")
+    assert words in refused("check", "--snapshot", str(snapshot))
+
+
+def test_an_accept_file_past_a_limit_is_refused_at_its_line(tmp_path: Path) -> None:
+    accept = tmp_path / "a.yaml"
+    accept.write_text("accept: []\naccept: []\n", encoding="utf-8")
+    check = ("check", "--installed", "agent-platform=4.7.18", "--to", "4.7.19")
+    assert "a.yaml:2: key 'accept' is written twice" in refused(
+        *check, "--accept-file", str(accept)
+    )
+    accept.write_text("accept: []\n" + _bomb(), encoding="utf-8")
+    assert "a.yaml:2: aliases expand" in refused(*check, "--accept-file", str(accept))

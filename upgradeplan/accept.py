@@ -158,7 +158,9 @@ def load_file(path: Path, kb: KnowledgeBase) -> list[Acceptance]:
         root = load_lines(text, dates=True)
     except YamlError as exc:
         raise errors.BadInput(
-            f"not valid YAML: {exc.problem}", location=f"{shown}:{exc.line or 1}"
+            exc.message if exc.refused else f"not valid YAML: {exc.problem}",
+            location=f"{shown}:{exc.line or 1}",
+            hint=exc.hint,
         ) from None
     if root is None:
         return []

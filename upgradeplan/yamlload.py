@@ -54,10 +54,17 @@ class YamlError(Exception):
         self.message = message
         self.line = line
         self.problem = problem or message
+        # past a limit or a key written twice (not a syntax error): every reader refuses it
+        self.refused = not problem
+        self.hint = "docs/reliability.md gives the limits of a YAML file" if self.refused else ""
 
 
 class DuplicateKey(YamlError):
     """A key written twice in one mapping (YAML would silently keep the last)."""
+
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(message, line)
+        self.hint = "keep one of the two (kustomize refuses a key written twice too)"
 
 
 class LineDict(dict[Any, Any]):
@@ -374,6 +381,8 @@ def _error(exc: yaml.YAMLError) -> YamlError:
     if start is not None and mark is not None and start.line != mark.line:
         what += f" (it started on line {start.line + 1})"
     line = mark.line + 1 if mark is not None else 0
+    if "maximum nesting depth" in what:  # libyaml's own limit (1,000 levels)
+        return YamlError(f"nested deeper than {MAX_DEPTH} levels (the limit for a YAML file)", line)
     return YamlError(f"YAML syntax error: {what}", line, what)
 
 

@@ -29,7 +29,7 @@ from upgradeplan.kb.problems import Problem, problem
 from upgradeplan.kb.roots import bundled_dir as bundled_dir  # re-exported
 from upgradeplan.kb.roots import root_dirs
 from upgradeplan.model import NEXT, Hazard, KnowledgeBase, Location, Migration, Product, Release
-from upgradeplan.yamlload import DuplicateKey, LineDict, YamlError, line_of, load_lines
+from upgradeplan.yamlload import MAX_BYTES, DuplicateKey, LineDict, YamlError, line_of, load_lines
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -83,7 +83,10 @@ def load_all(
 
 def _read_text(path: str) -> str:
     with open(path, encoding="utf-8") as f:
-        return f.read()
+        text = f.read(MAX_BYTES + 1)  # what is past the limit is never read
+    if len(text) > MAX_BYTES:
+        raise OSError(f"larger than {MAX_BYTES // (1024 * 1024)} MiB (the limit for a YAML file)")
+    return text
 
 
 class _Builder:

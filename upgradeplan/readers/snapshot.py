@@ -176,9 +176,9 @@ def _parse_documents(text: str, label: str) -> list[Any]:
         return yamlload.load_all(text)
     except yamlload.YamlError as exc:
         raise errors.BadInput(
-            f"malformed YAML: {exc.problem}",
+            exc.message if exc.refused else f"malformed YAML: {exc.problem}",
             location=f"{label}:{exc.line}" if exc.line else label,
-            hint="fix the file (docs/reliability.md lists the limits of a YAML file)",
+            hint=exc.hint,
         ) from None
 
 

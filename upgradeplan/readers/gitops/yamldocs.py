@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from upgradeplan.errors import BadInput
+from upgradeplan.errors import BadInput, UpgradeplanError
 from upgradeplan.provenance import Source, in_file
 from upgradeplan.yamlload import PathKey as PathKey
 from upgradeplan.yamlload import YamlError, load_paths
@@ -87,6 +87,12 @@ def documents(content: bytes, display: str) -> list[Doc]:
     return parse(text, display)
 
 
+class Refused(UpgradeplanError):
+    """A file no reader should read on: a key written twice (kustomize refuses it), or past
+    a limit of :mod:`upgradeplan.yamlload`. Not a :class:`BadInput`, which the reader keeps
+    as an unreadable file: this one stops the read with exit 2."""
+
+
 def parse(text: str, display: str, offset: int = 0) -> list[Doc]:
     """Parse YAML text whose first line is line ``offset + 1`` of ``display``
     (:func:`upgradeplan.yamlload.load_paths`: bounded, a key written twice refused)."""
@@ -94,6 +100,11 @@ def parse(text: str, display: str, offset: int = 0) -> list[Doc]:
         located = load_paths(text, offset)
     except YamlError as exc:
         line = exc.line + offset if exc.line else 0
+        if exc.refused:  # kustomize refuses it too: the whole read stops (exit 2)
+            raise Refused(
+                f"{display}:{line}: {exc.message}" if line else f"{display}: {exc.message}",
+                hint=exc.hint,
+            ) from None
         raise BadInput(
             exc.message,
             location=f"{display}:{line}" if line else display,

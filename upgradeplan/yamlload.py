@@ -36,7 +36,7 @@ _NULL = "tag:yaml.org,2002:null"
 _BOOL = "tag:yaml.org,2002:bool"
 _MERGE = "tag:yaml.org,2002:merge"
 _PLAIN_TAGS = frozenset({"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"})
-_DATES = frozenset({"tag:yaml.org,2002:timestamp"})
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
 _BOOLS: dict[str, bool] = yaml.constructor.SafeConstructor.bool_values
 _SCALAR, _MAPPING, _SEQUENCE = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
 
@@ -140,24 +140,27 @@ class _Reanchoring(yaml.SafeLoader):
 
 
 class _Builder:
-    """Data from composed nodes. ``aliases``: the text may hold aliases, so nodes already
-    built are counted against :data:`MAX_ALIASED` and a node inside itself is refused."""
+    """Data from composed nodes; with ``lines`` LineDict / LineList. ``aliases``: the text
+    may hold aliases, so a node built again is counted against :data:`MAX_ALIASED` and a
+    node inside itself is refused. ``same``: equal strings made one object."""
 
-    def __init__(self, *, aliases: bool, as_text: frozenset[str] = frozenset()) -> None:
-        self.constructor: Any = None
+    def __init__(self, *, aliases: bool, lines: bool = False, dates: bool = True) -> None:
         self.aliases = aliases
-        self.as_text = as_text
-        self.lenient = False
+        self.lines = lines
+        self.dates = dates
+        self.lenient = False  # an unknown tag or a bad value reads as the text (GitOps)
+        self.same: Any = None
+        self.duplicates: list[DuplicateKey] | None = None  # a list: kept there, not raised
+        self.constructor: Any = None
         self.seen: set[int] = set()
         self.active: set[int] = set()
         self.inside = 0  # > 0 while building through an alias
         self.budget = MAX_ALIASED
-        self.duplicates: list[DuplicateKey] | None = None  # a list: kept there, not raised
 
     def scalar(self, node: Any) -> Any:
         tag, value = node.tag, node.value
         if tag == _STR:
-            return value
+            return value if self.same is None else self.same(value, value)
         if tag == _NULL:
             return None
         if tag == _BOOL and value.lower() in _BOOLS:
@@ -165,7 +168,7 @@ class _Builder:
         # decimal only: "0755" is octal, "1_000" and "+1" are ints YAML 1.1 reads its own way
         if tag == _INT and value.isascii() and value.isdigit() and value[:1] != "0":
             return int(value)
-        if tag in self.as_text:
+        if tag == _TIMESTAMP and not self.dates:
             return value
         if self.constructor is None:
             self.constructor = yaml.constructor.SafeConstructor()
@@ -179,9 +182,7 @@ class _Builder:
     def enter(self, node: Any, depth: int) -> bool:
         """Account for a collection node; True when it is built again (through an alias)."""
         if depth > MAX_DEPTH:
-            raise YamlError(
-                f"nested deeper than {MAX_DEPTH} levels (the limit for a YAML file)", _at(node)
-            )
+            raise YamlError(f"nested deeper than {MAX_DEPTH} levels (the limit)", _at(node))
         if not self.aliases:
             return False
         key = id(node)
@@ -206,57 +207,32 @@ class _Builder:
             self.active.discard(id(node))
             self.inside -= again
 
-    def key(self, node: Any) -> Any:
+    def key(self, node: Any, out: Any) -> Any:
+        """The key of ``node``, refused (or recorded) when ``out`` has it already."""
         if node.__class__ is not _SCALAR:
             raise YamlError("a mapping or sequence used as a key", _at(node))
-        key = node.value if node.tag == _STR else self.scalar(node)
+        key = self.scalar(node)
         try:
             hash(key)
         except TypeError:
             raise YamlError("a key that cannot be a key (binary, a set…)", _at(node)) from None
+        if key in out:
+            twice = DuplicateKey(
+                f"key {key!r} is written twice in one mapping (YAML would keep the last)",
+                _at(node),
+            )
+            if self.duplicates is None:
+                raise twice
+            self.duplicates.append(twice)
         return key
 
-    def pairs(self, node: Any, depth: int) -> Iterator[tuple[Any, Any, Any]]:
-        """``(key, key node, value node)`` in the order the safe loader assigns them: the
-        merged mappings' (``<<``), the last first, then the mapping's own, each own key once."""
-        own: list[tuple[Any, Any]] = []
-        merged: list[Any] = []
-        for key, value in node.value:
-            if key.tag == _MERGE and key.__class__ is _SCALAR:
-                sources = value.value if value.__class__ is _SEQUENCE else [value]
-                for source in sources:
-                    if source.__class__ is not _MAPPING:
-                        raise YamlError("a merge key (<<) of something not a mapping", _at(key))
-                    merged.append(source)
-            else:
-                own.append((key, value))
-        for source in reversed(merged):
-            again = self.enter(source, depth)
-            yield from self.pairs(source, depth)
-            self.leave(source, again)
-        mine: set[Any] = set()
-        for key_node, value_node in own:
-            key = self.key(key_node)
-            if key in mine:
-                twice = DuplicateKey(
-                    f"key {key!r} is written twice in one mapping (YAML would keep the last)",
-                    _at(key_node),
-                )
-                if self.duplicates is None:
-                    raise twice
-                self.duplicates.append(twice)
-            mine.add(key)
-            yield key, key_node, value_node
-
-
-def _at(node: Any) -> int:
-    return int(node.start_mark.line) + 1
-
-
-class _Plain(_Builder):
-    """Plain data, or with ``lines`` LineDict / LineList."""
-
-    lines = False
+    def sources(self, merges: list[Any]) -> Iterator[Any]:
+        """The mappings the ``<<`` values of a mapping name, in their order."""
+        for key, value in merges:
+            for source in value.value if value.__class__ is _SEQUENCE else [value]:
+                if source.__class__ is not _MAPPING:
+                    raise YamlError("a merge key (<<) of something not a mapping", _at(key))
+                yield source
 
     def build(self, node: Any, depth: int) -> Any:
         cls = node.__class__
@@ -268,56 +244,65 @@ class _Plain(_Builder):
             out = [self.build(child, depth + 1) for child in node.value]
             if self.lines:
                 out = LineList(out)
-                out.line = _at(node)
-                out.lines = [_at(child) for child in node.value]
+                out.line = node.start_mark.line + 1
+                out.lines = [child.start_mark.line + 1 for child in node.value]
         else:
             out = self.mapping(node, depth)
         self.leave(node, again)
         return out
 
     def mapping(self, node: Any, depth: int) -> Any:
-        out: Any = LineDict() if self.lines else {}
-        if self.lines:
-            out.line = _at(node)
-        for key, key_node, value_node in self.pairs(node, depth):
+        lines, same = self.lines, self.same
+        out: Any = LineDict() if lines else {}
+        merges: list[Any] = []
+        for key_node, value_node in node.value:
+            tag = key_node.tag
+            if tag == _STR and key_node.__class__ is _SCALAR and key_node.value not in out:
+                key = key_node.value if same is None else same(key_node.value, key_node.value)
+            elif tag == _MERGE and key_node.__class__ is _SCALAR:
+                merges.append((key_node, value_node))
+                continue
+            else:
+                key = self.key(key_node, out)
             out[key] = self.build(value_node, depth + 1)
-            if self.lines:
-                out.lines[key] = _at(key_node)
+            if lines:
+                out.lines[key] = key_node.start_mark.line + 1
+        if merges:  # as the safe loader: the merged keys first, the earlier source winning
+            own, out = out, LineDict() if lines else {}
+            for source in reversed(list(self.sources(merges))):
+                again = self.enter(source, depth)
+                merged = self.mapping(source, depth)
+                self.leave(source, again)
+                out.update(merged)
+                if lines:
+                    out.lines.update(merged.lines)
+            out.update(own)
+            if lines:
+                out.lines.update(own.lines)
+        if lines:
+            out.line = node.start_mark.line + 1
         return out
 
 
-class _Lines(_Plain):
-    """LineDict / LineList; equal strings are one object through ``strings``."""
-
-    lines = True
-
-    def __init__(self, strings: dict[str, str], **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.same = strings.setdefault
-
-    def scalar(self, node: Any) -> Any:
-        value = super().scalar(node)
-        return self.same(value, value) if value.__class__ is str else value
-
-    def key(self, node: Any) -> Any:
-        key = super().key(node)
-        return self.same(key, key) if key.__class__ is str else key
+def _at(node: Any) -> int:
+    return int(node.start_mark.line) + 1
 
 
 class _Paths(_Builder):
-    """Data, and per path its value's line, its key's line, the scalar as written, its style."""
+    """Data, and per path its value's line, its key's line, the scalar as written, its style;
+    an unknown tag reads as the text it tags, as Flux's reader does."""
 
     def __init__(self, *, aliases: bool, offset: int) -> None:
         super().__init__(aliases=aliases)
         self.lenient = True
         self.offset = offset + 1
-        self.lines: dict[PathKey, int] = {}
-        self.key_lines: dict[PathKey, int] = {}
+        self.at: dict[PathKey, int] = {}
+        self.key_at: dict[PathKey, int] = {}
         self.raw: dict[PathKey, str] = {}
         self.styles: dict[PathKey, str] = {}
 
-    def build(self, node: Any, path: PathKey) -> Any:
-        self.lines[path] = node.start_mark.line + self.offset
+    def build_at(self, node: Any, path: PathKey) -> Any:
+        self.at[path] = node.start_mark.line + self.offset
         cls = node.__class__
         if cls is _SCALAR:
             self.raw[path] = node.value
@@ -327,22 +312,46 @@ class _Paths(_Builder):
         again = self.enter(node, len(path))
         out: Any
         if cls is _SEQUENCE:
-            out = [self.build(child, (*path, i)) for i, child in enumerate(node.value)]
+            out = [self.build_at(child, (*path, i)) for i, child in enumerate(node.value)]
         else:
             out = {}
-            lines, key_lines, raw, offset = self.lines, self.key_lines, self.raw, self.offset
-            for key, key_node, value_node in self.pairs(node, len(path)):
-                here = (*path, key)
-                key_lines[here] = key_node.start_mark.line + offset
-                if value_node.__class__ is _SCALAR and value_node.tag == _STR:  # the most
-                    lines[here] = value_node.start_mark.line + offset
-                    raw[here] = out[key] = value_node.value
-                    if value_node.style:
-                        self.styles[here] = value_node.style
-                else:
-                    out[key] = self.build(value_node, here)
+            merges = self.entries(node.value, path, out)
+            for source in self.sources(merges):  # own keys win, then the earlier source
+                again_source = self.enter(source, len(path))
+                self.entries(source.value, path, out, merged=True)
+                self.leave(source, again_source)
         self.leave(node, again)
         return out
+
+    def entries(self, pairs: Any, path: PathKey, out: Any, merged: bool = False) -> list[Any]:
+        at, key_at, raw, offset = self.at, self.key_at, self.raw, self.offset
+        merges: list[Any] = []
+        for key_node, value_node in pairs:
+            tag = key_node.tag
+            if tag == _STR and key_node.__class__ is _SCALAR and key_node.value not in out:
+                key = key_node.value
+            elif tag == _MERGE and key_node.__class__ is _SCALAR:
+                merges.append((key_node, value_node))
+                continue
+            elif merged:
+                key = self.scalar(key_node) if key_node.__class__ is _SCALAR else None
+                if key in out or key is None:
+                    continue
+            else:
+                key = self.key(key_node, out)
+            here = (*path, key)
+            key_at[here] = key_node.start_mark.line + offset
+            if value_node.__class__ is _SCALAR and value_node.tag == _STR:  # the most usual
+                at[here] = value_node.start_mark.line + offset
+                raw[here] = out[key] = value_node.value
+                if value_node.style:
+                    self.styles[here] = value_node.style
+            else:
+                out[key] = self.build_at(value_node, here)
+        if merged:
+            for source in self.sources(merges):
+                self.entries(source.value, path, out, merged=True)
+        return merges
 
 
 def _nodes(text: str) -> list[Any]:
@@ -401,7 +410,7 @@ def load_all(text: str) -> list[Any]:
     """Every document of ``text`` as plain data (what ``yaml.load_all`` with the safe loader
     gives, aliases copied). Raises :class:`YamlError`."""
     aliases = "*" in text
-    return [_run(_Plain(aliases=aliases).build, node, 0) for node in _nodes(text)]
+    return [_run(_Builder(aliases=aliases).build, node, 0) for node in _nodes(text)]
 
 
 def load_one(text: str) -> Any:
@@ -429,8 +438,8 @@ def load_lines(
         raise YamlError("expected one YAML document, found more (a second ---)", _at(nodes[1]))
     if not nodes:
         return None
-    shared = {} if strings is None else strings
-    builder = _Lines(shared, aliases="*" in text, as_text=frozenset() if dates else _DATES)
+    builder = _Builder(aliases="*" in text, lines=True, dates=dates)
+    builder.same = ({} if strings is None else strings).setdefault
     builder.duplicates = duplicates
     return _run(builder.build, nodes[0], 0)
 
@@ -442,6 +451,6 @@ def load_paths(text: str, offset: int = 0) -> list[Located]:
     out: list[Located] = []
     for node in _nodes(text):
         builder = _Paths(aliases="*" in text, offset=offset)
-        data = _run(builder.build, node, ())
-        out.append((data, builder.lines, builder.key_lines, builder.raw, builder.styles))
+        data = _run(builder.build_at, node, ())
+        out.append((data, builder.at, builder.key_at, builder.raw, builder.styles))
     return out

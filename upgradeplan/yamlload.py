@@ -1,21 +1,16 @@
 """Every YAML the tool reads, through PyYAML's C loader, bounded, with line numbers.
 
-libyaml (``yaml.CSafeLoader``) composes the node tree; one walk over the nodes builds the
-data with the safe loader's types (YAML 1.1: ``0755`` is octal, ``yes`` is true), and where
-asked the 1-based line of every value from the nodes' marks:
+libyaml (``yaml.CSafeLoader``) composes the nodes; one walk builds the data with the safe
+loader's types (YAML 1.1: ``0755`` is octal) and, where asked, lines from the nodes' marks:
+:func:`load_all` plain data (snapshots, kubeconfigs); :func:`load_lines` one document whose
+mappings and sequences remember the line of each key and item (the knowledge, accept files);
+:func:`load_paths` per path of keys and indexes the line of the value and of its key, the
+scalar as written and its style (the GitOps reader's ``file:line``).
 
-- :func:`load_all`: plain ``dict`` / ``list`` data (snapshots, kubeconfigs, patch files);
-- :func:`load_lines`: one document as :class:`LineDict` / :class:`LineList`, which remember
-  the line of each key and item (the knowledge, accept files); dates stay text;
-- :func:`load_paths`: every document with, per path of keys and indexes, the line of the
-  value and of its key, the scalar as written and its style (the GitOps reader's
-  ``file:line``); a tag the safe loader does not know reads as the text it tags.
-
-Limits, the same for every file (docs/reliability.md): at most :data:`MAX_BYTES` of text,
-:data:`MAX_DEPTH` levels of nesting and :data:`MAX_ALIASED` nodes built through aliases (an
-alias is expanded where it is used; a "billion laughs" file is refused, not grown). A key
-written twice in one mapping is refused, as kustomize refuses it. Each refusal is a
-:class:`YamlError` with the line.
+Every file is bounded (docs/state-format.md): :data:`MAX_BYTES` of text, :data:`MAX_DEPTH`
+levels of nesting, :data:`MAX_ALIASED` nodes built through aliases (an alias is expanded
+where it is used: an alias bomb is refused, not grown); a key written twice in one mapping
+is refused, as kustomize refuses it. Each refusal is a :class:`YamlError` with its line.
 """
 
 from __future__ import annotations
@@ -29,6 +24,7 @@ import yaml
 MAX_BYTES = 64 * 1024 * 1024  # characters of one file's text
 MAX_DEPTH = 100  # levels of nested mappings and sequences
 MAX_ALIASED = 100_000  # nodes built through aliases in one file
+_DEEP = f"nested deeper than {MAX_DEPTH} levels (the limit for a YAML file)"
 
 _STR = "tag:yaml.org,2002:str"
 _INT = "tag:yaml.org,2002:int"
@@ -56,7 +52,7 @@ class YamlError(Exception):
         self.problem = problem or message
         # past a limit or a key written twice (not a syntax error): every reader refuses it
         self.refused = not problem
-        self.hint = "docs/reliability.md gives the limits of a YAML file" if self.refused else ""
+        self.hint = "docs/state-format.md gives the limits of a YAML file" if self.refused else ""
 
 
 class DuplicateKey(YamlError):
@@ -182,7 +178,7 @@ class _Builder:
     def enter(self, node: Any, depth: int) -> bool:
         """Account for a collection node; True when it is built again (through an alias)."""
         if depth > MAX_DEPTH:
-            raise YamlError(f"nested deeper than {MAX_DEPTH} levels (the limit)", _at(node))
+            raise YamlError(_DEEP, _at(node))
         if not self.aliases:
             return False
         key = id(node)
@@ -211,16 +207,9 @@ class _Builder:
         """The key of ``node``, refused (or recorded) when ``out`` has it already."""
         if node.__class__ is not _SCALAR:
             raise YamlError("a mapping or sequence used as a key", _at(node))
-        key = self.scalar(node)
-        try:
-            hash(key)
-        except TypeError:
-            raise YamlError("a key that cannot be a key (binary, a set…)", _at(node)) from None
+        key = self.scalar(node)  # a scalar's value is hashable (str, int, bytes, date…)
         if key in out:
-            twice = DuplicateKey(
-                f"key {key!r} is written twice in one mapping (YAML would keep the last)",
-                _at(node),
-            )
+            twice = DuplicateKey(f"key {key!r} is written twice in one mapping", _at(node))
             if self.duplicates is None:
                 raise twice
             self.duplicates.append(twice)
@@ -315,15 +304,11 @@ class _Paths(_Builder):
             out = [self.build_at(child, (*path, i)) for i, child in enumerate(node.value)]
         else:
             out = {}
-            merges = self.entries(node.value, path, out)
-            for source in self.sources(merges):  # own keys win, then the earlier source
-                again_source = self.enter(source, len(path))
-                self.entries(source.value, path, out, merged=True)
-                self.leave(source, again_source)
+            self.entries(node.value, path, out)
         self.leave(node, again)
         return out
 
-    def entries(self, pairs: Any, path: PathKey, out: Any, merged: bool = False) -> list[Any]:
+    def entries(self, pairs: Any, path: PathKey, out: Any, merged: bool = False) -> None:
         at, key_at, raw, offset = self.at, self.key_at, self.raw, self.offset
         merges: list[Any] = []
         for key_node, value_node in pairs:
@@ -348,10 +333,10 @@ class _Paths(_Builder):
                     self.styles[here] = value_node.style
             else:
                 out[key] = self.build_at(value_node, here)
-        if merged:
-            for source in self.sources(merges):
-                self.entries(source.value, path, out, merged=True)
-        return merges
+        for source in self.sources(merges):  # own keys win, then the earlier source
+            again = self.enter(source, len(path))
+            self.entries(source.value, path, out, merged=True)
+            self.leave(source, again)
 
 
 def _nodes(text: str) -> list[Any]:
@@ -372,10 +357,8 @@ def _nodes(text: str) -> list[Any]:
                 raise _error(exc) from None
         except yaml.YAMLError as exc:
             raise _error(exc) from None
-        except RecursionError:
-            raise YamlError(
-                f"nested deeper than {MAX_DEPTH} levels (the limit for a YAML file)"
-            ) from None
+        except RecursionError:  # the pure-Python composer has no limit of its own
+            raise YamlError(_DEEP) from None
         finally:
             loader.dispose()
     raise AssertionError("unreachable")
@@ -391,25 +374,26 @@ def _error(exc: yaml.YAMLError) -> YamlError:
         what += f" (it started on line {start.line + 1})"
     line = mark.line + 1 if mark is not None else 0
     if "maximum nesting depth" in what:  # libyaml's own limit (1,000 levels)
-        return YamlError(f"nested deeper than {MAX_DEPTH} levels (the limit for a YAML file)", line)
+        return YamlError(_DEEP, line)
     return YamlError(f"YAML syntax error: {what}", line, what)
+
+
+def _aliased(text: str) -> bool:
+    """Whether ``text`` may hold an alias (``*name`` of an ``&name``)."""
+    return "*" in text and "&" in text
 
 
 def _run(build: Any, node: Any, *args: Any) -> Any:
     try:
         return build(node, *args)
-    except YamlError:
-        raise
-    except yaml.MarkedYAMLError as exc:
+    except yaml.MarkedYAMLError as exc:  # a bad value of a tag (!!int x, !!binary …)
         raise _error(exc) from None
-    except RecursionError:
-        raise YamlError(f"nested deeper than {MAX_DEPTH} levels", _at(node)) from None
 
 
 def load_all(text: str) -> list[Any]:
     """Every document of ``text`` as plain data (what ``yaml.load_all`` with the safe loader
     gives, aliases copied). Raises :class:`YamlError`."""
-    aliases = "*" in text
+    aliases = _aliased(text)
     return [_run(_Builder(aliases=aliases).build, node, 0) for node in _nodes(text)]
 
 
@@ -438,7 +422,7 @@ def load_lines(
         raise YamlError("expected one YAML document, found more (a second ---)", _at(nodes[1]))
     if not nodes:
         return None
-    builder = _Builder(aliases="*" in text, lines=True, dates=dates)
+    builder = _Builder(aliases=_aliased(text), lines=True, dates=dates)
     builder.same = ({} if strings is None else strings).setdefault
     builder.duplicates = duplicates
     return _run(builder.build, nodes[0], 0)
@@ -450,7 +434,7 @@ def load_paths(text: str, offset: int = 0) -> list[Located]:
     the scalar as written (``4.10`` stays ``"4.10"``) and its style (``|``, ``"``…)."""
     out: list[Located] = []
     for node in _nodes(text):
-        builder = _Paths(aliases="*" in text, offset=offset)
+        builder = _Paths(aliases=_aliased(text), offset=offset)
         data = _run(builder.build_at, node, ())
         out.append((data, builder.at, builder.key_at, builder.raw, builder.styles))
     return out

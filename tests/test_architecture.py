@@ -36,8 +36,7 @@ LAYERS: dict[str, int] = {
     "results": 0,
     "kb.templating": 0,  # the sandboxed template environment
     "state.keys": 0,  # the fact-key vocabulary (docs/state-format.md)
-    # the one fast C YAML loader (snapshots, GitOps files and the knowledge parse with it)
-    "readers.yamldata": 0,
+    "yamlload": 0,  # every YAML read: the C loader, bounded, with line numbers
     # inputs and the state vocabulary
     "kb": 1,
     "state": 1,

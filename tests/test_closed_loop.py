@@ -244,7 +244,7 @@ def test_s4_from_gitops_files_the_bom_edit_clears_the_480_landing_hazards(
     so turning drift detection on is an edit of the BOM, and only the new lines differ."""
     import difflib
 
-    from upgradeplan.patches.yamlinsert import set_keys
+    from upgradeplan.patches.yamledit import set_keys
 
     _work_on_a_copy("s4", tmp_path, monkeypatch)
     inputs = api.Inputs(gitops=".", facts=("object.Harness.kagent.kagent.exists=false",))

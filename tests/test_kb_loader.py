@@ -16,14 +16,13 @@ from upgradeplan.kb import roots
 from upgradeplan.kb.loader import bundled_dir, load, load_with_problems
 from upgradeplan.kb.problems import Problem
 from upgradeplan.kb.templating import make_env, render_migration
-from upgradeplan.kb.yamlio import YamlSyntaxError, line_of
-from upgradeplan.kb.yamllines import load_text_with_duplicates
 from upgradeplan.model import Condition, KnowledgeBase, Location, Release, Withdrawn
+from upgradeplan.yamlload import YamlError, line_of, load_lines
 
 
 def load_text(text: str) -> Any:
-    """One YAML document with line numbers (the loader's parser without the duplicates)."""
-    return load_text_with_duplicates(text)[0]
+    """One YAML document with line numbers (the loader's parser)."""
+    return load_lines(text)
 
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -232,10 +231,10 @@ def test_yaml_keeps_lines_and_dates_as_text() -> None:
     assert line_of(doc, ["b", 1, "c"]) == 4
     assert line_of(doc, ["b", 0]) == 3
     assert line_of(doc, ["missing", "deeper"]) == 1
-    with pytest.raises(YamlSyntaxError) as info:
+    with pytest.raises(YamlError) as info:
         load_text("a: 1\nb: [\n")
     assert info.value.line == 3
-    with pytest.raises(YamlSyntaxError):
+    with pytest.raises(YamlError):
         load_text("? [a]\n: 1\n")
 
 
@@ -298,8 +297,8 @@ def test_yaml_anchors_merge_keys_and_several_documents() -> None:
     assert doc["use"] == {"x": 1, "y": 3}
     assert load_text("a: yes\nb: 2\nc: ~\nd: 1.5\n") == {"a": True, "b": 2, "c": None, "d": 1.5}
     with pytest.raises(
-        YamlSyntaxError,
-        match="expected a single document in the stream: but found another document",
+        YamlError,
+        match="expected one YAML document, found more",
     ):
         load_text("a: 1\n---\nb: 2\n")
 
@@ -308,11 +307,9 @@ def test_knowledge_yaml_reads_ints_as_yaml_does() -> None:
     """The loader's fast path takes plain decimals only: 0755 stays octal, as YAML 1.1 says."""
     import yaml
 
-    from upgradeplan.kb.yamllines import load_text_with_duplicates
-
     text = "a: 0755\nb: 10\nc: 0\nd: 0x1f\ne: 08\nf: 1_000\n"
-    data, duplicates = load_text_with_duplicates(text)
-    assert data == yaml.load(text, Loader=yaml.CSafeLoader) and not duplicates
+    data = load_lines(text)
+    assert data == yaml.load(text, Loader=yaml.CSafeLoader)
     assert data["a"] == 493
 
 

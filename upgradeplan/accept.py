@@ -143,7 +143,7 @@ def _display(path: Path) -> str:
 
 def load_file(path: Path, kb: KnowledgeBase) -> list[Acceptance]:
     """The acceptances of ``path`` (key ``accept``: a list); BadInput naming file:line."""
-    import yaml
+    from upgradeplan.yamlload import LineDict, LineList, YamlError, line_of, load_lines
 
     shown = _display(path)
     try:
@@ -155,34 +155,30 @@ def load_file(path: Path, kb: KnowledgeBase) -> list[Acceptance]:
     except (OSError, UnicodeDecodeError) as exc:
         raise errors.BadInput(f"accept file {shown}: cannot read it ({exc})") from None
     try:
-        root = yaml.compose(text, Loader=yaml.CSafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else 1
-        problem = getattr(exc, "problem", None) or "not valid YAML"
-        raise errors.BadInput(f"not valid YAML: {problem}", location=f"{shown}:{line}") from None
+        root = load_lines(text, dates=True)
+    except YamlError as exc:
+        raise errors.BadInput(
+            exc.message if exc.refused else f"not valid YAML: {exc.problem}",
+            location=f"{shown}:{exc.line or 1}",
+            hint=exc.hint,
+        ) from None
     if root is None:
         return []
-    if not isinstance(root, yaml.MappingNode):
+    if not isinstance(root, LineDict):
         raise errors.BadInput(
             "expected a mapping with a list under 'accept'",
-            location=f"{shown}:{root.start_mark.line + 1}",
+            location=f"{shown}:{getattr(root, 'line', 1)}",
         )
-    entries: yaml.Node | None = None
-    for key, value in root.value:
-        if isinstance(key, yaml.ScalarNode) and key.value == "accept":
-            entries = value
-    if entries is None:
+    if "accept" not in root:
         return []
-    if not isinstance(entries, yaml.SequenceNode):
+    entries = root["accept"]
+    if not isinstance(entries, LineList):
         raise errors.BadInput(
-            "'accept' must be a list of entries",
-            location=f"{shown}:{entries.start_mark.line + 1}",
+            "'accept' must be a list of entries", location=f"{shown}:{line_of(root, ['accept'])}"
         )
     out: list[Acceptance] = []
-    for node in entries.value:
-        at = in_file(shown, node.start_mark.line + 1)
-        data = yaml.load(yaml.serialize(node), Loader=yaml.CSafeLoader)
+    for data, line in zip(entries, entries.lines, strict=True):
+        at = in_file(shown, line)
         out.append(replace(_entry(data, str(at), kb), at=at))
     return out
 

@@ -1,8 +1,7 @@
 """The knowledge base: loading, validating and linting the YAML knowledge.
 
 - :mod:`.loader` — ``load`` / ``load_with_problems`` / ``bundled_dir``: YAML -> model objects
-- :mod:`.yamlio` — YAML with line numbers for every key and item: the knowledge files' subset
-  read by :mod:`.yamlsubset`, any other text by libyaml (:mod:`.libyaml`)
+- YAML with line numbers for every key and item: :mod:`upgradeplan.yamlload`
 - :mod:`.when` — ``when:`` YAML -> :class:`upgradeplan.model.Condition` trees
 - :mod:`.schema` — the JSON Schemas (package data) and full validation
 - :mod:`.checks` — the coded semantic checks; :mod:`.problems` — ``Problem`` and the catalogue

@@ -11,8 +11,8 @@ import os
 from typing import Any
 
 from upgradeplan.kb.problems import Problem
-from upgradeplan.kb.yamlio import LineDict, line_of
 from upgradeplan.model import KnowledgeBase, Location
+from upgradeplan.yamlload import LineDict, line_of
 
 
 class Document:

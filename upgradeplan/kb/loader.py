@@ -28,9 +28,8 @@ from upgradeplan.kb.fields import DIRECTORIES, Fields
 from upgradeplan.kb.problems import Problem, problem
 from upgradeplan.kb.roots import bundled_dir as bundled_dir  # re-exported
 from upgradeplan.kb.roots import root_dirs
-from upgradeplan.kb.yamlio import LineDict, YamlSyntaxError, line_of
-from upgradeplan.kb.yamllines import load_text_with_duplicates
 from upgradeplan.model import NEXT, Hazard, KnowledgeBase, Location, Migration, Product, Release
+from upgradeplan.yamlload import MAX_BYTES, DuplicateKey, LineDict, YamlError, line_of, load_lines
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -84,7 +83,10 @@ def load_all(
 
 def _read_text(path: str) -> str:
     with open(path, encoding="utf-8") as f:
-        return f.read()
+        text = f.read(MAX_BYTES + 1)  # what is past the limit is never read
+    if len(text) > MAX_BYTES:
+        raise OSError(f"larger than {MAX_BYTES // (1024 * 1024)} MiB (the limit for a YAML file)")
+    return text
 
 
 class _Builder:
@@ -114,19 +116,14 @@ class _Builder:
                 problem("KB001", Location(file, 0), f"cannot read the file: {exc}")
             )
             return
+        duplicates: list[DuplicateKey] = []
         try:
-            data, duplicates = load_text_with_duplicates(text, self.strings)
-        except YamlSyntaxError as exc:
+            data = load_lines(text, strings=self.strings, duplicates=duplicates)
+        except YamlError as exc:
             self.problems.append(problem("KB001", Location(file, exc.line), exc.message))
             return
-        for key, line in duplicates:
-            self.problems.append(
-                problem(
-                    "KB022",
-                    Location(file, line),
-                    f"key {key!r} is written twice; YAML keeps only the last",
-                )
-            )
+        for twice in duplicates:  # an error: the knowledge base does not load
+            self.problems.append(problem("KB022", Location(file, twice.line), twice.message))
         if not isinstance(data, LineDict):
             self.problems.append(
                 problem(

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from upgradeplan.kb.schema import json_type_ok, predicate_specs
-from upgradeplan.kb.yamlio import LineDict, LineList, line_of
 from upgradeplan.model import Condition, Location
+from upgradeplan.yamlload import LineDict, LineList, line_of
 
 # report(code, path, message) — path is relative to the document root
 Report = Callable[[str, tuple[Any, ...], str], None]

@@ -33,8 +33,14 @@ from upgradeplan.patches.patchset import (
     PatchItem,
     PatchSet,
 )
-from upgradeplan.patches.yamledit import ScalarEdit, scalar_lines, set_scalars
-from upgradeplan.patches.yamlinsert import KeyEdit, entry_paths_at, set_keys
+from upgradeplan.patches.yamledit import (
+    KeyEdit,
+    ScalarEdit,
+    entry_paths_at,
+    scalar_lines,
+    set_keys,
+    set_scalars,
+)
 
 _WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 
@@ -49,11 +55,11 @@ def _is_exact(text: str) -> bool:
 
 
 def _yaml_docs(text: str) -> list[Any]:
-    import yaml
+    from upgradeplan.yamlload import YamlError, load_all
 
     try:
-        return [d for d in yaml.load_all(text, Loader=yaml.CSafeLoader) if d is not None]
-    except yaml.YAMLError:
+        return [d for d in load_all(text) if d is not None]
+    except YamlError:
         return []
 
 
@@ -126,12 +132,12 @@ def _of_action(item: PatchItem, action: Action) -> PatchItem:
 
 def _require_yaml(content: str, action: Action) -> None:
     """A rendered patch or manifest must be YAML; a value that breaks it is bad input."""
-    import yaml
+    from upgradeplan.yamlload import YamlError, load_all
 
     try:
-        list(yaml.load_all(content, Loader=yaml.CSafeLoader))
-    except yaml.YAMLError as exc:
-        first = str(exc).splitlines()[0]
+        load_all(content)
+    except YamlError as exc:
+        first = exc.message.splitlines()[0]
         raise BadInput(
             f"migration {action.migration} rendered invalid YAML for this installation: {first}",
             hint="a substituted value needs the yq filter in the template; see "

@@ -7,8 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from upgradeplan.model import Step
-from upgradeplan.patches.yamledit import ScalarEdit
-from upgradeplan.patches.yamlinsert import KeyEdit
+from upgradeplan.patches.yamledit import KeyEdit, ScalarEdit
 from upgradeplan.provenance import Source
 
 ItemKind = Literal["file-edit", "strategic-merge", "json6902", "manifest", "command", "snippet"]

@@ -3,7 +3,7 @@
 A snapshot is the serialised :class:`State` (docs/state-format.md). Plain Kubernetes objects
 (a ``List``, a ``*List``, single objects, several YAML documents) are handed to
 :func:`upgradeplan.readers.kube.objects.state_from_objects`, so a customer needs nothing but
-kubectl. Reading never executes anything from the file (``yaml.CSafeLoader``).
+kubectl. Reading never executes anything from the file (:mod:`upgradeplan.yamlload`).
 """
 
 from __future__ import annotations
@@ -15,12 +15,11 @@ import sys
 from collections.abc import Iterable
 from typing import Any, Literal
 
-# isort: split
 import yaml
 
-from upgradeplan import errors, provenance
+from upgradeplan import errors, provenance, yamlload
 from upgradeplan.model import Fact, FactValue, KnowledgeBase, State
-from upgradeplan.readers import recorded, yamldata
+from upgradeplan.readers import recorded
 from upgradeplan.state import keys
 from upgradeplan.unreadable import Unreadable
 
@@ -174,16 +173,13 @@ def _parse_documents(text: str, label: str) -> list[Any]:
             ) from None
         return loaded if isinstance(loaded, list) else [loaded]
     try:
-        return yamldata.load_all(text)  # = list(yaml.load_all(text, Loader=yaml.CSafeLoader))
-    except RecursionError:
-        raise errors.BadInput("YAML nested too deeply to be a snapshot", location=label) from None
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = f"{label}:{mark.line + 1}" if mark is not None else label
-        problem = exc.problem or exc.context or "malformed YAML"
-        raise errors.BadInput(f"malformed YAML: {problem}", location=line) from None
-    except yaml.YAMLError as exc:
-        raise errors.BadInput(f"malformed YAML: {exc}", location=label) from None
+        return yamlload.load_all(text)
+    except yamlload.YamlError as exc:
+        raise errors.BadInput(
+            exc.message if exc.refused else f"malformed YAML: {exc.problem}",
+            location=f"{label}:{exc.line}" if exc.line else label,
+            hint=exc.hint,
+        ) from None
 
 
 def _is_list(doc: dict[str, Any]) -> bool:

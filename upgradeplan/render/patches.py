@@ -113,13 +113,13 @@ def _slug(text: str) -> str:
 
 
 def _json6902_as_yaml(content: str, where: str) -> str:
-    import yaml
+    from upgradeplan.yamlload import YamlError, load_one
 
     try:
-        ops = yaml.load(content, Loader=yaml.CSafeLoader)
-    except yaml.YAMLError as exc:
+        ops = load_one(content)
+    except YamlError as exc:
         raise BadInput(
-            f"JSON 6902 patch does not parse: {exc}".splitlines()[0], location=where
+            f"JSON 6902 patch does not parse: {exc.problem}".splitlines()[0], location=where
         ) from None
     if not isinstance(ops, list):
         raise BadInput("JSON 6902 patch is not a list of operations", location=where)

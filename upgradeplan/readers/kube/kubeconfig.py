@@ -30,11 +30,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-# isort: split
-import yaml
-
 from upgradeplan.errors import BadInput, ExitCode, UpgradeplanError
 from upgradeplan.redact import register
+from upgradeplan.yamlload import YamlError, load_one
 
 SECTIONS = {"clusters": "cluster", "users": "user", "contexts": "context"}
 
@@ -167,14 +165,11 @@ def _read(path: Path) -> Mapping[str, Any]:
     except UnicodeDecodeError as exc:
         raise BadInput(f"kubeconfig {path}: cannot read it ({exc.reason})") from None
     try:
-        doc = yaml.load(text, Loader=yaml.CSafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        problem = getattr(exc, "problem", None) or "not valid YAML"
+        doc = load_one(text)
+    except YamlError as exc:
         raise BadInput(
-            f"kubeconfig is not valid YAML: {problem}",
-            location=where,
+            f"kubeconfig is not valid YAML: {exc.problem}",
+            location=f"{path}:{exc.line}" if exc.line else str(path),
             hint="check the file with 'kubectl config view'",
         ) from None
     if doc is None:

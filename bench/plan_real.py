@@ -12,7 +12,8 @@ applies).
 
 Each size is planned in a fresh interpreter (``--child``), so the peak resident size it reports
 (``ru_maxrss``) is that of loading and planning that line alone; the time is the median of
-``--runs`` plans after the first. The growth exponent is log(t_full / t_100) / log(n_full /
+``--runs`` plans after the first, in wall-clock and in CPU time (the steadier figure on a
+shared machine). The growth exponent is log(t_full / t_100) / log(n_full /
 100); linear growth is 1.0.
 
 Run from the repository root: ``python bench/plan_real.py [--runs N]``. ``--derive CLONE``
@@ -177,14 +178,19 @@ def child(size: int, runs: int) -> None:
     }
     state = State(facts=facts)
     targets = [Target(PRODUCT, versions[-1])]
-    times = []
+    times, cpu = [], []
     for _ in range(runs + 1):
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         plan = planner.plan(kb, state, targets)
         times.append((time.perf_counter() - t0) * 1000)
+        cpu.append((time.process_time() - c0) * 1000)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     med = statistics.median(times[1:]) if runs else times[0]
-    print(f"{size}\t{times[0]:.1f}\t{med:.1f}\t{rss:.1f}\t{len(plan.steps)}\t{plan.verdict}")
+    med_cpu = statistics.median(cpu[1:]) if runs else cpu[0]
+    print(
+        f"{size}\t{times[0]:.1f}\t{med:.1f}\t{med_cpu:.1f}\t{rss:.1f}\t{len(plan.steps)}\t"
+        f"{plan.verdict}"
+    )
 
 
 def main() -> None:
@@ -210,16 +216,20 @@ def main() -> None:
             capture_output=True,
             text=True,
         ).stdout.split("\t")
-        n, first, med, rss, steps, verdict = line
-        results.append((int(n), float(med)))
+        n, first, med, cpu, rss, steps, verdict = line
+        results.append((int(n), float(med), float(cpu)))
         print(
-            f"{PRODUCT} first {n:>5} releases: first {float(first):8.1f} ms  median "
-            f"{float(med):8.1f} ms  peak RSS {float(rss):6.1f} MiB  steps {steps}  "
-            f"verdict {verdict.strip()}"
+            f"{PRODUCT} first {n:>5} releases: first {float(first):7.1f} ms  median "
+            f"{float(med):7.1f} ms  cpu {float(cpu):7.1f} ms  peak RSS {float(rss):6.1f} MiB  "
+            f"steps {steps}  verdict {verdict.strip()}"
         )
-    (n0, t0), (n1, t1) = results[0], results[-1]
-    if n1 > n0 and t0 > 0:
-        print(f"growth exponent {n0} -> {n1}: {math.log(t1 / t0) / math.log(n1 / n0):.2f}")
+    (n0, t0, c0), (n1, t1, c1) = results[0], results[-1]
+    if n1 > n0 and t0 > 0 and c0 > 0:
+        grow = math.log(n1 / n0)
+        print(
+            f"growth exponent {n0} -> {n1}: wall-clock {math.log(t1 / t0) / grow:.2f}, "
+            f"CPU {math.log(c1 / c0) / grow:.2f}"
+        )
 
 
 if __name__ == "__main__":

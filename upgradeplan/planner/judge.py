@@ -4,7 +4,7 @@ adds, the verdict, the safe path when it is not safe, and the plan from a troubl
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from upgradeplan import errors, releases
 from upgradeplan.model import NEXT, Finding, Jump, KnowledgeBase, Plan, State, Target, Verdict
@@ -12,9 +12,25 @@ from upgradeplan.planner.assemble import plan as make_plan
 from upgradeplan.planner.findings import current_findings
 from upgradeplan.planner.verdicts import verdict_of
 from upgradeplan.provenance import Source
-from upgradeplan.results import EXIT_OF_VERDICT, CheckResult
 from upgradeplan.state.derive import resting_on_guesses
 from upgradeplan.unreadable import Unreadable
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """The move as asked, judged: what ``check`` reports of one state. It carries no exit
+    code: the command layer maps the verdict to one (:func:`upgradeplan.results.exit_of`)."""
+
+    name: str
+    state: State
+    plan: Plan
+    findings: tuple[Finding, ...]
+    verdict: Verdict
+    recommended: Plan | None = None  # the safe path when the jump (or state) is not safe
+    notes: tuple[str, ...] = ()  # what was read and what could not be
+    unreadable: tuple[Unreadable, ...] = ()
+    changed: Mapping[str, Source] = field(default_factory=dict)  # --base: product -> new pin
+    fix_in_change: tuple[str, ...] = ()  # held products whose pin move would make it safe
 
 
 def judge(findings: Sequence[Finding], fail_on: str, *, actions: bool = False) -> Verdict:
@@ -32,7 +48,7 @@ def check(
     name: str = "",
     moved: Mapping[Source, Source] | None = None,
     changed: Mapping[str, Source] | None = None,
-) -> CheckResult:
+) -> Judgement:
     """The direct jump to resolved ``targets`` (without any: the installation as it is)."""
     if targets:
         require_installed(kb, state, targets)
@@ -57,13 +73,12 @@ def check(
     guesses = resting_on_guesses(state, findings, [t.product for t in targets])
     if guesses and fail_on != "never":  # what runs was never read, only derived from a pin
         verdict, recommended = _undetermined(verdict), _undetermined_plan(recommended)
-    return CheckResult(
+    return Judgement(
         name=name or state.name,
         state=state,
         plan=plan,
         findings=relocate(findings, moved or {}, changed),
         verdict=verdict,
-        exit_code=int(EXIT_OF_VERDICT[verdict]),
         recommended=recommended,
         notes=(*unreviewed, *read_notes(kb, state), *guesses, *ranged),
         unreadable=tuple(unread),

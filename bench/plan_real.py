@@ -161,7 +161,7 @@ references: ["https://github.com/prometheus-community/helm-charts/blob/main/{UPG
 
 def child(size: int, runs: int) -> None:
     """Plan the first ``size`` releases' first -> last in this interpreter and print one line:
-    size, first ms, median ms, peak RSS MiB, steps, verdict."""
+    size, first ms and its CPU ms, median ms and its CPU ms, peak RSS MiB, steps, verdict."""
     from upgradeplan import planner
     from upgradeplan.kb.loader import load
     from upgradeplan.model import Fact, State, Target
@@ -188,7 +188,8 @@ def child(size: int, runs: int) -> None:
     med = statistics.median(times[1:]) if runs else times[0]
     med_cpu = statistics.median(cpu[1:]) if runs else cpu[0]
     print(
-        f"{size}\t{times[0]:.1f}\t{med:.1f}\t{med_cpu:.1f}\t{rss:.1f}\t{len(plan.steps)}\t"
+        f"{size}\t{times[0]:.1f}\t{cpu[0]:.1f}\t{med:.1f}\t{med_cpu:.1f}\t{rss:.1f}\t"
+        f"{len(plan.steps)}\t"
         f"{plan.verdict}"
     )
 
@@ -216,11 +217,12 @@ def main() -> None:
             capture_output=True,
             text=True,
         ).stdout.split("\t")
-        n, first, med, cpu, rss, steps, verdict = line
+        n, first, first_cpu, med, cpu, rss, steps, verdict = line
         results.append((int(n), float(med), float(cpu)))
         print(
-            f"{PRODUCT} first {n:>5} releases: first {float(first):7.1f} ms  median "
-            f"{float(med):7.1f} ms  cpu {float(cpu):7.1f} ms  peak RSS {float(rss):6.1f} MiB  "
+            f"{PRODUCT} first {n:>5} releases: first {float(first):7.1f} ms (cpu "
+            f"{float(first_cpu):6.1f})  median {float(med):7.1f} ms (cpu {float(cpu):6.1f})  "
+            f"peak RSS {float(rss):6.1f} MiB  "
             f"steps {steps}  verdict {verdict.strip()}"
         )
     (n0, t0, c0), (n1, t1, c1) = results[0], results[-1]

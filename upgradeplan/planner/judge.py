@@ -7,13 +7,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from upgradeplan import errors, releases
-from upgradeplan.model import NEXT, Finding, Jump, KnowledgeBase, Plan, State, Target, Verdict
+from upgradeplan.model import (
+    NEXT,
+    SEVERITY_RANK,
+    Finding,
+    Jump,
+    KnowledgeBase,
+    Plan,
+    State,
+    Target,
+    Verdict,
+)
 from upgradeplan.planner.assemble import plan as make_plan
 from upgradeplan.planner.findings import current_findings
 from upgradeplan.planner.verdicts import verdict_of
 from upgradeplan.provenance import Source
 from upgradeplan.state.derive import resting_on_guesses
-from upgradeplan.unreadable import Unreadable
+from upgradeplan.unreadable import Unreadable, depending, records
+from upgradeplan.versions import Version, parse_constraint, parse_version
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +113,6 @@ def held_fixes(
 ) -> tuple[str, ...]:
     """The held products whose pin move (a ``bom-pin`` migration of the hazard) fixes every
     finding that blocks; () when some blocking finding has no such fix."""
-    from upgradeplan.model import SEVERITY_RANK
     from upgradeplan.planner.verdicts import threshold
 
     limit = threshold(fail_on)
@@ -263,8 +273,6 @@ def read_notes(kb: KnowledgeBase, state: State) -> tuple[str, ...]:
 
 def unknown_versions(kb: KnowledgeBase, state: State) -> list[tuple[str, str]]:
     """Installed versions of known products that the knowledge base does not list."""
-    from upgradeplan.versions import Version
-
     out: list[tuple[str, str]] = []
     for product in sorted(kb.products):
         installed = state.installed(product)
@@ -286,8 +294,6 @@ def beyond_review(kb: KnowledgeBase, state: State, targets: Sequence[Target]) ->
     """One line per product whose installed or target version is above the newest version
     its knowledge was reviewed through (``reviewed_through``): no hazard known there is not
     the same as none."""
-    from upgradeplan.versions import Version
-
     out: list[str] = []
     wanted = {t.product: t.version for t in targets}
     for product in sorted(kb.products):
@@ -314,7 +320,6 @@ def ranged_running(kb: KnowledgeBase, state: State) -> list[str]:
     """One line per product pinned by a range whose running version nobody read, when a
     release the range admits runs into a landing or state hazard: what runs may carry it."""
     from upgradeplan.planner.scopes import judged_before, scope_of
-    from upgradeplan.versions import parse_constraint, parse_version
 
     out: list[str] = []
     for product in sorted(kb.products):
@@ -376,8 +381,6 @@ def require_installed(kb: KnowledgeBase, state: State, targets: Sequence[Target]
 
 def unreadable_of(state: State) -> list[Unreadable]:
     """What could not be read for ``state``: its records, and its index entries as records."""
-    from upgradeplan.unreadable import records
-
     return records(state.unread, state.unreadable)
 
 
@@ -387,8 +390,6 @@ def blind_spot(findings: Sequence[Finding], unread: Sequence[Unreadable], fail_o
     A fact nobody stated is judged by ``--fail-on``; a source the reader was asked to read
     and could not (a 403, a timeout, a file that does not parse) is a blind spot: the move is
     not called safe while a finding depends on it (unless ``--fail-on never``)."""
-    from upgradeplan.unreadable import depending
-
     if fail_on == "never" or not unread:
         return False
     missing = [m.key for f in findings if f.status == "may-apply" for m in f.missing]

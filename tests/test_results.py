@@ -9,6 +9,11 @@ import pytest
 from click.testing import CliRunner
 
 from upgradeplan.cli import cli
+from upgradeplan.kb.loader import load
+from upgradeplan.model import Fact, State, Target
+from upgradeplan.planner.judge import Judgement, check
+from upgradeplan.provenance import flag
+from upgradeplan.results import exit_of
 
 _PODINFO = (
     "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\n"
@@ -53,3 +58,16 @@ def test_an_installed_product_is_still_judged() -> None:
     result = CliRunner().invoke(cli, ["check", "--installed", "agent-platform=4.8.1", "-o", "json"])
     assert result.exit_code == 4, result.output
     assert [r["verdict"] for r in json.loads(result.stdout)["results"]] == ["undetermined"]
+
+
+def test_a_verdict_becomes_its_exit_code_in_one_place() -> None:
+    codes = {v: exit_of(v) for v in ("safe", "safe-with-actions", "blocked", "undetermined")}
+    assert codes == {"safe": 0, "safe-with-actions": 0, "blocked": 3, "undetermined": 4}
+    assert {exit_of(v, "never") for v in codes} == {0}
+
+
+def test_the_planner_judges_without_an_exit_code() -> None:
+    fact = Fact("installed.agent-platform", "4.7.18", flag("--installed"))
+    judged = check(load(), State(facts={fact.key: fact}), [Target("agent-platform", "4.8.0")])
+    assert isinstance(judged, Judgement)
+    assert not hasattr(judged, "exit_code")

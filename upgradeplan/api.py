@@ -33,6 +33,8 @@ from upgradeplan.results import PatchResult as PatchResult
 from upgradeplan.results import PlanResult as PlanResult
 from upgradeplan.results import SnapshotResult as SnapshotResult
 from upgradeplan.results import SymptomMatch as SymptomMatch
+from upgradeplan.results import checked
+from upgradeplan.results import exit_of as exit_of
 from upgradeplan.results import worst_exit as worst_exit
 
 if TYPE_CHECKING:
@@ -118,9 +120,10 @@ def check(
 
     threshold(fail_on)
     resolved = _validated(kb, state, to, targets, holds)
-    return judging.check(
+    judged = judging.check(
         kb, state, resolved, holds=holds, fail_on=fail_on, name=name, moved=moved, changed=changed
     )
+    return checked(judged)
 
 
 def plan(
@@ -143,7 +146,7 @@ def plan(
             "plan needs a target", hint="use --to PRODUCT=VERSION, --to VERSION or --to latest"
         )
     result = planner.plan(kb, state, resolved, holds=list(holds), fail_on=fail_on)
-    code = int(EXIT_OF_VERDICT[result.verdict]) if fail_on != "never" else 0
+    code = exit_of(result.verdict, fail_on)
     return PlanResult(name=name or state.name, state=state, plan=result, exit_code=code)
 
 

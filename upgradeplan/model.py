@@ -121,6 +121,35 @@ class Product:
     upgrade_doc_intro: str = ""  # the one line under it
     inferred: Mapping[str, str] = field(default_factory=dict)  # field path -> why inferred
     amendments: tuple[Amendment, ...] = ()  # what later directories added to it
+    stepping: Stepping | None = None  # the stepping rule the sources give, if any
+
+
+@dataclass(frozen=True, slots=True)
+class Stepping:
+    """A product's stepping rule (``stepping:``): every hop moves at most one ``line`` (a
+    minor or a major) and leaves a line from its latest patch (``at: latest-patch``)."""
+
+    line: Literal["minor", "major"]
+    at: Literal["latest-patch", "any"] = "latest-patch"
+    source: str = ""  # where the sources give it (section or changelog entry)
+    quote: str = ""  # the sentence it rests on
+
+
+@dataclass(frozen=True, slots=True)
+class Prerequisite:
+    """What must be in place for any path that crosses a release's version (``crossing:``),
+    whether or not the path stops there: before leaving the versions below it, or on entering
+    it and above. ``unmet`` is TRUE where it is not in place (None: the fact
+    ``prerequisite.<product>.<id>`` says it is, when true)."""
+
+    id: str
+    at: Literal["leaving", "entering"]
+    title: str
+    text: str
+    unmet: Condition | None = None
+    severity: Severity = "blocking"
+    source: str = ""  # the section or changelog entry it comes from
+    quote: str = ""  # the sentence it rests on
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +201,7 @@ class Release:
     requires_when: Mapping[str, Condition] = field(default_factory=dict)  # conditional requires
     inferred: Mapping[str, str] = field(default_factory=dict)  # field path -> why inferred
     amendments: tuple[Amendment, ...] = ()  # what later directories added to it
+    crossing: tuple[Prerequisite, ...] = ()  # prerequisites of every path crossing it
 
     @property
     def unreleased(self) -> bool:
@@ -296,7 +326,14 @@ class KnowledgeBase:
         return out
 
     def hazards_for(self, product: str) -> tuple[Hazard, ...]:
-        return tuple(h for h in self.hazards.values() if h.product == product)
+        """The product's hazards as the knowledge files state them: not those the loader
+        derives from releases' ``crossing:`` and products' ``stepping:`` (kb/crossing.py),
+        which ``hazards`` holds too, by their ``crossing:``/``stepping:`` ids."""
+        return tuple(
+            h
+            for h in self.hazards.values()
+            if h.product == product and not h.id.startswith(("crossing:", "stepping:"))
+        )
 
 
 # --------------------------------------------------------------------------- state

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Literal
 
 from upgradeplan import errors
@@ -27,6 +27,8 @@ from upgradeplan.provenance import Source
 from upgradeplan.unreadable import Unreadable
 
 if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
     from upgradeplan.accept import Accepted
     from upgradeplan.patches.patchset import PatchSet
 
@@ -241,6 +243,21 @@ EXIT_OF_VERDICT: dict[str, errors.ExitCode] = {
     "safe": errors.ExitCode.SAFE,
 }
 
+
+def checked(judged: DataclassInstance) -> CheckResult:
+    """The result of ``check`` for a judgement of the planner (planner/judge.py ``Judgement``,
+    which has no exit code): its fields and the exit code of its verdict (``--fail-on never``
+    does not change ``check``'s code, as it never did)."""
+    values = {f.name: getattr(judged, f.name) for f in fields(judged)}
+    return CheckResult(**values, exit_code=exit_of(values["verdict"]))
+
+
+def exit_of(verdict: str, fail_on: str = "blocking") -> int:
+    """The exit code of a verdict: the one place verdicts become exit codes (0 safe, 3 a
+    hazard applies or no safe path, 4 undetermined); ``fail_on="never"`` exits 0."""
+    return 0 if fail_on == "never" else int(EXIT_OF_VERDICT[verdict])
+
+
 # how bad an exit code is when several results are combined (higher is worse)
 _EXIT_RANK = {0: 0, 4: 1, 3: 2, 1: 3, 2: 4}
 
@@ -268,5 +285,7 @@ __all__ = [
     "PlanResult",
     "SnapshotResult",
     "SymptomMatch",
+    "checked",
+    "exit_of",
     "worst_exit",
 ]

@@ -17,7 +17,6 @@ from upgradeplan import accept, api, errors
 from upgradeplan.api import Inputs
 from upgradeplan.commands.settings import setting
 from upgradeplan.model import Finding, KnowledgeBase
-from upgradeplan.results import EXIT_OF_VERDICT
 
 
 def inputs_from(params: Mapping[str, Any], obj: Mapping[str, Any] | None) -> Inputs:
@@ -235,7 +234,7 @@ def set_aside(
         verdict = "safe-with-actions"
     if verdict == "safe" and any(f.status == "applies" for f in findings):
         verdict = "safe-with-actions"
-    code = int(EXIT_OF_VERDICT[verdict]) if fail_on != "never" else 0
+    code = api.exit_of(verdict, fail_on)
     return replace(
         result,
         findings=findings,

@@ -31,7 +31,7 @@ from upgradeplan.planner import judge as judging
 from upgradeplan.planner.targets import resolve_targets
 from upgradeplan.planner.verdicts import threshold
 from upgradeplan.releases import check_version, require_product
-from upgradeplan.results import worst_exit
+from upgradeplan.results import checked, worst_exit
 from upgradeplan.state.derive import derive
 from upgradeplan.state.merge import merge
 from upgradeplan.versions import Constraint, Version
@@ -278,7 +278,8 @@ class Judge:
         )
         try:
             resolved = resolve_targets(self.kb, state, to)
-            result = judging.check(self.kb, state, resolved, holds=self.holds, fail_on=self.fail_on)
+            judged = judging.check(self.kb, state, resolved, holds=self.holds, fail_on=self.fail_on)
+            result = checked(judged)
         except errors.UpgradeplanError as exc:
             error = f"cannot be judged: {exc.one_line()}"
             return _empty("undetermined", error, current=current, not_applied=not_applied)

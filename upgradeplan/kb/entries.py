@@ -19,9 +19,11 @@ from upgradeplan.model import (
     Migration,
     Note,
     ObjectKind,
+    Prerequisite,
     Product,
     Recognise,
     Release,
+    Stepping,
     Symptom,
 )
 
@@ -30,6 +32,7 @@ SEVERITIES = ("blocking", "warning", "notice")
 SCOPES = ("skip", "landing", "transition", "state")
 MIGRATION_TYPES = ("bom-pin", "helmrelease-patch", "json6902", "values-edit", "manifest", "command")
 WHERE = ("logs", "events", "status", "any")
+PREREQUISITE_KEYS = ("id", "at", "title", "text", "unmet", "severity", "source", "quote")
 
 
 def product_of(ctx: Fields) -> Product:
@@ -59,9 +62,59 @@ def product_of(ctx: Fields) -> Product:
         inferred=ctx.inferred(),
         charts=_charts(ctx),
         reviewed_through=ctx.text("reviewed_through"),
+        stepping=_stepping(ctx),
     )
     _named_by_file(ctx, "product", pid)
     return product
+
+
+def _stepping(ctx: Fields) -> Stepping | None:
+    """``stepping: {line: minor|major, at: latest-patch|any, source, quote}``."""
+    spec = ctx.mapping("stepping")
+    if spec is None:
+        return None
+    path = ("stepping",)
+    for k in spec:
+        if k not in ("line", "at", "source", "quote"):
+            ctx.report("KB002", (*path, k), f"`stepping:` takes line, at, source, quote, not {k!r}")
+    return Stepping(
+        line=ctx.choice_in(spec, "line", ("minor", "major"), path, default="minor"),  # type: ignore[arg-type]
+        at=ctx.choice_in(spec, "at", ("latest-patch", "any"), path, default="latest-patch"),  # type: ignore[arg-type]
+        source=ctx.text_in(spec, "source", path),
+        quote=ctx.text_in(spec, "quote", path),
+    )
+
+
+def _crossing(ctx: Fields) -> tuple[Prerequisite, ...]:
+    """``crossing:`` prerequisites of every path that crosses the release."""
+    out = []
+    for i, item in ctx.items("crossing"):
+        path = ("crossing", i)
+        for k in item:
+            if k not in PREREQUISITE_KEYS:
+                ctx.report(
+                    "KB002",
+                    (*path, k),
+                    f"a prerequisite takes {', '.join(PREREQUISITE_KEYS)}, not {k!r}",
+                )
+        unmet = None
+        if item.get("unmet") is not None:
+            unmet = parse_condition(
+                item["unmet"], ctx.data, (*path, "unmet"), ctx.doc.file, ctx.report
+            )
+        out.append(
+            Prerequisite(
+                id=ctx.text_in(item, "id", path, required=True),
+                at=ctx.choice_in(item, "at", ("leaving", "entering"), path, default="leaving"),  # type: ignore[arg-type]
+                title=ctx.text_in(item, "title", path, required=True),
+                text=ctx.text_in(item, "text", path, required=True),
+                unmet=unmet,
+                severity=ctx.choice_in(item, "severity", SEVERITIES, path, default="blocking"),  # type: ignore[arg-type]
+                source=ctx.text_in(item, "source", path),
+                quote=ctx.text_in(item, "quote", path),
+            )
+        )
+    return tuple(out)
 
 
 def _named_by_file(ctx: Fields, what: str, ident: str) -> None:
@@ -183,6 +236,7 @@ def release_of(ctx: Fields, rel: tuple[str, ...]) -> Release:
         defaults=plain(defaults),
         requires_when=requires_when,
         inferred=ctx.inferred(),
+        crossing=_crossing(ctx),
     )
     return release
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from upgradeplan.errors import KnowledgeError
 from upgradeplan.kb import entries
 from upgradeplan.kb.amend import place
+from upgradeplan.kb.crossing import derived_hazards
 from upgradeplan.kb.documents import Document, Loaded
 from upgradeplan.kb.fields import DIRECTORIES, Fields
 from upgradeplan.kb.problems import Problem, problem
@@ -215,10 +216,11 @@ class _Builder:
         for product in sorted(set(by_product) | set(unreleased)):
             ordered = sorted(by_product.get(product, []), key=functools.cmp_to_key(by_version))
             releases[product] = tuple(r for _, r in ordered) + tuple(unreleased.get(product, ()))
+        derived = derived_hazards(self.products, releases)
         return KnowledgeBase(
             products=dict(sorted(self.products.items())),
             releases=releases,
-            hazards=dict(sorted(self.hazards.items())),
+            hazards=dict(sorted({**self.hazards, **derived}.items())),
             migrations=dict(sorted(self.migrations.items())),
             roots=roots,
         )

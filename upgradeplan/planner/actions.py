@@ -7,6 +7,8 @@ from functools import partial
 from typing import Any
 
 from upgradeplan import errors
+from upgradeplan.escape import refuse_control
+from upgradeplan.kb.templating import render_migration
 from upgradeplan.model import Action, Fact, Finding, KnowledgeBase, Migration, State
 
 
@@ -32,8 +34,6 @@ def fixable(kb: KnowledgeBase, finding: Finding, holds: Sequence[str]) -> bool:
 
 def _render(m: Migration, values: dict[str, Any]) -> str:
     """The migration rendered with ``values`` (jinja2 is imported here, on first use)."""
-    from upgradeplan.kb.templating import render_migration
-
     try:
         return render_migration(m, values)
     except Exception as exc:  # jinja2 TemplateError subclasses
@@ -88,8 +88,6 @@ def render_action(
 
 def _refuse_control(key: str, fact: Fact) -> None:
     """A value substituted into a migration never holds a control character (exit 2)."""
-    from upgradeplan.escape import refuse_control
-
     where = fact.source.file_line
     refuse_control(fact.value, f"fact {key}", location=f"{where[0]}:{where[1]}" if where else "")
 

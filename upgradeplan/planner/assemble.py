@@ -27,6 +27,7 @@ from upgradeplan.planner.search import Search
 from upgradeplan.planner.targets import check_resolved, current_version, order_targets, parse_named
 from upgradeplan.planner.verdicts import threshold, verdict_of, worst
 from upgradeplan.state.derive import derive
+from upgradeplan.versions import parse_version
 
 
 @dataclass(slots=True)
@@ -122,8 +123,6 @@ def _involved(
     kb: KnowledgeBase, targets: Sequence[Target], currents: Mapping[str, str]
 ) -> set[str]:
     """The targets, the components their releases publish and the products they require."""
-    from upgradeplan.versions import parse_version
-
     out: set[str] = set()
     for t in targets:
         out.add(t.product)

@@ -31,6 +31,7 @@ import operator
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
+from upgradeplan.model import Truth
 from upgradeplan.planner import requirements
 
 if TYPE_CHECKING:
@@ -179,8 +180,6 @@ def _start_weights(s: Search, fan: Fanout, starts: dict[str, int]) -> dict[tuple
 
 def _each_start(s: Search, fan: Fanout, starts: dict[str, int]) -> dict[tuple[str, str], _Segs]:
     """``_start_weights`` start by start, every hazard a start can meet looked at."""
-    from upgradeplan.model import Truth
-
     out: dict[tuple[str, str], _Segs] = {}
     weigh, sides_of = s.weigh, s.idx.sides
     s.sweep()

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from upgradeplan import errors, releases
+from upgradeplan import conditions, errors, releases
+from upgradeplan.conditions import missing_fact_hint
 from upgradeplan.model import Evidence, Finding, Hazard, KnowledgeBase, MissingFact, State, Truth
 from upgradeplan.results import ConditionResult, Explanation
 
 
 def _missing(keys: Sequence[str]) -> tuple[MissingFact, ...]:
-    from upgradeplan.conditions import missing_fact_hint
-
     return tuple(MissingFact(k, missing_fact_hint(k)) for k in keys)
 
 
@@ -75,7 +74,6 @@ def _explain_hazard(
 ) -> Explanation:
     if state is None:
         return Explanation(kind="hazard", id=hazard.id, hazard=hazard, related=hazard.migrations)
-    from upgradeplan import conditions
     from upgradeplan.planner.findings import evaluate_hazard
     from upgradeplan.planner.scopes import judged_before
     from upgradeplan.planner.targets import resolve_targets

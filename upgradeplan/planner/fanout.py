@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from upgradeplan.model import Hazard, State, Truth
 from upgradeplan.planner import requirements
+from upgradeplan.versions import parse_version
 
 if TYPE_CHECKING:
     from upgradeplan.planner.search import Search
@@ -45,7 +46,6 @@ class Fanout:
 
     def __init__(self, s: Search, comps: Sequence[str]) -> None:
         from upgradeplan.planner.search import HOP_COST
-        from upgradeplan.versions import parse_version
 
         self.s = s
         self._hop_cost = HOP_COST
@@ -237,8 +237,6 @@ class Fanout:
     def _parse(self, mover: str, version: str) -> Any:
         hit = self.parsed.get((mover, version))
         if hit is None:
-            from upgradeplan.versions import parse_version
-
             hit = self.parsed[(mover, version)] = parse_version(version)
         return hit
 

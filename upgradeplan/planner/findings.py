@@ -29,6 +29,7 @@ from upgradeplan.planner.index import index_of
 from upgradeplan.planner.verdicts import threshold
 from upgradeplan.provenance import Source
 from upgradeplan.state.derive import derive
+from upgradeplan.versions import parse_constraint, parse_version
 
 if TYPE_CHECKING:
     from upgradeplan.conditions.evaluate import Memo
@@ -159,8 +160,6 @@ def evaluate_hazard(
     The caller picks the state: before the hop for skip/transition hazards, after it for
     landing/state hazards. Out of scope gives a does-not-apply finding saying why.
     """
-    from upgradeplan.versions import parse_version
-
     state = derive(state, kb)
     fv = parse_version(from_version) if from_version else None
     tv = parse_version(to_version) if to_version else None
@@ -175,8 +174,6 @@ def requirement_truth(
 ) -> tuple[Truth, list[Evidence], list[str], dict[str, str]]:
     """Whether some requirement of ``rel`` is unmet on ``state``: (truth, evidence, the facts
     missing, the requirements checked — those whose ``when`` does not rule them out)."""
-    from upgradeplan.versions import parse_constraint
-
     evidence: list[Evidence] = []
     truth = Truth.FALSE  # "some requirement is unmet"
     missing: list[str] = []
@@ -289,8 +286,6 @@ def current_findings(
     ``products`` limits the products looked at (default: every installed one). A requirement
     is reported only when the required product's version is known.
     """
-    from upgradeplan.versions import parse_version
-
     threshold(fail_on)
     state = derive(state, kb)
     idx = index_of(kb)
@@ -322,8 +317,6 @@ def _admitted_hop(
     """The hop a range pin makes on its own: the pin of ``product`` admits a known release
     above the one it runs, which Flux installs on its next reconcile. The hop's skip,
     transition and landing hazards that apply or may apply are reported for it."""
-    from upgradeplan.versions import parse_version
-
     pin = state.pin(product)
     if pin is None or not isinstance(pin.value, str) or not pin.value:
         return []

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from upgradeplan import errors, releases
 from upgradeplan.model import KnowledgeBase
 from upgradeplan.releases import may_hop
+from upgradeplan.versions import parse_version
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -22,8 +23,6 @@ if TYPE_CHECKING:
 def release_graph(kb: KnowledgeBase, product: str, *, start: str | None = None) -> nx.DiGraph[str]:
     """The upgrade graph of ``product``; ``start`` adds an unknown current version as a node."""
     import networkx as nx
-
-    from upgradeplan.versions import parse_version
 
     if product not in kb.products:
         raise errors.UnknownName("product", product, sorted(kb.products))

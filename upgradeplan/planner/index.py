@@ -12,6 +12,7 @@ from typing import Any
 from upgradeplan import conditions, provenance, releases
 from upgradeplan.model import Fact, Hazard, KnowledgeBase, Release
 from upgradeplan.planner.scopes import Scope, scope_of
+from upgradeplan.versions import parse_constraint, parse_version
 
 
 @dataclass(slots=True)
@@ -136,8 +137,6 @@ class Index:
         key = (product, upgrade_from)
         hit = self._admitted.get(key)
         if hit is None:
-            from upgradeplan.versions import parse_constraint
-
             check = parse_constraint(upgrade_from).check
             rels = self.product(product).releases
             hit = self._admitted[key] = frozenset(r.version for r in rels if check(r.version))
@@ -170,8 +169,6 @@ class Index:
         return hit[1]
 
     def _build(self, product: str) -> _ProductIndex:
-        from upgradeplan.versions import parse_version
-
         rels = releases.planned(self.kb, product)
         idx = _ProductIndex(releases=rels, versions=[parse_version(r.version) for r in rels])
         by_kind = {"skip": idx.skip, "transition": idx.transition}

@@ -4,17 +4,44 @@ adds, the verdict, the safe path when it is not safe, and the plan from a troubl
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from upgradeplan import errors, releases
-from upgradeplan.model import NEXT, Finding, Jump, KnowledgeBase, Plan, State, Target, Verdict
+from upgradeplan.model import (
+    NEXT,
+    SEVERITY_RANK,
+    Finding,
+    Jump,
+    KnowledgeBase,
+    Plan,
+    State,
+    Target,
+    Verdict,
+)
 from upgradeplan.planner.assemble import plan as make_plan
 from upgradeplan.planner.findings import current_findings
 from upgradeplan.planner.verdicts import verdict_of
 from upgradeplan.provenance import Source
-from upgradeplan.results import EXIT_OF_VERDICT, CheckResult
 from upgradeplan.state.derive import resting_on_guesses
-from upgradeplan.unreadable import Unreadable
+from upgradeplan.unreadable import Unreadable, depending, records
+from upgradeplan.versions import Version, parse_constraint, parse_version
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """The move as asked, judged: what ``check`` reports of one state. It carries no exit
+    code: the command layer maps the verdict to one (:func:`upgradeplan.results.exit_of`)."""
+
+    name: str
+    state: State
+    plan: Plan
+    findings: tuple[Finding, ...]
+    verdict: Verdict
+    recommended: Plan | None = None  # the safe path when the jump (or state) is not safe
+    notes: tuple[str, ...] = ()  # what was read and what could not be
+    unreadable: tuple[Unreadable, ...] = ()
+    changed: Mapping[str, Source] = field(default_factory=dict)  # --base: product -> new pin
+    fix_in_change: tuple[str, ...] = ()  # held products whose pin move would make it safe
 
 
 def judge(findings: Sequence[Finding], fail_on: str, *, actions: bool = False) -> Verdict:
@@ -32,7 +59,7 @@ def check(
     name: str = "",
     moved: Mapping[Source, Source] | None = None,
     changed: Mapping[str, Source] | None = None,
-) -> CheckResult:
+) -> Judgement:
     """The direct jump to resolved ``targets`` (without any: the installation as it is)."""
     if targets:
         require_installed(kb, state, targets)
@@ -57,13 +84,12 @@ def check(
     guesses = resting_on_guesses(state, findings, [t.product for t in targets])
     if guesses and fail_on != "never":  # what runs was never read, only derived from a pin
         verdict, recommended = _undetermined(verdict), _undetermined_plan(recommended)
-    return CheckResult(
+    return Judgement(
         name=name or state.name,
         state=state,
         plan=plan,
         findings=relocate(findings, moved or {}, changed),
         verdict=verdict,
-        exit_code=int(EXIT_OF_VERDICT[verdict]),
         recommended=recommended,
         notes=(*unreviewed, *read_notes(kb, state), *guesses, *ranged),
         unreadable=tuple(unread),
@@ -87,7 +113,6 @@ def held_fixes(
 ) -> tuple[str, ...]:
     """The held products whose pin move (a ``bom-pin`` migration of the hazard) fixes every
     finding that blocks; () when some blocking finding has no such fix."""
-    from upgradeplan.model import SEVERITY_RANK
     from upgradeplan.planner.verdicts import threshold
 
     limit = threshold(fail_on)
@@ -248,8 +273,6 @@ def read_notes(kb: KnowledgeBase, state: State) -> tuple[str, ...]:
 
 def unknown_versions(kb: KnowledgeBase, state: State) -> list[tuple[str, str]]:
     """Installed versions of known products that the knowledge base does not list."""
-    from upgradeplan.versions import Version
-
     out: list[tuple[str, str]] = []
     for product in sorted(kb.products):
         installed = state.installed(product)
@@ -271,8 +294,6 @@ def beyond_review(kb: KnowledgeBase, state: State, targets: Sequence[Target]) ->
     """One line per product whose installed or target version is above the newest version
     its knowledge was reviewed through (``reviewed_through``): no hazard known there is not
     the same as none."""
-    from upgradeplan.versions import Version
-
     out: list[str] = []
     wanted = {t.product: t.version for t in targets}
     for product in sorted(kb.products):
@@ -299,7 +320,6 @@ def ranged_running(kb: KnowledgeBase, state: State) -> list[str]:
     """One line per product pinned by a range whose running version nobody read, when a
     release the range admits runs into a landing or state hazard: what runs may carry it."""
     from upgradeplan.planner.scopes import judged_before, scope_of
-    from upgradeplan.versions import parse_constraint, parse_version
 
     out: list[str] = []
     for product in sorted(kb.products):
@@ -361,8 +381,6 @@ def require_installed(kb: KnowledgeBase, state: State, targets: Sequence[Target]
 
 def unreadable_of(state: State) -> list[Unreadable]:
     """What could not be read for ``state``: its records, and its index entries as records."""
-    from upgradeplan.unreadable import records
-
     return records(state.unread, state.unreadable)
 
 
@@ -372,8 +390,6 @@ def blind_spot(findings: Sequence[Finding], unread: Sequence[Unreadable], fail_o
     A fact nobody stated is judged by ``--fail-on``; a source the reader was asked to read
     and could not (a 403, a timeout, a file that does not parse) is a blind spot: the move is
     not called safe while a finding depends on it (unless ``--fail-on never``)."""
-    from upgradeplan.unreadable import depending
-
     if fail_on == "never" or not unread:
         return False
     missing = [m.key for f in findings if f.status == "may-apply" for m in f.missing]

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from upgradeplan import conditions
 from upgradeplan.model import Condition, Fact, Hazard, KnowledgeBase, State, Truth
+from upgradeplan.versions import parse_constraint, parse_version
 
 if TYPE_CHECKING:
     from upgradeplan.planner.search import Search
@@ -72,8 +73,6 @@ def prunable(s: Search, comps: Sequence[str]) -> bool:
 
 
 def _prunable(s: Search, comps: Sequence[str]) -> bool:
-    from upgradeplan.versions import parse_version
-
     nodes = s.nodes
     if any(b.parsed <= a.parsed for a, b in itertools.pairwise(nodes)):
         return False
@@ -110,8 +109,6 @@ def _landing(s: Search, m: int) -> dict[str, Fact]:
 
 
 def _constraints(s: Search) -> list[Any]:
-    from upgradeplan.versions import parse_constraint
-
     texts = {n.release.upgrade_from for n in s.nodes[1:] if n.release and n.release.upgrade_from}
     return [parse_constraint(t) for t in sorted(texts)]
 
@@ -119,8 +116,6 @@ def _constraints(s: Search) -> list[Any]:
 def _live(s: Search, comps: Sequence[str]) -> frozenset[str]:
     """Skip and transition hazards not FALSE on the state before some hop's start (the others
     never weigh: a hazard that does not apply adds nothing to a hop)."""
-    from upgradeplan.versions import parse_version
-
     live: set[str] = set()
     for i in range(len(s.nodes) - 1):
         node, state = s.nodes[i], s.state_at(i)
@@ -141,7 +136,6 @@ def _as_end(
 ) -> tuple[Any, ...]:
     """What a hop landing on release ``m`` weighs, as far as it does not depend on its start."""
     from upgradeplan.planner import requirements
-    from upgradeplan.versions import parse_version
 
     node = s.nodes[m]
     rel = node.release
@@ -240,8 +234,6 @@ def _as_start(
     s: Search, m: int, comps: Sequence[str], keys: Sequence[str], constraints: Sequence[Any]
 ) -> tuple[Any, ...]:
     """What a hop starting at release ``m`` weighs, as far as it does not depend on its end."""
-    from upgradeplan.versions import parse_version
-
     node = s.nodes[m]
     rel = node.release
     assert rel is not None

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from upgradeplan.model import Hazard
+from upgradeplan.versions import parse_constraint, parse_version
 
 KINDS = ("skip", "transition", "landing", "state")
 
@@ -72,22 +73,23 @@ def judged_before(hazard: Hazard) -> bool:
 
 def scope_of(hazard: Hazard) -> Scope | None:
     """The parsed scope; None when its parameters are missing (then nothing is in scope)."""
-    from upgradeplan.versions import parse_constraint as con
-    from upgradeplan.versions import parse_version
-
     h = hazard
     if h.scope == "skip":
         if not (h.stop and h.to_range):
             return None
-        start = con(h.from_range) if h.from_range else None
-        return Scope(h, stop=parse_version(h.stop), from_range=start, to_range=con(h.to_range))
+        start = parse_constraint(h.from_range) if h.from_range else None
+        return Scope(
+            h, stop=parse_version(h.stop), from_range=start, to_range=parse_constraint(h.to_range)
+        )
     if h.scope == "landing":
-        return Scope(h, to_range=con(h.to_range)) if h.to_range else None
+        return Scope(h, to_range=parse_constraint(h.to_range)) if h.to_range else None
     if h.scope == "transition":
         if not (h.from_range and h.to_range):
             return None
-        return Scope(h, from_range=con(h.from_range), to_range=con(h.to_range))
-    return Scope(h, from_range=con(h.from_range) if h.from_range else None)
+        return Scope(
+            h, from_range=parse_constraint(h.from_range), to_range=parse_constraint(h.to_range)
+        )
+    return Scope(h, from_range=parse_constraint(h.from_range) if h.from_range else None)
 
 
 def phrase(h: Hazard, f: str | None, t: str | None) -> str:

@@ -27,13 +27,13 @@ from upgradeplan.model import (
     State,
     Truth,
 )
-from upgradeplan.planner import requirements
+from upgradeplan.planner import onepass, requirements
 from upgradeplan.planner.actions import migration_available
 from upgradeplan.planner.hopfindings import hop_findings
 from upgradeplan.planner.index import Index
 from upgradeplan.planner.paths import dependent_keys, landing_facts
 from upgradeplan.planner.prune import alike_everywhere, alike_starts, first_set, landing_truth
-from upgradeplan.planner.truths import Sweep, Truths
+from upgradeplan.planner.truths import Sweep, Truths, window_sweep
 from upgradeplan.provenance import Source
 from upgradeplan.releases import may_hop
 from upgradeplan.versions import is_exact, parse_version
@@ -277,8 +277,6 @@ class Search:
         """The truths of the product's and lockstep components' hazards on every state of the
         window (planner/truths.py ``window_sweep``), when that is exact."""
         if self._sweep is None:
-            from upgradeplan.planner.truths import window_sweep
-
             found = window_sweep(self) if FANOUT else None
             self._sweep = found or False
             if found is not None:  # the states stay alive in the sweep: no id is reused
@@ -537,9 +535,13 @@ class Search:
             # freed by reference counting, not left to the cyclic collector
             self._fanout = None
 
+    hop_cost = HOP_COST  # planner/onepass.py reads it through its Window protocol
+
     def _search(self) -> list[int]:
         from upgradeplan.planner.paths import expanded
 
+        if onepass.applies(self):  # hop weights split into start and end terms
+            return onepass.cheapest(self)
         keys = self.dependent()
         if keys and self.stopped is None:  # the state a stop has depends on the path to it
             self.allowed = None  # every release, hop by hop

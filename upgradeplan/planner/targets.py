@@ -9,11 +9,10 @@ from typing import Any
 from upgradeplan import conditions, errors, releases
 from upgradeplan.model import NEXT, KnowledgeBase, State, Target
 from upgradeplan.unreadable import covers
+from upgradeplan.versions import Version, parse_version
 
 
 def parse_named(text: str, what: str) -> Any:
-    from upgradeplan.versions import parse_version
-
     try:
         return parse_version(text)
     except errors.InvalidVersion as exc:
@@ -68,8 +67,6 @@ def _release_target(kb: KnowledgeBase, product: str, text: str, flag: str) -> Ta
         raise errors.UnknownName(f"release of {product}", text, known)
     if rel is None:
         if text == NEXT:
-            from upgradeplan.versions import parse_version
-
             parse_version(text)  # 'next' of a product without one: not a version (raises)
         raise errors.UnknownName(
             f"{product} release ({flag})", text, releases.nearest(kb, product, text)
@@ -96,8 +93,6 @@ def _bom_components(kb: KnowledgeBase, state: State) -> set[str]:
 
 def _bare_product(kb: KnowledgeBase, state: State, text: str) -> str:
     """The one product a bare ``--to VERSION`` names (installed, not a BOM component)."""
-    from upgradeplan.versions import Version
-
     wanted = Version.parse(text)
     having: list[tuple[str, str]] = []
     for product, rels in sorted(kb.releases.items()):

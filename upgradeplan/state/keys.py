@@ -272,6 +272,13 @@ KEYS: tuple[KeyRow, ...] = (
         stated_only=True,
     ),
     KeyRow(
+        "prerequisite.<product>.<id>",
+        r"^prerequisite\.(?P<p>[^.]+)\..+$",
+        "bool",
+        "--fact {key}=true once it is in place (prerequisites can only be stated)",
+        stated_only=True,
+    ),
+    KeyRow(
         "cloud.<topic>",
         r"^cloud\..+$",
         "text",

@@ -20,6 +20,7 @@ from upgradeplan.kb.checks.context import (
     resolve,
     walk_conditions,
 )
+from upgradeplan.kb.crossing import is_derived
 from upgradeplan.kb.documents import Loaded
 from upgradeplan.kb.problems import Problem, problem
 from upgradeplan.model import KnowledgeBase, Location, ObjectKind
@@ -64,7 +65,7 @@ def check_advice(loaded: Loaded) -> Iterator[Problem]:
     """KB019/KB020 (warnings): a live hazard should say how to recognise and verify it."""
     ctx = Ctx(loaded)
     for hz in all_hazards(ctx.kb):
-        if hz.withdrawn is not None:
+        if hz.withdrawn is not None or is_derived(hz.id):  # its release carries the advice
             continue
         if not hz.symptoms:
             yield problem(

@@ -30,4 +30,23 @@ def compile_pattern(pattern: str, case_sensitive: bool = False) -> Any:
         raise PatternError(str(exc)) from None
 
 
-__all__ = ["PatternError", "compile_pattern"]
+@lru_cache(maxsize=64)
+def compile_set(patterns: tuple[str, ...]) -> Any:
+    """All ``patterns`` in one RE2 set, case-insensitive: ``.Match(text)`` gives the indices
+    of those that occur in ``text``, in one pass over it whatever their number."""
+    import re2
+
+    options = re2.Options()
+    options.case_sensitive = False
+    options.log_errors = False
+    found = re2.Set.SearchSet(options)
+    for pattern in patterns:
+        try:
+            found.Add(pattern)
+        except re2.error as exc:
+            raise PatternError(f"{pattern!r}: {exc}") from None
+    found.Compile()
+    return found
+
+
+__all__ = ["PatternError", "compile_pattern", "compile_set"]

@@ -423,27 +423,43 @@ def _flow(lines: Sequence[str], i: int, parent: int, limit: int, depth: int) -> 
 
 # -- names in the paste ------------------------------------------------------------------------
 
-_NAME_RXS = tuple(
-    re.compile(rx, re.IGNORECASE)
-    for rx in (
-        # helm-controller: "Helm upgrade failed for release NS/NAME with chart CHART@VERSION"
-        r"\brelease [a-z0-9-]{1,63}/(?P<n>[a-z0-9][a-z0-9.-]{0,252}?)(?:\.v\d+)?(?=[\s:,]|$)",
-        r"\bwith chart (?P<n>[a-z0-9][a-z0-9-]{0,62})@",
-        # Helm's schema refusal lists each chart as "NAME:" before its errors
-        r"(?:following chart\(s\):|\n)\s*(?P<n>[a-z0-9][a-z0-9-]{0,62}):\s+-\s",
-        r"(?:^|\s)(?P<n>[a-z0-9][a-z0-9-]{0,62}):\s+-\s(?:at '|\(root\))",
-        # HelmRelease/NS/NAME, HelmRelease NS/NAME, helmrelease/NAME.NS (flux logs)
-        r"\bHelmRelease[/ ](?:[a-z0-9-]{1,63}/)?(?P<n>[a-z0-9][a-z0-9-]{0,62})\b",
-    )
+# where a name follows a marker (found with str.find, then one anchored match there):
+# helm-controller's "Helm upgrade failed for release NS/NAME with chart CHART@VERSION", and
+# HelmRelease/NS/NAME, HelmRelease NS/NAME, helmrelease/NAME.NS (flux logs, events)
+_AFTER_MARKER = (
+    (
+        "release ",
+        re.compile(
+            r"release [a-z0-9-]{1,63}/([a-z0-9][a-z0-9.-]{0,252}?)(?:\.v\d+)?(?=[\s:,]|$)", re.I
+        ),
+    ),
+    ("with chart ", re.compile(r"with chart ([a-z0-9][a-z0-9-]{0,62})@", re.I)),
+    (
+        "helmrelease",
+        re.compile(r"HelmRelease[/ ](?:[a-z0-9-]{1,63}/)?([a-z0-9][a-z0-9-]{0,62})\b", re.I),
+    ),
 )
+# Helm's schema refusal lists each chart as "NAME:" before its errors ("- at '…'", "- (root)")
+_CHART = re.compile(r"[a-z0-9][a-z0-9-]{0,62}", re.I)
 
 
 def read_names(text: str) -> set[str]:
     """The charts, releases and objects ``text`` names (lower case)."""
     out: set[str] = set()
-    for rx in _NAME_RXS:
-        for m in rx.finditer(text):
-            out.add(m.group("n").lower())
+    low = text.lower()
+    for marker, rx in _AFTER_MARKER:
+        k = low.find(marker)
+        while k >= 0:
+            m = rx.match(text, k)
+            if m is not None:
+                out.add(m.group(1).lower())
+            k = low.find(marker, k + 1)
+    k = text.find(": - ")
+    while k >= 0:
+        token = text[max(0, k - 64) : k].rsplit(None, 1)[-1] if k else ""
+        if _CHART.fullmatch(token):
+            out.add(token.lower())
+        k = text.find(": - ", k + 1)
     return out
 
 

@@ -16,11 +16,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from upgradeplan import pasted
-from upgradeplan.linear import compile_pattern
-from upgradeplan.model import SEVERITY_RANK, KnowledgeBase, Symptom
+from upgradeplan.linear import compile_pattern, compile_set
+from upgradeplan.model import SEVERITY_RANK, Hazard, KnowledgeBase, Symptom
 from upgradeplan.results import Diagnosis, SymptomMatch
 
 CONFIDENCE_RANK = {"high": 2, "medium": 1, "low": 0}
+_EVIDENCE = 10  # messages kept as the evidence of one symptom of one hazard
 
 _REGEX_SYNTAX = re.compile(r"\\[dDwWsSbB]|\\.|[.^$*+?{}\[\]|()]")
 
@@ -99,35 +100,58 @@ def diagnose(kb: KnowledgeBase, text: str, first_line: int = 1) -> list[Diagnosi
     ]
     if not messages or not symptoms:
         return []
-    # one pass of every pattern at once picks the messages worth a closer look
-    union = compile_pattern("|".join(f"(?:{p})" for p in {s.pattern for _, s in symptoms}))
-    hot = [m for m in messages if union.search(m.text) is not None]
+    # one RE2 set of every pattern: one pass over each message says which patterns occur
+    patterns = tuple(sorted({s.pattern for _, s in symptoms}))
+    by_pattern: dict[str, list[tuple[Hazard, Symptom]]] = {}
+    for hazard, s in symptoms:
+        by_pattern.setdefault(s.pattern, []).append((hazard, s))
+    every = compile_set(patterns)
+    hot = [(m, hits) for m in messages if (hits := every.Match(m.text))]
     if not hot:
         return []
     paste_names: set[str] | None = None  # read on first need
     needs_cache: dict[str, bool] = {}
+    whole: list[str] = []  # the messages' text, one a line, joined on first need
 
     def needs_met(symptom: Symptom) -> bool:
-        ok = False
         for pattern in symptom.needs:
             if pattern not in needs_cache:
-                rx = compile_pattern(pattern)
-                needs_cache[pattern] = any(rx.search(m.text) for m in messages)
-            ok = ok or needs_cache[pattern]
-        return ok
+                if not whole:
+                    whole.append("\n".join(m.text for m in messages))
+                needs_cache[pattern] = compile_pattern(pattern).search(whole[0]) is not None
+            if needs_cache[pattern]:
+                return True
+        return False
 
     found: dict[str, _Candidate] = {}
-    for msg in hot:
-        msg_names = set(msg.names) | pasted.names_in(msg.text)
-        for hazard, symptom in symptoms:
-            if compile_pattern(symptom.pattern).search(msg.text) is None:
+    # a log repeats its errors: what a message's text (with its reason and names) gives is
+    # judged once, and a symptom keeps at most _EVIDENCE messages as its evidence
+    judged_once: dict[tuple[str, str, tuple[str, ...]], list[tuple[Hazard, Symptom, str, bool]]]
+    judged_once = {}
+    kept: dict[tuple[str, str], int] = {}
+    for msg, hits in hot:
+        key = (msg.text, msg.reason, msg.names)
+        verdicts = judged_once.get(key)
+        if verdicts is None:
+            verdicts = judged_once[key] = []
+            msg_names = set(msg.names) | pasted.names_in(msg.text)
+            for i in sorted(hits):
+                for hazard, symptom in by_pattern[patterns[i]]:
+                    if symptom.names and not msg_names and paste_names is None:
+                        paste_names = pasted.paste_names(messages)
+                    judged = _confidence(
+                        symptom, msg, msg_names, paste_names or set(), needs_met(symptom)
+                    )
+                    if judged is not None:
+                        verdicts.append((hazard, symptom, *judged))
+        for hazard, symptom, confidence, agree in verdicts:
+            counted = kept.get((hazard.id, symptom.pattern), 0)
+            if counted >= _EVIDENCE:
                 continue
-            if symptom.names and not msg_names and paste_names is None:
-                paste_names = pasted.paste_names(messages)
-            judged = _confidence(symptom, msg, msg_names, paste_names or set(), needs_met(symptom))
-            if judged is None:
-                continue
-            found.setdefault(hazard.id, _Candidate()).hits.append(_Hit(symptom, msg, *judged))
+            kept[hazard.id, symptom.pattern] = counted + 1
+            found.setdefault(hazard.id, _Candidate()).hits.append(
+                _Hit(symptom, msg, confidence, agree)
+            )
     out: list[Diagnosis] = []
     for hazard_id, cand in found.items():
         hazard = kb.hazards[hazard_id]
@@ -136,9 +160,8 @@ def diagnose(kb: KnowledgeBase, text: str, first_line: int = 1) -> list[Diagnosi
         agree = any(h.agree for h in cand.hits if CONFIDENCE_RANK[h.confidence] == best)
         seen: dict[tuple[str, tuple[int, ...]], SymptomMatch] = {}
         for h in cand.hits:
-            key = (h.symptom.pattern, h.message.lines)
             seen.setdefault(
-                key,
+                (h.symptom.pattern, h.message.lines),
                 SymptomMatch(
                     h.symptom.pattern,
                     _shown(h.message.text),
@@ -149,14 +172,16 @@ def diagnose(kb: KnowledgeBase, text: str, first_line: int = 1) -> list[Diagnosi
                     read_as=h.message.where,
                 ),
             )
-        patterns = {h.symptom.pattern for h in cand.hits if CONFIDENCE_RANK[h.confidence] == best}
-        score = sum(specificity(p) for p in patterns)
+        best_patterns = {
+            h.symptom.pattern for h in cand.hits if CONFIDENCE_RANK[h.confidence] == best
+        }
+        score = sum(specificity(p) for p in best_patterns)
         out.append(
             Diagnosis(
                 hazard,
                 tuple(sorted(seen.values(), key=lambda s: (s.line_number, s.pattern))),
                 score,
-                len(patterns),
+                len(best_patterns),
                 confidence=confidence,
                 names_agree=agree,
             )

@@ -133,8 +133,8 @@ def groups(kb: KnowledgeBase, state: State) -> list[Group]:
                         version = rel.bom.get(member.product) if rel is not None else None
                         # a component the next stop does not publish stays where it is: the
                         # group moves only what the knowledge says moves with the meta chart
-                        held = version is None or version == NEXT
-                        limits[member.product] = member.version if held else version
+                        published = version if version and version != NEXT else None
+                        limits[member.product] = published or member.version
         out.append(Group(product, state.name, tuple(members), limits, path, verdict))
     return out
 

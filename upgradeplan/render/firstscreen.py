@@ -7,7 +7,6 @@ Evidence, what does not apply, action content and verify commands are ``-v``'s
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -31,13 +30,13 @@ NO_WRAP = 1_000_000  # the width of output that is not wrapped
 
 
 def terminal_width() -> int:
-    """The width to wrap to: ``COLUMNS`` when set, else the terminal's when stdout is one (at
-    least 40); output to a file or a pipe is not wrapped (``NO_WRAP``), so a log keeps whole
-    lines to search."""
+    """The width to wrap to when stdout is a terminal: its width (``COLUMNS`` when set, as
+    ``shutil.get_terminal_size`` reads it; at least 40). Output to a file or a pipe is not
+    wrapped (``NO_WRAP``): a log keeps whole lines to search."""
     import shutil
     import sys
 
-    if os.environ.get("COLUMNS", "").isdigit() or sys.stdout.isatty():
+    if sys.stdout.isatty():
         return max(40, shutil.get_terminal_size((100, 24)).columns)
     return NO_WRAP
 

@@ -107,7 +107,7 @@ CHECK = CheckResult(
 
 
 def test_check_shows_verdict_findings_evidence_and_path() -> None:
-    out = text.render_check([CHECK], verbose=True)
+    out = text.render_check([CHECK])
     lines = out.splitlines()
     assert lines[0] == "check platform 4.7.18 → 4.8.0 [prod]: blocked"
     assert "handover-skipped" in out and "Skipping 4.7.19 deletes the Harness" in out
@@ -123,7 +123,7 @@ def test_check_shows_verdict_findings_evidence_and_path() -> None:
 
 
 def test_plan_shows_each_step_with_moves_actions_and_verify() -> None:
-    out = text.render_plan([PlanResult("prod", None, PLAN)], verbose=True)
+    out = text.render_plan([PlanResult("prod", None, PLAN)])
     assert "Step 1: platform 4.7.18 → 4.7.19 (safe)" in out
     assert "move pin connectivity: 4.7.18 → 4.7.19 (clusters/prod/bom.yaml:9)" in out
     assert "before the upgrade: Turn on drift detection [drift, helmrelease-patch]" in out

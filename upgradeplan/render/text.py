@@ -305,36 +305,16 @@ def _plan_full(results: Sequence[PlanResult], s: Style) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_check(
-    results: Sequence[CheckResult],
-    color: bool = False,
-    verbose: bool = False,
-    command: Sequence[str] | None = None,
-    width: int | None = None,
-) -> str:
-    """``check`` as text: the first screen (:mod:`upgradeplan.render.firstscreen`), or with
-    ``verbose`` everything: evidence, what does not apply, what is not in scope."""
-    if verbose:
-        return _check_full(results, Style(color))
-    from upgradeplan.render.firstscreen import check_screen
-
-    return check_screen(results, color, command, width)
+def render_check(results: Sequence[CheckResult], color: bool = False) -> str:
+    """``check`` as text with everything (``-v``): evidence, what does not apply, what is not
+    in scope. The first screen is :func:`upgradeplan.render.firstscreen.check_screen`."""
+    return _check_full(results, Style(color))
 
 
-def render_plan(
-    results: Sequence[PlanResult],
-    color: bool = False,
-    verbose: bool = False,
-    command: Sequence[str] | None = None,
-    width: int | None = None,
-) -> str:
-    """``plan`` as text: the first screen, or with ``verbose`` everything: evidence, action
-    content, verify commands."""
-    if verbose:
-        return _plan_full(results, Style(color))
-    from upgradeplan.render.firstscreen import plan_screen
-
-    return plan_screen(results, color, command, width)
+def render_plan(results: Sequence[PlanResult], color: bool = False) -> str:
+    """``plan`` as text with everything (``-v``): evidence, action content, verify commands.
+    The first screen is :func:`upgradeplan.render.firstscreen.plan_screen`."""
+    return _plan_full(results, Style(color))
 
 
 _TRUTH_TEXT = {

@@ -344,6 +344,14 @@ UNUSED: dict[str, str] = {
 }
 
 
+def _console_scripts() -> set[str]:
+    """The functions ``[project.scripts]`` of pyproject.toml names (``module:function``)."""
+    import tomllib
+
+    doc = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    return {target.split(":", 1)[1] for target in doc["project"]["scripts"].values()}
+
+
 def _definitions(tree: ast.Module) -> Iterator[str]:
     """Module-level functions (not click commands), classes and UPPER_CASE constants."""
     for node in tree.body:
@@ -388,6 +396,7 @@ def test_no_code_only_tests_use() -> None:
         for p in PACKAGE.rglob("*.py")
     }
     used = {name for tree in trees.values() for name in _uses(tree)}
+    used |= _console_scripts()  # what pyproject.toml's [project.scripts] installs
     unused = {
         f"{path}:{name}"
         for path, tree in trees.items()

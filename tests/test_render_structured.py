@@ -21,6 +21,7 @@ def test_plan_to_dict_has_schema_version_and_a_stable_key_order() -> None:
         "verdict",
         "blocked_by",
         "path",
+        "stops",
         "pins",
         "direct",
         "state_findings",

@@ -38,7 +38,7 @@ def test_each_missing_fact_once_with_every_finding_that_needs_it() -> None:
         ("pin.kagent", "--pin kagent=CONSTRAINT", ("a", "b")),
         ("pin.muster", "--pin muster=CONSTRAINT", ("a",)),
     ]
-    assert needed[0].shown_by == "shown by kubectl get x (spec.ref)"
+    assert needed[0].shown_by == "shown by `kubectl get x` (spec.ref)"
     command = summary.supply_command(["upgradeplan", "check"], needed)
     assert command == "upgradeplan check --pin kagent=CONSTRAINT --pin muster=CONSTRAINT"
 

@@ -22,7 +22,7 @@ from upgradeplan.model import (
     Truth,
 )
 from upgradeplan.provenance import in_file
-from upgradeplan.render import firstscreen, text
+from upgradeplan.render import text
 
 PIN = Fact("pin.connectivity", "4.7.18", in_file("clusters/prod/bom.yaml", 9))
 FINDING = Finding(
@@ -107,7 +107,7 @@ CHECK = CheckResult(
 
 
 def test_check_shows_verdict_findings_evidence_and_path() -> None:
-    out = firstscreen.render_check([CHECK], verbose=True)
+    out = text.render_check([CHECK])
     lines = out.splitlines()
     assert lines[0] == "check platform 4.7.18 → 4.8.0 [prod]: blocked"
     assert "handover-skipped" in out and "Skipping 4.7.19 deletes the Harness" in out
@@ -123,7 +123,7 @@ def test_check_shows_verdict_findings_evidence_and_path() -> None:
 
 
 def test_plan_shows_each_step_with_moves_actions_and_verify() -> None:
-    out = firstscreen.render_plan([PlanResult("prod", None, PLAN)], verbose=True)
+    out = text.render_plan([PlanResult("prod", None, PLAN)])
     assert "Step 1: platform 4.7.18 → 4.7.19 (safe)" in out
     assert "move pin connectivity: 4.7.18 → 4.7.19 (clusters/prod/bom.yaml:9)" in out
     assert "before the upgrade: Turn on drift detection [drift, helmrelease-patch]" in out
@@ -131,9 +131,9 @@ def test_plan_shows_each_step_with_moves_actions_and_verify() -> None:
 
 
 def test_output_is_deterministic_and_uncoloured_by_default() -> None:
-    assert firstscreen.render_check([CHECK]) == firstscreen.render_check([CHECK])
-    assert "\x1b[" not in firstscreen.render_check([CHECK])
-    assert "\x1b[" in firstscreen.render_check([CHECK], color=True)
+    assert text.render_check([CHECK]) == text.render_check([CHECK])
+    assert "\x1b[" not in text.render_check([CHECK])
+    assert "\x1b[" in text.render_check([CHECK], color=True)
 
 
 class _Tty(io.StringIO):
@@ -164,7 +164,7 @@ def test_use_color(
 
 def test_unreadable_context_is_named() -> None:
     res = CheckResult("down", None, None, verdict="undetermined", exit_code=4, error="refused")
-    assert firstscreen.render_check([res]).startswith(
+    assert text.render_check([res]).startswith(
         "check [down]: undetermined: could not read: refused"
     )
 

@@ -16,7 +16,7 @@ from support.cli import run_stdout
 from support.scenarios import CASES, Case
 
 GOLDEN = Path(__file__).parent / "golden" / "text"
-ENV = {"COLUMNS": "100", "NO_COLOR": "1"}
+ENV = {"NO_COLOR": "1"}  # not a terminal: whole lines (tests/test_render_firstscreen.py wraps)
 
 # The 3.x cut-over with nothing stated but the installed version: every fact is missing.
 CUTOVER = ("--installed", "agent-platform=3.9.0", "--to", "agent-platform=4.15.5")

@@ -4,6 +4,7 @@ bump at the next required stop."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from conftest import REPO
@@ -80,3 +81,28 @@ def test_a_tree_at_the_newest_release_gets_groups_but_no_limits(
 def test_renovate_needs_a_gitops_tree() -> None:
     result = invoke("renovate")
     assert result.exit_code == 2
+
+
+def test_a_semver_pinned_meta_chart_gets_its_own_regex_manager() -> None:
+    import re
+
+    doc = _rules()
+    [meta] = [m for m in doc["customManagers"] if m["depNameTemplate"] == "agent-platform"]
+    assert meta["packageNameTemplate"] == "gsoci.azurecr.io/charts/giantswarm/agent-platform"
+    assert (meta["datasourceTemplate"], meta["versioningTemplate"]) == ("docker", "semver")
+    text = (Path(S1) / "agent-platform" / "ocirepository.yaml").read_text(encoding="utf-8")
+    pattern = meta["matchStrings"][0].replace("(?<", "(?P<")  # Python spells named groups so
+    found = re.search(pattern, text)
+    assert found is not None and found.group("currentValue") == "4.7.18"
+
+
+def test_components_the_next_stop_does_not_publish_are_held() -> None:
+    doc = _rules()
+    limits = {
+        name: r["allowedVersions"]
+        for r in doc["packageRules"]
+        if "allowedVersions" in r
+        for name in r["matchDepNames"]
+    }
+    assert limits["kagent"] == "<=0.11.0-gs.6"  # pinned now; 4.7.19's BOM names no kagent
+    assert limits["kagent-crds"] == "<=0.11.0-gs.6"

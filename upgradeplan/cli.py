@@ -234,7 +234,9 @@ def completion_cmd(shell: str) -> None:
     """
     from click.shell_completion import get_completion_class
 
-    comp_cls = get_completion_class(shell)
+    from upgradeplan.commands.complete import bash_class
+
+    comp_cls = bash_class() if shell == "bash" else get_completion_class(shell)
     assert comp_cls is not None
     comp = comp_cls(cli, {}, "upgradeplan", "_UPGRADEPLAN_COMPLETE")
     click.echo(comp.source())

@@ -9,7 +9,11 @@ version, a BOM ``versionRange``):
 - **the next stop**: ``allowedVersions`` stops a bump at the first hop of the safe path from
   the version the tree pins now to the newest release (the planner's path, so a required stop
   such as 4.7.19 is never jumped over); a component's limit is the version the meta chart's
-  next stop publishes for it. Rerun after each merge: the limit moves on.
+  next stop publishes for it, or the version pinned now when that stop publishes none.
+  Rerun after each merge: the limit moves on.
+- Renovate's Flux manager skips an OCIRepository pinned with ``ref.semver``
+  (``unversioned-reference``: it reads ``ref.tag`` and ``ref.digest`` only), so such a meta
+  chart pin gets a regex ``customManagers`` entry of its own.
 - Renovate's Flux manager reads only ``gotk-components.yaml`` by default, so ``flux``
   ``managerFilePatterns`` names the files that hold the meta charts' pins.
 - BOM pins are not something Renovate's Flux manager reads, so each gets a regex
@@ -127,8 +131,10 @@ def groups(kb: KnowledgeBase, state: State) -> list[Group]:
                     rel = kb.release(product, first.to_version)
                     for member in members[1:]:
                         version = rel.bom.get(member.product) if rel is not None else None
-                        if version and version != NEXT:
-                            limits[member.product] = version
+                        # a component the next stop does not publish stays where it is: the
+                        # group moves only what the knowledge says moves with the meta chart
+                        published = version if version and version != NEXT else None
+                        limits[member.product] = published or member.version
         out.append(Group(product, state.name, tuple(members), limits, path, verdict))
     return out
 
@@ -156,11 +162,75 @@ def _custom_manager(group: Group, pin: Pin) -> dict[str, Any] | None:
         "depNameTemplate": pin.product,
         "packageNameTemplate": package,
         "datasourceTemplate": "docker",
+        "versioningTemplate": "semver",
     }
 
 
-def rules(kb: KnowledgeBase, states: Sequence[State]) -> dict[str, Any]:
-    """The Renovate configuration (``packageRules`` and ``customManagers``) for ``states``."""
+def _js_escape(text: str) -> str:
+    """``text`` as a literal in a regular expression both JavaScript (``u`` flag) and RE2 read:
+    only the characters that are special there are escaped (``re.escape`` escapes ``-`` too,
+    which a ``u`` pattern refuses)."""
+    return re.sub(r"([.+*?()\[\]{}|^$\\/])", r"\\\1", text)
+
+
+def _semver_manager(pin: Pin) -> dict[str, Any] | None:
+    """A regex manager for an OCIRepository pinned with ``ref.semver``: Renovate's Flux manager
+    skips such a reference (``skipReason: unversioned-reference``; it reads ``ref.tag`` and
+    ``ref.digest`` only), so without this nothing bumps the meta chart."""
+    if pin.where is None or len(pin.dep_names) < 2:
+        return None
+    try:
+        line = Path(pin.where[0]).read_text(encoding="utf-8").splitlines()[pin.where[1] - 1]
+    except (OSError, IndexError):
+        return None
+    if not re.match(r"\s*semver:", line):
+        return None  # a ref.tag: the Flux manager reads it
+    url = _js_escape(pin.dep_names[1])
+    # one YAML document: no line of the way starts with "-" (a "---" separator)
+    same_doc = r"(?:[^-\n][^\n]*\n|\n)*?"
+    value = "[ \\t]*[\"']?(?<currentValue>[^\"'\\s]+)"
+    return {
+        "customType": "regex",
+        "description": (
+            f"{pin.product}: the OCIRepository's ref.semver ({pin.where[0]}:{pin.where[1]}); "
+            "Renovate's Flux manager skips a semver reference (unversioned-reference)"
+        ),
+        "managerFilePatterns": [f"/(^|/){re.escape(Path(pin.where[0]).name)}$/"],
+        "matchStrings": [
+            f"oci://{url}[\"']?[ \\t]*\\n{same_doc}[ \\t]+semver:{value}",
+            f"semver:{value}[\"']?[ \\t]*\\n{same_doc}[ \\t]*url:[ \\t]*[\"']?oci://{url}[\"'\\s]",
+        ],
+        "depNameTemplate": pin.product,
+        "packageNameTemplate": pin.dep_names[1],
+        "datasourceTemplate": "docker",
+        "versioningTemplate": "semver",
+    }
+
+
+_SOURCE_KIND = re.compile(r"^kind:\s*[\"']?HelmRepository[\"']?\s*$", re.M)
+
+
+def flux_sources(root: str) -> list[str]:
+    """The YAML files under ``root`` that define a HelmRepository: Renovate's Flux manager
+    resolves a HelmRelease's chart through the HelmRepository it names, and only in the files
+    it reads."""
+    base = Path(root)
+    files = [base] if base.is_file() else sorted(base.rglob("*.y*ml"))
+    out = []
+    for path in files:
+        try:
+            if _SOURCE_KIND.search(path.read_text(encoding="utf-8")):
+                out.append(str(path))
+        except (OSError, UnicodeDecodeError):
+            continue
+    return out
+
+
+def rules(
+    kb: KnowledgeBase, states: Sequence[State], sources: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The Renovate configuration (``packageRules`` and ``customManagers``) for ``states``;
+    ``sources``: the files that define the HelmRepositories the HelmReleases name."""
     package_rules: list[dict[str, Any]] = []
     managers: list[dict[str, Any]] = []
     seen_managers: set[str] = set()
@@ -194,8 +264,9 @@ def rules(kb: KnowledgeBase, states: Sequence[State]) -> dict[str, Any]:
                         "allowedVersions": f"<={limit}",
                     }
                 )
-            for pin in group.pins[1:]:
-                manager = _custom_manager(group, pin)
+            for pin in group.pins:
+                manager = _semver_manager(pin) if pin is group.pins[0] else None
+                manager = manager or _custom_manager(group, pin)
                 if manager is not None and manager["description"] not in seen_managers:
                     seen_managers.add(manager["description"])
                     managers.append(manager)
@@ -208,6 +279,7 @@ def rules(kb: KnowledgeBase, states: Sequence[State]) -> dict[str, Any]:
             for p in group.pins[:1]
             if p.where is not None
         }
+        | {f"/(^|/){re.escape(Path(path).name)}$/" for path in sources}
     )
     if flux_files:  # Renovate's Flux manager reads only gotk-components.yaml unless told
         out["flux"] = {"managerFilePatterns": flux_files}

@@ -3,6 +3,15 @@
 Each function has click's ``shell_complete`` signature ``(ctx, param, incomplete)`` and
 returns the matching names; anything that cannot be read gives no candidates (a completion
 must never print an error into the user's shell).
+
+The bash script (:func:`bash_source`) splits the line at blanks itself, as
+``_get_comp_words_by_ref -n "=:"`` does for kubectl's and git's completions: bash breaks words
+at every character of ``COMP_WORDBREAKS`` (``=`` and ``:`` among them), so ``--to
+agent-platform=4.8.`` reached click as three words and completed nothing. What click offers is
+then cut back to the part after the last break, the word bash replaces (as
+``__ltrim_colon_completions`` does). ``kubectl_complete-upgradeplan``, which kubectl (1.26
+and later) runs to complete ``kubectl upgradeplan``, is
+:func:`upgradeplan.__main__.kubectl_complete`.
 """
 
 from __future__ import annotations
@@ -110,3 +119,65 @@ def hazards(ctx: click.Context, param: click.Parameter, incomplete: str) -> list
     """Hazard ids."""
     kb = _kb(ctx)
     return [] if kb is None else _items(sorted(kb.hazards), incomplete, "hazard")
+
+
+# The bash script: click's protocol (COMP_WORDS, COMP_CWORD, _UPGRADEPLAN_COMPLETE) with the
+# words taken from the line at blanks, and the answers trimmed to the word bash replaces.
+BASH_SOURCE = """\
+%(complete_func)s() {
+    local IFS=$' \\t\\n'
+    local line=${COMP_LINE:0:$COMP_POINT}
+    local cur=${line##*[[:blank:]]}
+    local -a words
+    read -r -a words <<< "$line"
+    local cword=$((${#words[@]} - 1))
+    if [[ -z $cur ]]; then
+        words+=("")
+        cword=${#words[@]}
+        cword=$((cword - 1))
+    fi
+    # bash replaces only what follows the last "=" or ":" of the word when COMP_WORDBREAKS
+    # holds them (it does as distributed): the answers lose what precedes it
+    local breaks="" prefix=""
+    [[ $COMP_WORDBREAKS == *=* ]] && breaks+="="
+    [[ $COMP_WORDBREAKS == *:* ]] && breaks+=":"
+    if [[ -n $breaks && $cur == *[$breaks]* ]]; then
+        prefix=${cur%%"${cur##*[$breaks]}"}
+    fi
+    local IFS=$'\\n'
+    local response completion type value
+    response=$(env COMP_WORDS="${words[*]}" COMP_CWORD=$cword \\
+        %(complete_var)s=bash_complete $1)
+    for completion in $response; do
+        IFS=',' read -r type value <<< "$completion"
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            [[ $value == "$prefix"* ]] && value=${value#"$prefix"}
+            [[ $value == *= ]] && compopt -o nospace
+            COMPREPLY+=("$value")
+        fi
+    done
+    return 0
+}
+
+%(complete_func)s_setup() {
+    complete -o nosort -F %(complete_func)s %(prog_name)s
+}
+
+%(complete_func)s_setup;
+"""
+
+
+def bash_class() -> type:
+    """click's bash completion with :data:`BASH_SOURCE` as its script."""
+    from click.shell_completion import BashComplete
+
+    class Bash(BashComplete):
+        source_template = BASH_SOURCE
+
+    return Bash

@@ -166,13 +166,16 @@ def render_check(
     from upgradeplan.commands import gate
 
     if output == "text":
-        from upgradeplan.render.firstscreen import render_check as text
         from upgradeplan.render.summary import rerun
 
-        command = rerun("check", params or {})
-        shown = text(
-            results, use_color(obj), verbose=bool(setting(obj, "verbose")), command=command
-        )
+        if setting(obj, "verbose"):
+            from upgradeplan.render.text import render_check as everything
+
+            shown = everything(results, use_color(obj))
+        else:
+            from upgradeplan.render.firstscreen import check_screen
+
+            shown = check_screen(results, use_color(obj), rerun("check", params or {}))
         return shown + gate.accepted_text(results, stale)
     if output in ("json", "yaml"):
         from upgradeplan.render import structured

@@ -103,13 +103,17 @@ def plan(
         )
     code = api.worst_exit([r.exit_code for r in results])
     if output == "text":
-        from upgradeplan.commands.judging import rerun_params
-        from upgradeplan.render.firstscreen import render_plan
-        from upgradeplan.render.summary import rerun
+        if ctx.find_root().obj.get("verbose"):
+            from upgradeplan.render.text import render_plan
 
-        verbose = bool(ctx.find_root().obj.get("verbose"))
-        command = rerun("plan", rerun_params(ctx.find_root().obj, params, to, holds))
-        text = render_plan(results, use_color(ctx), verbose=verbose, command=command)
+            text = render_plan(results, use_color(ctx))
+        else:
+            from upgradeplan.commands.judging import rerun_params
+            from upgradeplan.render.firstscreen import plan_screen
+            from upgradeplan.render.summary import rerun
+
+            command = rerun("plan", rerun_params(ctx.find_root().obj, params, to, holds))
+            text = plan_screen(results, use_color(ctx), command)
     elif output in ("json", "yaml"):
         from upgradeplan.render import structured
 

@@ -38,4 +38,5 @@ def renovate(ctx: click.Context, gitops: str) -> None:
     states = [g.state for g in gathered if g.state is not None]
     if not states:
         raise errors.BadInput(f"--gitops {gitops}: nothing could be read")
-    click.echo(json.dumps(rules.rules(kb, states), indent=2, ensure_ascii=False))
+    config = rules.rules(kb, states, rules.flux_sources(gitops))
+    click.echo(json.dumps(config, indent=2, ensure_ascii=False))

@@ -7,7 +7,6 @@ Evidence, what does not apply, action content and verify commands are ``-v``'s
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -20,7 +19,6 @@ from upgradeplan.render.text import (
     _check_full,
     _could_not_read,
     _jump_title,
-    _plan_full,
     unreadable_lines,
 )
 
@@ -32,13 +30,13 @@ NO_WRAP = 1_000_000  # the width of output that is not wrapped
 
 
 def terminal_width() -> int:
-    """The width to wrap to: ``COLUMNS`` when set, else the terminal's when stdout is one (at
-    least 40); output to a file or a pipe is not wrapped (``NO_WRAP``), so a log keeps whole
-    lines to search."""
+    """The width to wrap to when stdout is a terminal: its width (``COLUMNS`` when set, as
+    ``shutil.get_terminal_size`` reads it; at least 40). Output to a file or a pipe is not
+    wrapped (``NO_WRAP``): a log keeps whole lines to search."""
     import shutil
     import sys
 
-    if os.environ.get("COLUMNS", "").isdigit() or sys.stdout.isatty():
+    if sys.stdout.isatty():
         return max(40, shutil.get_terminal_size((100, 24)).columns)
     return NO_WRAP
 
@@ -153,12 +151,29 @@ def _key_list(keys: Sequence[str]) -> str:
 def _findings_brief(findings: Sequence[Finding], s: Style, width: int) -> list[str]:
     """What applies, and what may apply and blocks: one line each with its title; what else
     may apply: by name, one wrapped line per severity."""
-    out = [
-        line
-        for f in findings
-        if f.status == "applies" or f.severity == "blocking"
-        for line in _brief(f, s, width)
-    ]
+    out: list[str] = []
+    crossings: dict[str, list[str]] = {}
+    for f in findings:
+        if f.status != "applies" and f.severity == "blocking" and f.hazard.count(":") >= 2:
+            kind, release, name = f.hazard.split(":", 2)
+            if kind == "crossing":
+                if release not in crossings:
+                    crossings[release] = []
+                    out.append(release)  # a place holder, filled below
+                crossings[release].append(name)
+                continue
+        if f.status == "applies" or f.severity == "blocking":
+            out.extend(_brief(f, s, width))
+    for release, names in crossings.items():
+        # the prerequisites of one crossed release may apply together: one line names them all
+        at = out.index(release)
+        plain = f"  {'may-apply':<9} {'blocking':<8} crossing:{release}  "
+        head = f"  {s('may-apply', _STATUS_COLOUR['may-apply'])} "
+        head += s(f"{'blocking':<8}", _SEVERITY_COLOUR["blocking"]) + " "
+        head += s(f"crossing:{release}", bold=True) + "  "
+        said = f"{len(names)} prerequisites: " + ", ".join(names)
+        lines = _wrap(said, width, plain, " " * 21)
+        out[at : at + 1] = [head + lines[0][len(plain) :], *lines[1:]]
     for severity in ("warning", "notice"):
         names = [f.hazard for f in findings if f.status != "applies" and f.severity == severity]
         if names:
@@ -294,31 +309,3 @@ def plan_screen(
             out.extend(_findings_brief(live, s, width))
         out.extend(_decide_lines(live, command, width))
     return "\n".join(out) + "\n"
-
-
-def render_check(
-    results: Sequence[CheckResult],
-    color: bool = False,
-    verbose: bool = False,
-    command: Sequence[str] | None = None,
-    width: int | None = None,
-) -> str:
-    """``check`` as text: the first screen (:func:`check_screen`), or with
-    ``verbose`` everything: evidence, what does not apply, what is not in scope."""
-    if verbose:
-        return _check_full(results, Style(color))
-    return check_screen(results, color, command, width)
-
-
-def render_plan(
-    results: Sequence[PlanResult],
-    color: bool = False,
-    verbose: bool = False,
-    command: Sequence[str] | None = None,
-    width: int | None = None,
-) -> str:
-    """``plan`` as text: the first screen, or with ``verbose`` everything: evidence, action
-    content, verify commands."""
-    if verbose:
-        return _plan_full(results, Style(color))
-    return plan_screen(results, color, command, width)

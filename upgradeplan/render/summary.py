@@ -100,7 +100,7 @@ def _shown_of(how: str) -> str:
     """What shows the fact: the kubectl read, else how it is stated."""
     _, _, rest = how.partition("; shown by ")
     if rest:
-        return "shown by " + rest.replace("`", "")
+        return "shown by " + rest
     stated = _stated(how)
     flag = _flag_of(how)
     note = stated[len(flag) :].strip() if stated.startswith(flag) else stated

@@ -323,6 +323,18 @@ def _plan_full(results: Sequence[PlanResult], s: Style) -> str:
     return "\n".join(out) + "\n"
 
 
+def render_check(results: Sequence[CheckResult], color: bool = False) -> str:
+    """``check`` as text with everything (``-v``): evidence, what does not apply, what is not
+    in scope. The first screen is :func:`upgradeplan.render.firstscreen.check_screen`."""
+    return _check_full(results, Style(color))
+
+
+def render_plan(results: Sequence[PlanResult], color: bool = False) -> str:
+    """``plan`` as text with everything (``-v``): evidence, action content, verify commands.
+    The first screen is :func:`upgradeplan.render.firstscreen.plan_screen`."""
+    return _plan_full(results, Style(color))
+
+
 _TRUTH_TEXT = {
     "true": "the conditions hold",
     "false": "the conditions do not hold",

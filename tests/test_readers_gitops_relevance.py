@@ -453,3 +453,20 @@ def test_an_artifact_no_workflow_pushes_is_mapped_by_the_option(tmp_path: Path) 
         cli, ["check", "--gitops", str(root), "--gitops-artifact", "flux-system"]
     )
     assert result.exit_code == 2 and "expected NAME=DIR" in result.stderr
+
+
+def test_a_configmap_file_no_yaml_reader_takes_does_not_stop_the_gate(tmp_path: Path) -> None:
+    # szinn/k8s-homelab's homepage config: "{{HOMEPAGE_VAR_LATITUDE}}" is a mapping used as a
+    # key; kustomize puts the file in a ConfigMap as text, and no HelmRelease reads it as values
+    root = home_ops(tmp_path, crd_url=False, flux_oci=False)
+    app = root / "kubernetes/apps/cert-manager/app"
+    (app / "widgets.yaml").write_text("- weather:\n    latitude: {{HOMEPAGE_VAR_LAT}}\n")
+    (app / "kustomization.yaml").write_text(
+        (app / "kustomization.yaml").read_text()
+        + "configMapGenerator:\n  - name: homepage\n    files:\n      - widgets.yaml\n"
+    )
+    _commit(root)
+    _bump(root, CERT, "version: v1.16.0", "version: v1.16.1")
+    code, out = run(root, "--base", "HEAD")
+    assert code == 0, out
+    assert f"{NOT_NEEDED}: " in out and "widgets.yaml" in out

@@ -34,6 +34,7 @@ from upgradeplan.readers.gitops.facts import (
     HIGH,
     LOW,
     NORMAL,
+    NOT_VALUES,
 )
 from upgradeplan.readers.gitops.flux import Applier, Installation, find_entries
 from upgradeplan.readers.gitops.gate import gitops_targets, pin_changes
@@ -41,7 +42,7 @@ from upgradeplan.readers.gitops.objects import WORKLOAD_KINDS, ObjectFacts
 from upgradeplan.readers.gitops.render import KUSTOMIZATION_NAMES, YAML_SUFFIXES, Renderer
 from upgradeplan.readers.gitops.trees import Tree, norm, open_path, spelled
 from upgradeplan.readers.gitops.values import merged_values
-from upgradeplan.readers.gitops.yamldocs import View, iter_objects
+from upgradeplan.readers.gitops.yamldocs import Refused, View, iter_objects
 from upgradeplan.readers.recognise import (
     ChartRef,
     chart_ref,
@@ -277,13 +278,13 @@ class _Reader(ObjectFacts):
                 continue
             try:
                 docs = v.embedded("data", key)
-            except BadInput as exc:
-                where = exc.location or v.doc.file
+            except (Refused, BadInput) as exc:  # Refused: past a YAML limit, no chart's values
+                where = getattr(exc, "location", "") or v.doc.file
                 full = (*v.prefix, "data", key)
                 origin = v.doc.embeds[full][0] if full in v.doc.embeds else None
                 rec = Unreadable(
                     origin or f"{v.doc.file} data.{key}",
-                    PARSE_ERROR,
+                    NOT_VALUES if isinstance(exc, Refused) else PARSE_ERROR,
                     kind="file",
                     location=where,
                     detail=exc.message.removeprefix(f"{where}: "),

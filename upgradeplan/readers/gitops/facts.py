@@ -32,6 +32,8 @@ SUBSTITUTION_FAILS = "post-build substitution fails"
 MAY_FAIL = "post-build substitution may fail"
 SECRET = "secret data not read"
 NOT_A_VERSION = "not a version"
+# data of a ConfigMap no HelmRelease reads, refused by the YAML loader: no chart's values
+NOT_VALUES = "not values"
 
 
 @dataclass

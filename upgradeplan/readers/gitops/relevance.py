@@ -27,7 +27,7 @@ import re
 from collections.abc import Collection
 
 from upgradeplan.model import KnowledgeBase, State
-from upgradeplan.readers.gitops.facts import OTHER_SOURCE, REMOTE
+from upgradeplan.readers.gitops.facts import NOT_VALUES, OTHER_SOURCE, REMOTE
 from upgradeplan.unreadable import Unreadable
 
 __all__ = ["NOT_NEEDED", "judged_products", "needed", "set_aside"]
@@ -61,6 +61,8 @@ def judged_products(kb: KnowledgeBase, present: Collection[str]) -> set[str]:
 
 def needed(rec: Unreadable, judged: Collection[str]) -> bool:
     """Whether ``rec`` could hold a fact of a product in ``judged``."""
+    if rec.cause == NOT_VALUES:
+        return False  # a ConfigMap's data no release reads, that no YAML reader takes
     if rec.cause not in (REMOTE, OTHER_SOURCE):
         return True  # a file of the repository: it could hold anything
     if not judged:

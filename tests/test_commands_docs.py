@@ -54,9 +54,9 @@ def test_bad_input() -> None:
 
 
 def test_an_open_end_includes_the_unreleased_section() -> None:
-    heads = [ln for ln in run("--from", "4.15.2").stdout.splitlines() if ln.startswith("## ")]
+    heads = [ln for ln in run("--from", "4.16.0").stdout.splitlines() if ln.startswith("## ")]
     assert heads[0].startswith(r"## \<current\> → \<next\>")
-    assert heads[1].startswith("## 4.15.2 → 4.15.5")
+    assert heads[1].startswith("## 4.16.0 → 4.20.0")
     assert len(heads) == 2
-    released = run("--from", "4.15.2", "--to", "4.15.5").stdout
+    released = run("--from", "4.16.0", "--to", "4.20.0").stdout
     assert r"\<next\>" not in released

@@ -134,7 +134,7 @@ def test_write_into_a_file_shaped_like_the_real_one_keeps_its_order(tmp_path: Pa
     ids = [g for g, _ in order if g is not None]
     versions = [version_of(f"## x → {i}") for i in ids]
     assert versions == sorted(versions, reverse=True)  # type: ignore[type-var]
-    assert ids[0] == "4.15.5" and ids[-1] == "3.10.0"
+    assert ids[0] == "4.20.0" and ids[-1] == "3.10.0"
     assert "4.8.0" not in ids and "4.0.0" not in ids and "next" not in ids
     where = {line: i for i, (_, line) in enumerate(order)}
     handover = where[next(ln for ln in where if ln.startswith("## 4.7.x → 4.8.0"))]

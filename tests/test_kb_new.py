@@ -17,10 +17,10 @@ def _fill(path: Path, text: str) -> None:
 
 def test_each_skeleton_fails_lint_naming_its_placeholders_until_filled(tmp_path: Path) -> None:
     kb = str(tmp_path / "team-kb")
-    code, out = run("kb", "new", "release", "agent-platform", "4.16.0", "--dir", kb)
+    code, out = run("kb", "new", "release", "agent-platform", "4.99.0", "--dir", kb)
     assert code == 0, out
     assert "KB030" in out  # it says lint rejects the placeholders
-    release = tmp_path / "team-kb" / "releases" / "agent-platform" / "4.16.0.yaml"
+    release = tmp_path / "team-kb" / "releases" / "agent-platform" / "4.99.0.yaml"
     assert release.is_file()
     ref = "giantswarm/agent-platform#413"
     code, out = run(
@@ -35,7 +35,7 @@ def test_each_skeleton_fails_lint_naming_its_placeholders_until_filled(tmp_path:
     assert code == 2, out  # errors: the placeholders
     mine = [line for line in out.splitlines() if "team-kb" in line and "KB030" in line]
     assert (
-        "team-kb/releases/agent-platform/4.16.0.yaml:5 KB030 title is still the "
+        "team-kb/releases/agent-platform/4.99.0.yaml:5 KB030 title is still the "
         "placeholder 'TODO: the release in one line'" in out
     ), out
     assert any("hazards/egress-hook.yaml" in line and "consequence" in line for line in mine)
@@ -51,12 +51,12 @@ def test_each_skeleton_fails_lint_naming_its_placeholders_until_filled(tmp_path:
 
 def test_docs_upgrade_md_refuses_a_placeholder(tmp_path: Path) -> None:
     kb = str(tmp_path / "team-kb")
-    assert run("kb", "new", "release", "agent-platform", "4.16.0", "--dir", kb)[0] == 0
+    assert run("kb", "new", "release", "agent-platform", "4.99.0", "--dir", kb)[0] == 0
     code, out = run("--kb", kb, "docs", "upgrade-md", "--product", "agent-platform")
     assert code == 2, out
-    assert "4.16.0.yaml:1: title is still the placeholder 'TODO: the release in one line'" in out
+    assert "4.99.0.yaml:1: title is still the placeholder 'TODO: the release in one line'" in out
     assert "Traceback" not in out and "TODO: the release" not in out.split("\n", 1)[1]
-    release = tmp_path / "team-kb" / "releases" / "agent-platform" / "4.16.0.yaml"
+    release = tmp_path / "team-kb" / "releases" / "agent-platform" / "4.99.0.yaml"
     _fill(release, "Moves the egress hook to its own job")
     code, out = run("--kb", kb, "docs", "upgrade-md", "--product", "agent-platform")
     assert code == 0, out

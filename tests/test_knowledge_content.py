@@ -88,6 +88,7 @@ AGENT_PLATFORM_RELEASES = (
     "4.8.0",
     "4.8.1",
     "4.9.1",
+    "4.9.2",  # CHANGELOG: "4.9.1 and 4.9.2 on the first 4.x installation" (#424)
     "4.9.3",
     "4.10.0",
     "4.10.1",
@@ -97,6 +98,8 @@ AGENT_PLATFORM_RELEASES = (
     "4.12.0",  # UPGRADE.md: "when 4.12.0 rolled the pod once" (muster-valkey)
     "4.15.2",
     "4.15.5",
+    "4.16.0",  # CHANGELOG: "After prompt caching (4.16.0)"
+    "4.20.0",  # CHANGELOG: "the render guard of 4.20.0" (#472)
 )
 # releases no source names: they must stay out of the knowledge
 # (4.10.4: the release that closed the 4.10.0–4.10.3 window is not named)

@@ -105,8 +105,7 @@ class LazyGroup(click.Group):
             _nearest_options(exc)
             raise
         except UpgradeplanError as exc:
-            if (ctx.obj or {}).get("debug"):
-                raise
+            _traceback(ctx)
             from upgradeplan.redact import clean  # secrets a reader registered never shown
 
             click.echo(f"upgradeplan: error: {clean(exc.one_line())}", err=True)
@@ -116,11 +115,12 @@ class LazyGroup(click.Group):
         except BrokenPipeError:
             ctx.exit(int(ExitCode.SAFE))
         except Exception as exc:
-            if (ctx.obj or {}).get("debug"):
-                raise
+            _traceback(ctx)
+            from upgradeplan.redact import clean
+
+            hint = "" if (ctx.obj or {}).get("debug") else " (run with --debug for the traceback)"
             click.echo(
-                f"upgradeplan: unexpected error: {type(exc).__name__}: {exc} "
-                "(run with --debug for the traceback)",
+                f"upgradeplan: unexpected error: {type(exc).__name__}: {clean(str(exc))}{hint}",
                 err=True,
             )
             ctx.exit(int(ExitCode.ERROR))
@@ -129,6 +129,18 @@ class LazyGroup(click.Group):
         rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+def _traceback(ctx: click.Context) -> None:
+    """With --debug, the traceback of the error being handled on stderr, secrets removed; the
+    one-line message and the exit code follow as without it."""
+    if not (ctx.obj or {}).get("debug"):
+        return
+    import traceback
+
+    from upgradeplan.redact import clean
+
+    click.echo(clean(traceback.format_exc()).rstrip("\n"), err=True)
 
 
 def _nearest_options(exc: click.NoSuchOption) -> None:

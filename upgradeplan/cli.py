@@ -108,7 +108,7 @@ class LazyGroup(click.Group):
             _traceback(ctx)
             from upgradeplan.redact import clean  # secrets a reader registered never shown
 
-            click.echo(f"upgradeplan: error: {clean(exc.one_line())}", err=True)
+            click.echo(f"upgradeplan: error: {_one_line(clean(exc.one_line()))}", err=True)
             ctx.exit(int(exc.exit_code))
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
             raise
@@ -120,7 +120,8 @@ class LazyGroup(click.Group):
 
             hint = "" if (ctx.obj or {}).get("debug") else " (run with --debug for the traceback)"
             click.echo(
-                f"upgradeplan: unexpected error: {type(exc).__name__}: {clean(str(exc))}{hint}",
+                f"upgradeplan: unexpected error: {type(exc).__name__}: "
+                f"{_one_line(clean(str(exc)))}{hint}",
                 err=True,
             )
             ctx.exit(int(ExitCode.ERROR))
@@ -129,6 +130,14 @@ class LazyGroup(click.Group):
         rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+def _one_line(text: str) -> str:
+    """``text`` on one line: a message quoting a parser's (which may span lines) or a value
+    holding a line break still ends the run with one line on stderr."""
+    if "\n" not in text and "\r" not in text:
+        return text
+    return " ".join(text.split())
 
 
 def _traceback(ctx: click.Context) -> None:

@@ -49,8 +49,10 @@ def states_of(text: str, label: str, kb: KnowledgeBase | None = None) -> list[St
         if doc is None:
             continue
         if not isinstance(doc, dict):
+            from upgradeplan.filekind import describe
+
             raise errors.BadInput(
-                f"expected a mapping, got {type(doc).__name__}",
+                f"not a snapshot: it is {describe(doc)}, expected a mapping",
                 location=label,
                 hint="a snapshot is an upgradeplan-state document or kubectl -o yaml|json output",
             )
@@ -71,10 +73,12 @@ def states_of(text: str, label: str, kb: KnowledgeBase | None = None) -> list[St
 
             objects.append(server_version_object(doc["serverVersion"]))
         else:
+            from upgradeplan.filekind import describe
+
             kind = doc.get("kind")
             what = f"kind {kind!r}" if kind is not None else "no kind"
             raise errors.BadInput(
-                f"not a snapshot ({what})",
+                f"not a snapshot ({what}): it is {describe(doc)}",
                 location=_where(text, label, "kind"),
                 hint=f"expected 'kind: {KIND}' or Kubernetes objects (kubectl get -o yaml|json)",
             )

@@ -22,6 +22,7 @@ What is read (see docs/gitops.md):
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -165,6 +166,8 @@ def _installation_state(kb: KnowledgeBase, inst: Installation, *, whole: bool = 
     reader.unresolved = inst.unresolved
     reader.literal = inst.literal
     views = [view for obj in inst.objects for view in iter_objects(obj)]
+    for view in views:
+        _check_shape(view)
     reader.chart_sources(views)
     for view in views:
         reader.object(view, None)
@@ -588,6 +591,22 @@ class _Reader(ObjectFacts):
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _check_shape(v: View) -> None:
+    """BadInput at the field's file:line when a field the readers act on has the wrong type
+    (a scalar ``containers``, a list for ``spec.values``): kube.shapes."""
+    from upgradeplan.readers.kube import shapes
+
+    obj = v.get()
+    typed = isinstance(obj, Mapping) and isinstance(obj.get("apiVersion"), str)
+    found = shapes.shape_problem(obj) if typed else None
+    if found is not None:
+        path, what = found
+        where = v.where(*path)
+        raise BadInput(
+            shapes.problem_message(obj, path, what), location=str(where), hint=shapes.HINT
+        )
 
 
 def _exact(pin: str) -> versions.Version | None:

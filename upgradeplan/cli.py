@@ -132,12 +132,19 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
+_LONGEST = 2000  # characters of an error line; a longer one loses its middle
+
+
 def _one_line(text: str) -> str:
     """``text`` on one line: a message quoting a parser's (which may span lines) or a value
-    holding a line break still ends the run with one line on stderr."""
-    if "\n" not in text and "\r" not in text:
-        return text
-    return " ".join(text.split())
+    holding a line break still ends the run with one line on stderr; one quoting a huge value
+    keeps its start (the file, the field) and its end (what to do)."""
+    if "\n" in text or "\r" in text:
+        text = " ".join(text.split())
+    if len(text) > _LONGEST:
+        cut = len(text) - _LONGEST
+        text = f"{text[: _LONGEST // 2]} …({cut} characters)… {text[-_LONGEST // 2 :]}"
+    return text
 
 
 def _traceback(ctx: click.Context) -> None:

@@ -191,8 +191,59 @@ def _entries(doc: Mapping[str, Any], section: str, path: Path) -> list[Named]:
         body = item.get(SECTIONS[section]) or {}
         if not isinstance(body, Mapping):
             raise BadInput(f"kubeconfig {path}: {section} entry {name!r} must be a mapping")
+        _check_fields(body, section, name, path)
         out.append(Named(name, body, path))
     return out
+
+
+# fields of a kubeconfig entry that are text, and those that are maps (kubectl refuses others)
+_TEXT_FIELDS = {
+    "clusters": (
+        "server",
+        "certificate-authority",
+        "certificate-authority-data",
+        "tls-server-name",
+        "proxy-url",
+    ),
+    "users": (
+        "token",
+        "tokenFile",
+        "username",
+        "password",
+        "client-certificate",
+        "client-certificate-data",
+        "client-key",
+        "client-key-data",
+    ),
+    "contexts": ("cluster", "user", "namespace"),
+}
+_MAP_FIELDS = {"clusters": (), "users": ("exec", "auth-provider"), "contexts": ()}
+
+
+def _check_fields(body: Mapping[str, Any], section: str, name: str, path: Path) -> None:
+    """BadInput naming the entry and field when a field is of the wrong type, or when a text
+    field holds a control character (a line break in a server URL); the value is not shown
+    (it may be a credential)."""
+    from upgradeplan.escape import control_char
+    from upgradeplan.filekind import describe
+
+    where = f"kubeconfig {path}: {section} entry {name!r}"
+    for key in _TEXT_FIELDS[section]:
+        value = body.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise BadInput(f"{where}: {key} is {describe(value)}, expected a string")
+        found = control_char(value)
+        if found is not None:
+            raise BadInput(
+                f"{where}: {key} holds the control character U+{ord(found):04X}",
+                hint="a kubeconfig field is one line of text",
+            )
+    for key in _MAP_FIELDS[section]:
+        value = body.get(key)
+        if value is not None and not isinstance(value, Mapping):
+            raise BadInput(f"{where}: {key} is {describe(value)}, expected a mapping")
 
 
 def load(path_list: str) -> Kubeconfig:
@@ -210,7 +261,9 @@ def load(path_list: str) -> Kubeconfig:
             for entry in _entries(doc, section, path):
                 known.setdefault(entry.name, entry)  # the first file defining a name wins
         if not current and doc.get("current-context"):
-            current = str(doc["current-context"])
+            if not isinstance(doc["current-context"], str):
+                raise BadInput(f"kubeconfig {path}: current-context is not a name")
+            current = doc["current-context"]
     return Kubeconfig(
         tuple(files), merged["clusters"], merged["users"], merged["contexts"], current
     )

@@ -225,3 +225,29 @@ def test_bad_input_is_exit_2_or_4_in_one_line_in_time_and_memory(
 def test_the_corpus_count_is_the_one_docs_reliability_states() -> None:
     text = (REPO / "docs" / "reliability.md").read_text(encoding="utf-8")
     assert f"**{len(IDS)} cases**" in text, f"docs/reliability.md should state {len(IDS)}"
+
+
+def test_a_wrong_accept_file_says_what_it_is_and_what_was_expected() -> None:
+    from click.testing import CliRunner
+
+    from upgradeplan.cli import cli
+
+    path = CORPUS / "accept" / "is-a-snapshot.yaml"
+    result = CliRunner().invoke(cli, ["check", *STATED, *TO, "--accept-file", str(path)])
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.splitlines()
+    assert "is-a-snapshot.yaml:1: not an accept file: it is an upgradeplan snapshot; " in line
+    assert "expected a mapping with a list of acceptances under 'accept'" in line
+
+
+def test_a_nul_byte_in_a_tree_is_named_on_one_line(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from upgradeplan.cli import cli
+
+    tree = _tree(tmp_path, "nul", BYTES["nul-byte"], "extra.yaml")
+    result = CliRunner().invoke(cli, ["scan", "--gitops", str(tree)])
+    assert result.exit_code == 4, result.output
+    named = [line for line in result.output.splitlines() if "extra.yaml" in line]
+    assert named and all("U+0000" in line or "#x0000" in line for line in named), named
+    assert not any(line.lstrip().startswith('in "<') for line in result.output.splitlines())

@@ -344,3 +344,16 @@ def test_a_full_disk_at_the_rename_puts_back_the_first_file(
     assert result.exit_code == 2, result.output
     assert "nothing was changed" in result.stderr
     assert _contents(repo) == old and _listing(repo) == tree
+
+
+def test_the_journal_lives_in_the_state_directory(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", "/srv/state")
+    assert files.journal_dir() == Path("/srv/state/upgradeplan/journal")
+    monkeypatch.setenv("XDG_STATE_HOME", "relative/state")  # not absolute: ignored
+    monkeypatch.setenv("HOME", "/home/u")
+    assert files.journal_dir() == Path("/home/u/.local/state/upgradeplan/journal")
+    monkeypatch.delenv("HOME")
+    monkeypatch.setattr(os.path, "expanduser", lambda p: p)  # no home directory at all
+    assert files.journal_dir().name == "journal"
+    assert files.journal_dir().parent.name.startswith("upgradeplan-")
+    assert files.journal_dir().is_absolute()

@@ -101,10 +101,17 @@ def _changed(target: Path) -> BadInput:
 
 def journal_dir() -> Path:
     """Where journals of unfinished writes live: ``$XDG_STATE_HOME/upgradeplan/journal``
-    (``~/.local/state/upgradeplan/journal`` when XDG_STATE_HOME is unset or not absolute)."""
+    (``~/.local/state/upgradeplan/journal`` when XDG_STATE_HOME is unset or not absolute;
+    ``/tmp/upgradeplan-UID/journal`` without a home directory)."""
     base = os.environ.get("XDG_STATE_HOME", "")
     if not (base and os.path.isabs(base)):
-        base = os.path.join(os.path.expanduser("~"), ".local", "state")
+        home = os.path.expanduser("~")
+        if not os.path.isabs(home):  # no home directory: the user's own folder under /tmp
+            import tempfile
+
+            uid = os.getuid() if hasattr(os, "getuid") else 0
+            return Path(tempfile.gettempdir()) / f"upgradeplan-{uid}" / "journal"
+        base = os.path.join(home, ".local", "state")
     return Path(base) / "upgradeplan" / "journal"
 
 

@@ -155,14 +155,28 @@ def write_all(changes: Sequence[tuple[str | Path, str, str]]) -> list[Path]:
             _drop(targets)
             journal.close(remove=True)
             raise
+        replaced = 0
         try:
             for current in targets:
                 _fs("replace", os.replace, current.temp, current.real)
+                replaced += 1
             for directory in {t.real.parent for t in targets}:
                 _fsync_dir(directory)
         except OSError:
-            journal.mark("rollback")
-            _roll_back(journal.entries)
+            if replaced:
+                journal.mark("rollback")
+                try:
+                    _roll_back(journal.entries)
+                except OSError as again:
+                    journal.close(remove=False)  # the next run puts the old content back
+                    raise BadInput(
+                        f"cannot write: {again.strerror or again}; the step is half written",
+                        location=str(current.shown),
+                        hint="run the same upgradeplan patch command again: it puts back the "
+                        "old content of every file of the step first",
+                    ) from None
+            else:
+                _drop(targets)
             journal.close(remove=True)
             raise
         journal.close(remove=True)
@@ -281,6 +295,12 @@ class _Journal:
         journal = cls(path, fd, entries)
         try:
             journal._append({"intent": entries})
+        except OSError as exc:
+            journal.close(remove=True)
+            raise BadInput(
+                f"cannot write the journal of this step ({exc.strerror or exc}); {_NOTHING}",
+                location=str(folder),
+            ) from None
         except BaseException:
             journal.close(remove=True)
             raise

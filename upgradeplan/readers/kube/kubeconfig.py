@@ -221,10 +221,9 @@ _MAP_FIELDS = {"clusters": (), "users": ("exec", "auth-provider"), "contexts": (
 
 
 def _check_fields(body: Mapping[str, Any], section: str, name: str, path: Path) -> None:
-    """BadInput naming the entry and field when a field is of the wrong type, or when a text
-    field holds a control character (a line break in a server URL); the value is not shown
-    (it may be a credential)."""
-    from upgradeplan.escape import control_char
+    """BadInput naming the entry and field when a field is of the wrong type (kubectl refuses
+    such a file as a whole); the value is not shown (it may be a credential). A line break in
+    a text field fails only the contexts that use it (:func:`_check_line`)."""
     from upgradeplan.filekind import describe
 
     where = f"kubeconfig {path}: {section} entry {name!r}"
@@ -234,12 +233,6 @@ def _check_fields(body: Mapping[str, Any], section: str, name: str, path: Path) 
             continue
         if not isinstance(value, str):
             raise BadInput(f"{where}: {key} is {describe(value)}, expected a string")
-        found = control_char(value)
-        if found is not None:
-            raise BadInput(
-                f"{where}: {key} holds the control character U+{ord(found):04X}",
-                hint="a kubeconfig field is one line of text",
-            )
     for key in _MAP_FIELDS[section]:
         value = body.get(key)
         if value is not None and not isinstance(value, Mapping):
@@ -294,6 +287,8 @@ def connection(
     user_name = str(ctx.body.get("user") or "")
     user = config.users.get(user_name)  # an unknown user means no credentials (as kubectl)
     env = os.environ if environ is None else environ
+    for name in ("server", "proxy-url", "tls-server-name"):  # one line each (not shown)
+        _check_line(str(cluster.body.get(name) or ""), f"the {name} of cluster {cluster.name!r}")
     proxy, why = _proxy(cluster, env)
     reason = _unsupported(cluster, user) or why
     if reason:
@@ -409,6 +404,17 @@ def _check_token(token: str, what: str) -> None:
         raise BadInput(
             f"{what} contains a line break or another control character (not shown)",
             hint="a bearer token is one line; fix the kubeconfig or token file",
+        )
+
+
+def _check_line(text: str, what: str) -> None:
+    from upgradeplan.escape import control_char
+
+    found = control_char(text)
+    if found is not None:
+        raise BadInput(
+            f"{what} holds the control character U+{ord(found):04X} (not shown)",
+            hint="it is one line of text; fix the kubeconfig",
         )
 
 

@@ -22,7 +22,6 @@ What is read (see docs/gitops.md):
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +42,7 @@ from upgradeplan.readers.gitops.render import KUSTOMIZATION_NAMES, YAML_SUFFIXES
 from upgradeplan.readers.gitops.trees import Tree, norm, open_path, spelled
 from upgradeplan.readers.gitops.values import merged_values
 from upgradeplan.readers.gitops.yamldocs import View, iter_objects
+from upgradeplan.readers.kube.shapes import check_views
 from upgradeplan.readers.recognise import (
     ChartRef,
     chart_ref,
@@ -166,8 +166,7 @@ def _installation_state(kb: KnowledgeBase, inst: Installation, *, whole: bool = 
     reader.unresolved = inst.unresolved
     reader.literal = inst.literal
     views = [view for obj in inst.objects for view in iter_objects(obj)]
-    for view in views:
-        _check_shape(view)
+    check_views(views)  # a field of the wrong type: exit 2 at its line
     reader.chart_sources(views)
     for view in views:
         reader.object(view, None)
@@ -591,22 +590,6 @@ class _Reader(ObjectFacts):
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _check_shape(v: View) -> None:
-    """BadInput at the field's file:line when a field the readers act on has the wrong type
-    (a scalar ``containers``, a list for ``spec.values``): kube.shapes."""
-    from upgradeplan.readers.kube import shapes
-
-    obj = v.get()
-    typed = isinstance(obj, Mapping) and isinstance(obj.get("apiVersion"), str)
-    found = shapes.shape_problem(obj) if typed else None
-    if found is not None:
-        path, what = found
-        where = v.where(*path)
-        raise BadInput(
-            shapes.problem_message(obj, path, what), location=str(where), hint=shapes.HINT
-        )
 
 
 def _exact(pin: str) -> versions.Version | None:

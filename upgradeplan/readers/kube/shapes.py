@@ -201,6 +201,20 @@ def problem_message(obj: Mapping[str, Any], path: Sequence[str | int], what: str
 HINT = "fix the field (kubectl explain KIND.FIELD shows its type)"
 
 
+def check_views(views: Iterable[Any]) -> None:
+    """:func:`check_shapes` for the objects of a GitOps tree (``readers.gitops`` views, each
+    with ``get()`` and ``where(*path)``): the error at the wrong field's file:line."""
+    for view in views:
+        obj = view.get()
+        if not (isinstance(obj, Mapping) and isinstance(obj.get("apiVersion"), str)):
+            continue
+        found = shape_problem(obj)
+        if found is not None:
+            path, what = found
+            where = str(view.where(*path))
+            raise BadInput(problem_message(obj, path, what), location=where, hint=HINT)
+
+
 def check_shapes(objects: Iterable[Any], where: str) -> None:
     """:class:`BadInput` (exit 2) naming the object and field of the first wrong type the
     readers would act on in ``objects`` (read from ``where``)."""
@@ -212,4 +226,13 @@ def check_shapes(objects: Iterable[Any], where: str) -> None:
             raise BadInput(problem_message(obj, *found), location=where, hint=HINT)
 
 
-__all__ = ["HINT", "SHAPES", "check_shapes", "problem_message", "shape_problem", "shown", "who"]
+__all__ = [
+    "HINT",
+    "SHAPES",
+    "check_shapes",
+    "check_views",
+    "problem_message",
+    "shape_problem",
+    "shown",
+    "who",
+]

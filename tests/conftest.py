@@ -45,11 +45,14 @@ def update_golden(request: pytest.FixtureRequest) -> bool:
 
 @pytest.fixture(autouse=True, scope="session")
 def _knowledge_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """The knowledge cache of the run in a throw-away directory, not the user's ~/.cache."""
-    before = os.environ.get("XDG_CACHE_HOME")
+    """The knowledge cache and write journals of the run in throw-away directories, not the
+    user's ~/.cache and ~/.local/state."""
+    saved = {name: os.environ.get(name) for name in ("XDG_CACHE_HOME", "XDG_STATE_HOME")}
     os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+    os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.mktemp("xdg-state"))  # write journals
     yield
-    if before is None:
-        del os.environ["XDG_CACHE_HOME"]
-    else:
-        os.environ["XDG_CACHE_HOME"] = before
+    for name, before in saved.items():
+        if before is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = before

@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
     "unreadable": 0,
     "redact": 0,
     "escape": 0,  # values made safe for shell, YAML and Markdown; control characters refused
+    "filekind": 0,  # what a parsed input file looks like, for wrong-kind messages
     "keypath": 0,
     "progress": 0,  # what the CLI tells on stderr while a reader reads (installed by the CLI)
     "suggest": 0,  # did-you-mean by edit distance

@@ -240,3 +240,65 @@ def test_a_control_character_is_refused_naming_the_fact(label: str, command: lis
     assert "fact workload.harness-delegate.namespace holds the control character" in result.stderr
     assert REFUSED[label] not in result.stderr and "Traceback" not in result.output
     assert len(result.stderr.strip().splitlines()) <= 2  # the line and its hint
+
+
+# ------------------------------------------------ a hostile path read from a GitOps tree
+
+PATH_FACTS = [
+    "--fact", "object.Harness.kagent.kagent.exists=true",
+    "--fact", "object.Harness.kagent.kagent.annotations=",
+]  # fmt: skip
+HOSTILE_DIR = "a\n# injected ::error::x\r\n- item `"
+
+
+def _hostile_tree(tmp_path: Path) -> Path:
+    from conftest import fixture_path
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    shutil.copytree(fixture_path("gitops", "s1"), root / HOSTILE_DIR)
+    return root
+
+
+def _run_on(root: Path, *args: str) -> Result:
+    result = CliRunner().invoke(
+        cli, [*args, "--gitops", str(root), *PATH_FACTS, "--to", "agent-platform=4.8.1"]
+    )
+    assert "Traceback" not in result.output
+    assert result.exit_code in (0, 3, 4), result.output
+    return result
+
+
+def test_a_line_break_in_a_gitops_path_stays_inside_its_code_span(tmp_path: Path) -> None:
+    root = _hostile_tree(tmp_path)
+    out = _run_on(root, "plan", "-o", "markdown").stdout
+    shown = f"{root}/a\\n# injected ::error::x\\r\\n- item `/bom.yaml:9"
+    assert f"``{shown}``" in out  # one span, on one line, its backtick inside
+    assert not any(line.startswith(("# injected", "- item")) for line in out.splitlines())
+
+
+def test_a_line_break_in_a_gitops_path_stays_inside_its_workflow_command(tmp_path: Path) -> None:
+    root = _hostile_tree(tmp_path)
+    out = _run_on(root, "check", "-o", "github").stdout
+    lines = out.splitlines()
+    assert lines and all(line.startswith("::") for line in lines), out
+    assert any("a%0A# injected %3A%3Aerror%3A%3Ax%0D%0A- item `" in line for line in lines)
+
+
+def test_a_line_break_in_a_gitops_path_is_kept_as_data_in_sarif(tmp_path: Path) -> None:
+    root = _hostile_tree(tmp_path)
+    doc = json.loads(_run_on(root, "check", "-o", "sarif").stdout)
+    uris = [
+        loc["physicalLocation"]["artifactLocation"]["uri"]
+        for run in doc["runs"]
+        for res in run["results"]
+        for loc in res.get("locations", ())
+    ]
+    assert uris and all("\n" not in u and "%0A" in u for u in uris), uris
+
+
+def test_userinfo_is_removed_from_every_url_in_a_message() -> None:
+    from upgradeplan.redact import clean
+
+    said = clean('cannot reach "https://bob:s3cr%40t@h:1/x?a=b" or s3+http://k@h/ (u@example)')
+    assert said == 'cannot reach "https://h:1/x?a=b" or s3+http://h/ (u@example)'

@@ -104,7 +104,7 @@ def test_a_failing_write_leaves_the_original_and_no_temp_file(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, fail_in, boom)
-    with pytest.raises(OSError):
+    with pytest.raises(BadInput, match=r"No space left on device.*nothing was changed"):
         write_all([(f, "components: {}\n", content_hash(BOM))])
     assert f.read_text() == BOM
     assert _leftovers(tmp_path) == ["bom.yaml"]

@@ -169,11 +169,13 @@ def deployment(**pod: Any) -> dict[str, Any]:
     }
 
 
-def test_volumes_of_the_wrong_type_leave_the_storage_classes_unknown(kb: KnowledgeBase) -> None:
+def test_volumes_of_the_wrong_type_are_refused_naming_the_field(kb: KnowledgeBase) -> None:
+    from upgradeplan.errors import BadInput
+
     dep = deployment(containers=[{"name": "d", "image": "harness/delegate:0.29.0"}], volumes=5)
-    state = read(kb, dep)  # was a TypeError: exit 1
-    assert "workload.harness-delegate.storage-classes" not in state
-    assert state.value("installed.harness-delegate") == "0.29.0"  # the rest is still read
+    said = r"spec\.template\.spec\.volumes is a number, expected a list"
+    with pytest.raises(BadInput, match=said):
+        read(kb, dep)  # was a TypeError (exit 1), then read as "no volumes"
 
 
 def test_delegate_workload_facts(kb: KnowledgeBase) -> None:

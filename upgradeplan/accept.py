@@ -164,14 +164,18 @@ def load_file(path: Path, kb: KnowledgeBase) -> list[Acceptance]:
         ) from None
     if root is None:
         return []
-    if not isinstance(root, LineDict):
+    if not isinstance(root, LineDict) or "accept" not in root:  # not an accept file
+        from upgradeplan.filekind import describe
+
         raise errors.BadInput(
-            "expected a mapping with a list under 'accept'",
+            f"not an accept file: it is {describe(root)}; expected a mapping with a list "
+            "of acceptances under 'accept'",
             location=f"{shown}:{getattr(root, 'line', 1)}",
+            hint="see docs/ci.md, or pass the right file to --accept-file ('' for none)",
         )
-    if "accept" not in root:
-        return []
     entries = root["accept"]
+    if entries is None:
+        return []  # 'accept:' with nothing under it
     if not isinstance(entries, LineList):
         raise errors.BadInput(
             "'accept' must be a list of entries", location=f"{shown}:{line_of(root, ['accept'])}"

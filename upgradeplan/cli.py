@@ -105,22 +105,23 @@ class LazyGroup(click.Group):
             _nearest_options(exc)
             raise
         except UpgradeplanError as exc:
-            if (ctx.obj or {}).get("debug"):
-                raise
+            _traceback(ctx)
             from upgradeplan.redact import clean  # secrets a reader registered never shown
 
-            click.echo(f"upgradeplan: error: {clean(exc.one_line())}", err=True)
+            click.echo(f"upgradeplan: error: {_one_line(clean(exc.one_line()))}", err=True)
             ctx.exit(int(exc.exit_code))
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
             raise
         except BrokenPipeError:
             ctx.exit(int(ExitCode.SAFE))
         except Exception as exc:
-            if (ctx.obj or {}).get("debug"):
-                raise
+            _traceback(ctx)
+            from upgradeplan.redact import clean
+
+            hint = "" if (ctx.obj or {}).get("debug") else " (run with --debug for the traceback)"
             click.echo(
-                f"upgradeplan: unexpected error: {type(exc).__name__}: {exc} "
-                "(run with --debug for the traceback)",
+                f"upgradeplan: unexpected error: {type(exc).__name__}: "
+                f"{_one_line(clean(str(exc)))}{hint}",
                 err=True,
             )
             ctx.exit(int(ExitCode.ERROR))
@@ -129,6 +130,33 @@ class LazyGroup(click.Group):
         rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+_LONGEST = 2000  # characters of an error line; a longer one loses its middle
+
+
+def _one_line(text: str) -> str:
+    """``text`` on one line: a message quoting a parser's (which may span lines) or a value
+    holding a line break still ends the run with one line on stderr; one quoting a huge value
+    keeps its start (the file, the field) and its end (what to do)."""
+    if "\n" in text or "\r" in text:
+        text = " ".join(text.split())
+    if len(text) > _LONGEST:
+        cut = len(text) - _LONGEST
+        text = f"{text[: _LONGEST // 2]} …({cut} characters)… {text[-_LONGEST // 2 :]}"
+    return text
+
+
+def _traceback(ctx: click.Context) -> None:
+    """With --debug, the traceback of the error being handled on stderr, secrets removed; the
+    one-line message and the exit code follow as without it."""
+    if not (ctx.obj or {}).get("debug"):
+        return
+    import traceback
+
+    from upgradeplan.redact import clean
+
+    click.echo(clean(traceback.format_exc()).rstrip("\n"), err=True)
 
 
 def _nearest_options(exc: click.NoSuchOption) -> None:

@@ -57,14 +57,37 @@ def refuse_control(value: Any, what: str, *, location: str = "") -> None:
     )
 
 
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def visible(value: object) -> str:
+    """``str(value)`` with every refused character written as its escape (``\\n``,
+    ``\\x00``, ``\\u2028``), so a value read from a file name or an object cannot start a
+    new line (a heading, a list item, a workflow command) wherever it is printed."""
+    text = str(value)
+    if not any(unicodedata.category(c) in _REFUSED for c in text):
+        return text
+    out = []
+    for c in text:
+        if unicodedata.category(c) not in _REFUSED:
+            out.append(c)
+        elif c in _NAMED:
+            out.append(_NAMED[c])
+        else:
+            out.append(f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+    return "".join(out)
+
+
 def _longest_run(text: str) -> int:
     return max((len(m) for m in re.findall(r"`+", text)), default=0)
 
 
 def code(value: object) -> str:
     """``value`` as one Markdown code span, whatever backticks it holds (CommonMark: the
-    delimiter is a backtick run of a length that does not occur inside)."""
-    text = str(value)
+    delimiter is a backtick run of a length that does not occur inside); a line break or
+    other control character is shown as its escape (:func:`visible`), so the span stays one
+    span on one line."""
+    text = visible(value)
     ticks = "`" * (_longest_run(text) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
     return f"{ticks}{pad}{text}{pad}{ticks}"
@@ -80,10 +103,11 @@ _MD_SPECIAL = re.compile(r"([\\`*_\[\]|])")
 
 def md_text(value: object) -> str:
     """``value`` as Markdown text that renders as itself: HTML escaped (``<``, ``>``,
-    ``&``) and the characters that start emphasis, code, links or table cells escaped."""
+    ``&``), the characters that start emphasis, code, links or table cells escaped, and
+    control characters shown as their escapes (:func:`visible`)."""
     import html
 
-    return _MD_SPECIAL.sub(r"\\\1", html.escape(str(value), quote=False))
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(visible(value), quote=False))
 
 
-__all__ = ["code", "control_char", "fence", "md_text", "refuse_control"]
+__all__ = ["code", "control_char", "fence", "md_text", "refuse_control", "visible"]

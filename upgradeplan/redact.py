@@ -4,11 +4,14 @@ Readers that hold secret material (bearer tokens, passwords, client keys, the ou
 credential plugins) :func:`register` it as soon as they read it; every message that leaves a
 reader for the user passes through :func:`clean` at the error boundary (the context boundary
 of the cluster reader, and the CLI's error line), which replaces each registered secret —
-whole, line by line, and as Python would quote it — with ``<redacted>``.
+whole, line by line, and as Python would quote it — with ``<redacted>``. The user part of
+any URL in a message (``http://user:password@host``) is removed there too
+(:func:`strip_userinfo`), whether or not a reader registered it.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 
 MARK = "<redacted>"
@@ -33,8 +36,20 @@ def register(*secrets: str | bytes | None) -> None:
                     _secrets.add(line.strip())
 
 
+# scheme://userinfo@ : the userinfo runs to the first '@' before the host (RFC 3986 keeps '/',
+# '?', '#' and '@' out of it); quotes and whitespace end a URL inside a message
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/?#@\s\"'<>]*@")
+
+
+def strip_userinfo(text: str) -> str:
+    """``text`` with the ``user:password@`` part of every URL in it removed."""
+    return _USERINFO.sub(r"\1", text) if "@" in text else text
+
+
 def clean(text: str) -> str:
-    """``text`` with every registered secret replaced by ``<redacted>``."""
+    """``text`` with URL userinfo removed and every registered secret replaced by
+    ``<redacted>``."""
+    text = strip_userinfo(text)
     with _lock:
         secrets = sorted(_secrets, key=len, reverse=True)
     for secret in secrets:

@@ -365,8 +365,13 @@ def _nodes(text: str) -> list[Any]:
 
 
 def _error(exc: yaml.YAMLError) -> YamlError:
+    if isinstance(exc, yaml.reader.ReaderError):  # a byte YAML refuses: one line, not two
+        char = ord(exc.character) if isinstance(exc.character, str) else exc.character
+        said = f"{exc.reason} (U+{char:04X} at character {exc.position + 1})"
+        return YamlError(f"YAML syntax error: {said}", 0, said)
     if not isinstance(exc, yaml.MarkedYAMLError):
-        return YamlError(f"YAML syntax error: {exc}", 0, str(exc))
+        said = " ".join(str(exc).split())  # one line
+        return YamlError(f"YAML syntax error: {said}", 0, said)
     mark = exc.problem_mark or exc.context_mark
     what = ": ".join(p for p in (exc.context, exc.problem) if p) or "invalid YAML"
     start = exc.context_mark

@@ -132,6 +132,10 @@ def patch(
             "--snapshot FILE or --kubeconfig",
         )
     kb = api.load_kb(kb_dirs(ctx))
+    from upgradeplan.patches.files import recover
+
+    for path in recover():  # a step a killed --write left half done, finished before reading
+        click.echo(f"upgradeplan: finished an interrupted write of {path}", err=True)
     gathered = api.gather(kb, inputs)
     if len(gathered) != 1 or gathered[0].state is None:
         if len(gathered) > 1:

@@ -39,8 +39,48 @@ def split(url: str) -> tuple[str, str]:
     return bucket, key
 
 
+ENDPOINT_VARS = ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
+
+
+def checked_endpoints() -> None:
+    """The endpoint variables boto3 reads, checked before it does: one URL on one line
+    (BadInput naming the variable, never its value); a password in one is registered as a
+    secret, so no message shows it."""
+    import os
+    from urllib.parse import urlsplit
+
+    from upgradeplan import redact
+    from upgradeplan.escape import control_char
+
+    for var in ENDPOINT_VARS:
+        value = os.environ.get(var, "")
+        if not value:
+            continue
+        found = control_char(value)
+        if found is not None or any(c.isspace() for c in value.strip()):
+            what = f"U+{ord(found):04X}" if found is not None else "a space"
+            raise errors.BadInput(
+                f"{var} holds {what}; an endpoint is one URL without spaces or line breaks",
+                hint=f"set {var} to a URL such as https://s3.example.com",
+            )
+        try:
+            parts = urlsplit(value.strip())
+            password, user = parts.password, parts.username
+        except ValueError:
+            raise errors.BadInput(
+                f"{var} is not a URL", hint=f"set {var} to a URL such as https://s3.example.com"
+            ) from None
+        redact.register(password, user)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise errors.BadInput(
+                f"{var} is not an http(s) URL with a host: {redact.clean(value)}",
+                hint=f"set {var} to a URL such as https://s3.example.com",
+            )
+
+
 def client() -> Any:
     boto3 = require()
+    checked_endpoints()
     return boto3.session.Session().client("s3")
 
 
@@ -54,6 +94,9 @@ def _problem(exc: BaseException, url: str) -> errors.UpgradeplanError:
         text = f"{url}: {code}" + (f" ({message})" if message else "")
     else:
         text = f"{url}: {type(exc).__name__}: {exc}"
+    from upgradeplan.redact import clean
+
+    text = clean(text)  # an endpoint's user:password@ never shown
     if type(exc).__name__ in ("NoCredentialsError", "PartialCredentialsError"):
         return errors.BadInput(
             f"{url}: no credentials for object storage",

@@ -49,20 +49,38 @@ def states_of(text: str, label: str, kb: KnowledgeBase | None = None) -> list[St
         if doc is None:
             continue
         if not isinstance(doc, dict):
+            from upgradeplan.filekind import describe
+
             raise errors.BadInput(
-                f"expected a mapping, got {type(doc).__name__}",
+                f"not a snapshot: it is {describe(doc)}, expected a mapping",
                 location=label,
                 hint="a snapshot is an upgradeplan-state document or kubectl -o yaml|json output",
             )
         if doc.get("kind") == KIND:
             states.append(_state_doc(doc, text, label, kb))
+        elif _is_kubeconfig(doc):
+            raise errors.BadInput(
+                "not a snapshot: it is a kubeconfig",
+                location=_where(text, label, "kind"),
+                hint="read the cluster with --kubeconfig FILE, or give its snapshot "
+                "(upgradeplan snapshot -f FILE)",
+            )
         elif _is_list(doc):
             items = doc.get("items") or []
             if not isinstance(items, list):
                 raise errors.BadInput(
                     f"{doc.get('kind')}.items must be a list", location=_where(text, label, "items")
                 )
-            objects.extend(i for i in items if isinstance(i, dict))
+            for i, item in enumerate(items):
+                if not isinstance(item, dict):
+                    from upgradeplan.filekind import describe
+
+                    raise errors.BadInput(
+                        f"{doc.get('kind')}.items[{i}] is {describe(item)}, expected an object",
+                        location=_where(text, label, "items"),
+                        hint="a list holds Kubernetes objects (kubectl get -o yaml|json)",
+                    )
+            objects.extend(items)
             listed = True
         elif isinstance(doc.get("kind"), str) and "apiVersion" in doc:
             objects.append(doc)
@@ -71,10 +89,12 @@ def states_of(text: str, label: str, kb: KnowledgeBase | None = None) -> list[St
 
             objects.append(server_version_object(doc["serverVersion"]))
         else:
+            from upgradeplan.filekind import describe
+
             kind = doc.get("kind")
-            what = f"kind {kind!r}" if kind is not None else "no kind"
+            what = f"kind {str(kind)[:40]!r}" if kind is not None else "no kind"
             raise errors.BadInput(
-                f"not a snapshot ({what})",
+                f"not a snapshot ({what}): it is {describe(doc)}",
                 location=_where(text, label, "kind"),
                 hint=f"expected 'kind: {KIND}' or Kubernetes objects (kubectl get -o yaml|json)",
             )
@@ -86,6 +106,12 @@ def states_of(text: str, label: str, kb: KnowledgeBase | None = None) -> list[St
 
 
 MAX_INPUT = 256 * 1024 * 1024  # bytes of one snapshot file (20,000 HelmReleases are ~10 MB)
+
+
+def _is_kubeconfig(doc: Any) -> bool:
+    from upgradeplan.filekind import is_kubeconfig
+
+    return is_kubeconfig(doc)
 
 
 def _read_text(path: str) -> tuple[str, str]:

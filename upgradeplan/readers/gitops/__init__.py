@@ -43,6 +43,7 @@ from upgradeplan.readers.gitops.render import KUSTOMIZATION_NAMES, YAML_SUFFIXES
 from upgradeplan.readers.gitops.trees import Tree, norm, open_path, spelled
 from upgradeplan.readers.gitops.values import merged_values
 from upgradeplan.readers.gitops.yamldocs import Refused, View, iter_objects
+from upgradeplan.readers.kube.shapes import check_views
 from upgradeplan.readers.recognise import (
     ChartRef,
     chart_ref,
@@ -165,7 +166,7 @@ def _installation_state(kb: KnowledgeBase, inst: Installation, *, whole: bool = 
     reader = _Reader(kb, whole=whole)
     reader.unresolved = inst.unresolved
     reader.literal = inst.literal
-    views = [view for obj in inst.objects for view in iter_objects(obj)]
+    check_views(views := [view for obj in inst.objects for view in iter_objects(obj)])
     reader.chart_sources(views)
     for view in views:
         reader.object(view, None)

@@ -228,6 +228,7 @@ class Renderer:
         if not docs or not isinstance(docs[0].data, dict):
             return []
         k = docs[0]
+        _check_lists(k, self.display(kust))
         data: dict[Any, Any] = k.data
         objs: list[Doc] = []
         for key in ("resources", "bases"):
@@ -261,6 +262,7 @@ class Renderer:
         if not docs or not isinstance(docs[0].data, dict):
             return objs
         k = docs[0]
+        _check_lists(k, self.display(kust))
         for key in ("resources", "bases"):
             for entry in _list(k.data.get(key)):
                 target = self._entry(kust, entry)
@@ -454,6 +456,35 @@ def _file_record(file: str, cause: str, where: str, exc: BadInput, key: str) -> 
 
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
+
+
+# the fields of a kustomization that hold lists (kustomize refuses any other type)
+_LIST_FIELDS = (
+    "resources",
+    "bases",
+    "components",
+    "configMapGenerator",
+    "secretGenerator",
+    "patches",
+    "patchesStrategicMerge",
+    "patchesJson6902",
+    "images",
+)
+
+
+def _check_lists(k: Doc, display: str) -> None:
+    """BadInput at its line when a list field of a kustomization holds something else (as
+    kustomize refuses it): read as an empty list, the build would silently lose files."""
+    from upgradeplan.filekind import describe
+
+    for key in _LIST_FIELDS:
+        value = k.data.get(key)
+        if value is not None and not isinstance(value, list):
+            raise BadInput(
+                f"{key} is {describe(value)}, expected a list (kustomize refuses it too)",
+                location=f"{display}:{k.line(key)}",
+                hint=f"write {key} as a YAML list ('- entry' lines)",
+            )
 
 
 def _generator_metadata(doc: Doc, common: Any, own: Any) -> None:

@@ -191,8 +191,52 @@ def _entries(doc: Mapping[str, Any], section: str, path: Path) -> list[Named]:
         body = item.get(SECTIONS[section]) or {}
         if not isinstance(body, Mapping):
             raise BadInput(f"kubeconfig {path}: {section} entry {name!r} must be a mapping")
+        _check_fields(body, section, name, path)
         out.append(Named(name, body, path))
     return out
+
+
+# fields of a kubeconfig entry that are text, and those that are maps (kubectl refuses others)
+_TEXT_FIELDS = {
+    "clusters": (
+        "server",
+        "certificate-authority",
+        "certificate-authority-data",
+        "tls-server-name",
+        "proxy-url",
+    ),
+    "users": (
+        "token",
+        "tokenFile",
+        "username",
+        "password",
+        "client-certificate",
+        "client-certificate-data",
+        "client-key",
+        "client-key-data",
+    ),
+    "contexts": ("cluster", "user", "namespace"),
+}
+_MAP_FIELDS = {"clusters": (), "users": ("exec", "auth-provider"), "contexts": ()}
+
+
+def _check_fields(body: Mapping[str, Any], section: str, name: str, path: Path) -> None:
+    """BadInput naming the entry and field when a field is of the wrong type (kubectl refuses
+    such a file as a whole); the value is not shown (it may be a credential). A line break in
+    a text field fails only the contexts that use it (:func:`_check_line`)."""
+    from upgradeplan.filekind import describe
+
+    where = f"kubeconfig {path}: {section} entry {name!r}"
+    for key in _TEXT_FIELDS[section]:
+        value = body.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise BadInput(f"{where}: {key} is {describe(value)}, expected a string")
+    for key in _MAP_FIELDS[section]:
+        value = body.get(key)
+        if value is not None and not isinstance(value, Mapping):
+            raise BadInput(f"{where}: {key} is {describe(value)}, expected a mapping")
 
 
 def load(path_list: str) -> Kubeconfig:
@@ -210,7 +254,9 @@ def load(path_list: str) -> Kubeconfig:
             for entry in _entries(doc, section, path):
                 known.setdefault(entry.name, entry)  # the first file defining a name wins
         if not current and doc.get("current-context"):
-            current = str(doc["current-context"])
+            if not isinstance(doc["current-context"], str):
+                raise BadInput(f"kubeconfig {path}: current-context is not a name")
+            current = doc["current-context"]
     return Kubeconfig(
         tuple(files), merged["clusters"], merged["users"], merged["contexts"], current
     )
@@ -241,6 +287,8 @@ def connection(
     user_name = str(ctx.body.get("user") or "")
     user = config.users.get(user_name)  # an unknown user means no credentials (as kubectl)
     env = os.environ if environ is None else environ
+    for name in ("server", "proxy-url", "tls-server-name"):  # one line each (not shown)
+        _check_line(str(cluster.body.get(name) or ""), f"the {name} of cluster {cluster.name!r}")
     proxy, why = _proxy(cluster, env)
     reason = _unsupported(cluster, user) or why
     if reason:
@@ -356,6 +404,17 @@ def _check_token(token: str, what: str) -> None:
         raise BadInput(
             f"{what} contains a line break or another control character (not shown)",
             hint="a bearer token is one line; fix the kubeconfig or token file",
+        )
+
+
+def _check_line(text: str, what: str) -> None:
+    from upgradeplan.escape import control_char
+
+    found = control_char(text)
+    if found is not None:
+        raise BadInput(
+            f"{what} holds the control character U+{ord(found):04X} (not shown)",
+            hint="it is one line of text; fix the kubeconfig",
         )
 
 

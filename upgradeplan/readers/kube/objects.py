@@ -33,6 +33,7 @@ from upgradeplan.readers.kube.fields import (
     ref_of,
     str_map,
 )
+from upgradeplan.readers.kube.shapes import check_shapes
 from upgradeplan.readers.kube.unknowns import widen
 from upgradeplan.readers.kube.workloads import deployment_facts, node_facts
 from upgradeplan.readers.recognise import (
@@ -207,6 +208,8 @@ def state_from_objects(
     ``unread`` (the records of what could not be read) goes into the state as it is;
     ``prepared``: what was derived from the objects one by one as they were read.
     """
+    objects = list(objects)
+    check_shapes(objects, source_prefix)
     by_kind: dict[str, list[Mapping[str, Any]]] = {}
     for obj in objects:
         if (type(obj) is dict or isinstance(obj, Mapping)) and obj.get("kind"):

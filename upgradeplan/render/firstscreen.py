@@ -8,9 +8,9 @@ Evidence, what does not apply, action content and verify commands are ``-v``'s
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from upgradeplan.model import Finding, Plan, Step
+from upgradeplan.render.summary import shown, stop_reasons, supply_command, to_decide
 from upgradeplan.render.text import (
     _SEVERITY_COLOUR,
     _STATUS_COLOUR,
@@ -21,10 +21,7 @@ from upgradeplan.render.text import (
     _jump_title,
     unreadable_lines,
 )
-
-if TYPE_CHECKING:
-    from upgradeplan.results import CheckResult, PlanResult
-
+from upgradeplan.results import NOTHING_TO_JUDGE, CheckResult, PlanResult
 
 NO_WRAP = 1_000_000  # the width of output that is not wrapped
 
@@ -92,8 +89,6 @@ def _counts(findings: Sequence[Finding], needed: int) -> str:
 def _path_summary(
     plan: Plan, direct: Sequence[Finding], s: Style, width: int, label: str = "Path"
 ) -> list[str]:
-    from upgradeplan.render.summary import stop_reasons
-
     reasons = stop_reasons(plan, direct)
     out: list[str] = []
     for product, versions in sorted(plan.path.items()):
@@ -113,8 +108,6 @@ def _decide_lines(
     findings: Sequence[Finding], command: Sequence[str] | None, width: int
 ) -> list[str]:
     """Each missing fact once, grouped by what shows it, then one command that states them."""
-    from upgradeplan.render.summary import supply_command, to_decide
-
     needed = to_decide(findings)
     if not needed:
         return []
@@ -186,6 +179,15 @@ def _findings_brief(findings: Sequence[Finding], s: Style, width: int) -> list[s
     return out
 
 
+def _headline(title: str, verdict: str, live: Sequence[Finding], s: Style, width: int) -> list[str]:
+    """The verdict line, then what applies, may apply and is missing, in counts."""
+    out = [f"{title}: {s.verdict(verdict)}"]
+    counts = _counts(live, len(to_decide(live)))
+    if counts:
+        out.extend(_wrap(f"{counts}; -v for the evidence", width, "  ", "  "))
+    return out
+
+
 def check_screen(
     results: Sequence[CheckResult],
     color: bool = False,
@@ -194,9 +196,6 @@ def check_screen(
 ) -> str:
     """``check`` as text: the first screen."""
     s = Style(color)
-    from upgradeplan.render.summary import shown, to_decide
-    from upgradeplan.results import NOTHING_TO_JUDGE
-
     width = width or terminal_width()
     out: list[str] = []
     for r in results:
@@ -207,10 +206,7 @@ def check_screen(
             out.append(_check_full([r], s).rstrip("\n"))
             continue
         live = shown(r.findings)
-        out.append(f"check {_jump_title(r.plan)}{name}: {s.verdict(r.verdict)}")
-        counts = _counts(live, len(to_decide(live)))
-        if counts:
-            out.extend(_wrap(f"{counts}; -v for the evidence", width, "  ", "  "))
+        out.extend(_headline(f"check {_jump_title(r.plan)}{name}", r.verdict, live, s, width))
         out.extend(f"  {note}" for note in r.notes)
         if not live:
             out.append("  no known hazard applies to this move or may apply")
@@ -243,8 +239,6 @@ def check_screen(
 
 
 def _step_summary(index: int, step: Step, s: Style, width: int) -> list[str]:
-    from upgradeplan.render.summary import shown
-
     out = [
         f"Step {index}: {step.product} {step.from_version} {ARROW} {step.to_version} "
         f"({s.verdict(step.verdict)})"
@@ -275,8 +269,6 @@ def plan_screen(
 ) -> str:
     """``plan`` as text: the first screen."""
     s = Style(color)
-    from upgradeplan.render.summary import shown, to_decide
-
     width = width or terminal_width()
     out: list[str] = []
     for r in results:
@@ -290,10 +282,7 @@ def plan_screen(
         live = shown([f for st in plan.steps for f in st.findings])
         if plan.blocked_by and not plan.steps:
             live = shown(plan.direct.findings)
-        out.append(f"plan {_jump_title(plan)}{name}: {s.verdict(plan.verdict)}")
-        counts = _counts(live, len(to_decide(live)))
-        if counts:
-            out.extend(_wrap(f"{counts}; -v for the evidence", width, "  ", "  "))
+        out.extend(_headline(f"plan {_jump_title(plan)}{name}", plan.verdict, live, s, width))
         if plan.held:
             out.append(f"  held: {', '.join(plan.held)}")
         if plan.blocked_by:

@@ -141,41 +141,44 @@ def _key_list(keys: Sequence[str]) -> str:
     return prefix + "{" + ", ".join(k[len(prefix) :] for k in keys) + "}"
 
 
+def _names_line(severity: str, label: str, names: str, s: Style, width: int) -> list[str]:
+    """``may-apply SEVERITY [label]  names``, the names wrapped under themselves."""
+    plain = f"  {'may-apply':<9} {severity:<8} " + (f"{label}  " if label else "")
+    head = f"  {s('may-apply', _STATUS_COLOUR['may-apply'])} "
+    head += s(f"{severity:<8}", _SEVERITY_COLOUR[severity]) + " "
+    head += (s(label, bold=True) + "  ") if label else ""
+    lines = _wrap(names, width, plain, " " * (21 if label else len(plain)))
+    return [head + lines[0][len(plain) :], *lines[1:]]
+
+
 def _findings_brief(findings: Sequence[Finding], s: Style, width: int) -> list[str]:
-    """What applies, and what may apply and blocks: one line each with its title; what else
-    may apply: by name, one wrapped line per severity."""
-    out: list[str] = []
+    """What applies, and what may apply and blocks: one line each with its title (the
+    prerequisites of one crossed release together on one line); what else may apply: by
+    name, one wrapped line per severity."""
+    entries: list[Finding | str] = []  # a finding, or the release whose crossing is named
     crossings: dict[str, list[str]] = {}
     for f in findings:
-        if f.status != "applies" and f.severity == "blocking" and f.hazard.count(":") >= 2:
-            kind, release, name = f.hazard.split(":", 2)
-            if kind == "crossing":
-                if release not in crossings:
-                    crossings[release] = []
-                    out.append(release)  # a place holder, filled below
-                crossings[release].append(name)
-                continue
-        if f.status == "applies" or f.severity == "blocking":
-            out.extend(_brief(f, s, width))
-    for release, names in crossings.items():
-        # the prerequisites of one crossed release may apply together: one line names them all
-        at = out.index(release)
-        plain = f"  {'may-apply':<9} {'blocking':<8} crossing:{release}  "
-        head = f"  {s('may-apply', _STATUS_COLOUR['may-apply'])} "
-        head += s(f"{'blocking':<8}", _SEVERITY_COLOUR["blocking"]) + " "
-        head += s(f"crossing:{release}", bold=True) + "  "
-        said = f"{len(names)} prerequisites: " + ", ".join(names)
-        lines = _wrap(said, width, plain, " " * 21)
-        out[at : at + 1] = [head + lines[0][len(plain) :], *lines[1:]]
+        kind, _, rest = f.hazard.partition(":")
+        if kind == "crossing" and f.status != "applies" and f.severity == "blocking":
+            release, _, name = rest.partition(":")
+            if release not in crossings:
+                crossings[release] = []
+                entries.append(release)
+            crossings[release].append(name)
+        elif f.status == "applies" or f.severity == "blocking":
+            entries.append(f)
+    out: list[str] = []
+    for entry in entries:
+        if isinstance(entry, str):
+            names = crossings[entry]
+            said = f"{len(names)} prerequisites: " + ", ".join(names)
+            out.extend(_names_line("blocking", f"crossing:{entry}", said, s, width))
+        else:
+            out.extend(_brief(entry, s, width))
     for severity in ("warning", "notice"):
         names = [f.hazard for f in findings if f.status != "applies" and f.severity == severity]
         if names:
-            head = f"  {s('may-apply', _STATUS_COLOUR['may-apply'])} "
-            head += s(f"{severity:<8}", _SEVERITY_COLOUR[severity]) + " "
-            plain = f"  {'may-apply':<9} {severity:<8} "
-            lines = _wrap(", ".join(names), width, plain, " " * len(plain))
-            out.append(head + lines[0][len(plain) :])
-            out.extend(lines[1:])
+            out.extend(_names_line(severity, "", ", ".join(names), s, width))
     return out
 
 

@@ -88,7 +88,8 @@ def test_every_mistake_is_reported_at_its_line_in_one_run() -> None:
 def test_the_broken_fixture_covers_at_least_fifteen_codes() -> None:
     codes = {entry.split()[1] for entry in EXPECTED}
     assert len(codes) >= 15
-    assert codes == {c.code for c in CATALOGUE}
+    # KB040 is a pack manifest's (kb lint --pack): tests/test_kb_packs.py covers it
+    assert codes == {c.code for c in CATALOGUE} - {"KB040"}
 
 
 @pytest.mark.parametrize(

@@ -164,6 +164,8 @@ def load_file(path: Path, kb: KnowledgeBase) -> list[Acceptance]:
         ) from None
     if root is None:
         return []
+    if isinstance(root, LineDict) and "accept" not in root and "packs" in root:
+        return []  # the file enables knowledge packs only (upgradeplan.kb.packs)
     if not isinstance(root, LineDict) or "accept" not in root:  # not an accept file
         from upgradeplan.filekind import describe
 

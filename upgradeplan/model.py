@@ -202,6 +202,8 @@ class Release:
     inferred: Mapping[str, str] = field(default_factory=dict)  # field path -> why inferred
     amendments: tuple[Amendment, ...] = ()  # what later directories added to it
     crossing: tuple[Prerequisite, ...] = ()  # prerequisites of every path crossing it
+    app_version: str = ""  # the chart's appVersion (Chart.yaml), as written; "" = not known
+    kube_version: str = ""  # the chart's kubeVersion constraint (Chart.yaml), as written
 
     @property
     def unreleased(self) -> bool:

@@ -65,6 +65,13 @@ def contexts(ctx: click.Context, param: click.Parameter, incomplete: str) -> lis
     return _items(names, incomplete, "kubeconfig context")
 
 
+def packs(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """The names of the shipped knowledge packs."""
+    from upgradeplan.kb.packs import names
+
+    return _items(names(), incomplete, "knowledge pack")
+
+
 def products(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """Product ids."""
     kb = _kb(ctx)

@@ -41,6 +41,17 @@ GLOBALS: tuple[Global, ...] = (
         },
     ),
     Global(
+        "packs",
+        ("--pack",),
+        {
+            "multiple": True,
+            "metavar": "NAME",
+            "shell_complete": complete.packs,
+            "help": "Enable a knowledge pack shipped with upgradeplan (repeatable; also "
+            "UPGRADEPLAN_PACKS=a,b and 'packs:' in .upgradeplan.yaml; 'kb packs' lists them).",
+        },
+    ),
+    Global(
         "kubeconfig",
         ("--kubeconfig",),
         {"metavar": "PATH", "help": "Kubeconfig to read live clusters through (read-only)."},

@@ -146,10 +146,24 @@ def rerun_params(
     holds: Sequence[str],
 ) -> dict[str, Any]:
     """The options a command ran with, for the command line its text output suggests: the
-    inputs, the targets and the ``--kb`` directories given (not those of UPGRADEPLAN_KB)."""
+    inputs, the targets, the ``--kb`` directories and ``--pack`` names given (not those of
+    UPGRADEPLAN_KB, UPGRADEPLAN_PACKS or the config file)."""
+    from upgradeplan.kb.packs import packs_path
+
     env_dirs = {d for d in os.environ.get("UPGRADEPLAN_KB", "").split(os.pathsep) if d}
-    given = [d for d in setting(obj, "kb_dirs", ()) if d not in env_dirs]
-    return {**params, "to": tuple(to), "holds": tuple(holds), "kb_dirs": tuple(given)}
+    packs = packs_path()
+    given = [
+        d
+        for d in setting(obj, "kb_dirs", ())
+        if d not in env_dirs and not (packs and os.path.dirname(d) == packs)
+    ]
+    return {
+        **params,
+        "to": tuple(to),
+        "holds": tuple(holds),
+        "kb_dirs": tuple(given),
+        "packs": tuple(dict.fromkeys(setting(obj, "packs_given", ()))),
+    }
 
 
 def render_check(

@@ -1,4 +1,4 @@
-"""``upgradeplan kb lint`` and ``upgradeplan kb list``."""
+"""``upgradeplan kb lint``, ``kb list`` and the knowledge-source commands."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from upgradeplan.commands import complete, kb_new
+from upgradeplan.commands import complete, kb_new, kb_packs
 from upgradeplan.errors import ExitCode, UnknownName
 
 
@@ -50,6 +50,15 @@ def kb() -> None:
 )
 @click.option("--strict", is_flag=True, help="Exit 2 on warnings too.")
 @click.option(
+    "--pack",
+    "lint_packs",
+    multiple=True,
+    metavar="NAME",
+    shell_complete=complete.packs,
+    help="Lint this shipped knowledge pack (its files and pack.yaml, with the bundled "
+    "knowledge it builds on; repeatable).",
+)
+@click.option(
     "--inferred",
     "inferred_only",
     is_flag=True,
@@ -71,6 +80,7 @@ def lint_cmd(
     list_checks: bool,
     output: str,
     strict: bool,
+    lint_packs: tuple[str, ...],
     inferred_only: bool,
     show_all: bool,
 ) -> None:
@@ -109,8 +119,17 @@ def lint_cmd(
             for c in CATALOGUE:
                 click.echo(f"{c.code}  {c.severity:<7}  {c.name:<22}  {c.description}")
         ctx.exit(int(ExitCode.SAFE))
-    use: Sequence[str] = dirs if dirs else _kb_dirs(ctx)
-    problems = _openable(lint(use, bundled=not no_bundled), use, bundled=not no_bundled)
+    from upgradeplan.kb.packs import directories
+
+    pack_dirs = directories(lint_packs)
+    use: Sequence[str] = [*dirs, *pack_dirs] if dirs or pack_dirs else _kb_dirs(ctx)
+    from upgradeplan.commands.kb_packs import manifest_problems
+
+    problems = _openable(
+        [*lint(use, bundled=not no_bundled), *manifest_problems(pack_dirs, use, not no_bundled)],
+        use,
+        bundled=not no_bundled,
+    )
     if use and not show_all:
         problems = _within(problems, use)
     marks = [p for p in problems if p.code == INFERRED]
@@ -566,3 +585,7 @@ def new_migration(ctx: click.Context, migration_id: str, product: str, directory
         f"wrote {path}; fill in the TODO placeholders (kb lint rejects them: KB030), "
         f"then run 'upgradeplan kb lint {directory}'"
     )
+
+
+kb.add_command(kb_packs.packs_cmd)
+kb.add_command(kb_packs.releases_from_git_cmd)

@@ -237,6 +237,8 @@ def release_of(ctx: Fields, rel: tuple[str, ...]) -> Release:
         requires_when=requires_when,
         inferred=ctx.inferred(),
         crossing=_crossing(ctx),
+        app_version=ctx.text("app_version"),
+        kube_version=ctx.text("kube_version"),
     )
     return release
 

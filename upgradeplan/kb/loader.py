@@ -107,6 +107,8 @@ class _Builder:
         # files are shown relative to the root's parent
         name = os.path.basename(os.path.realpath(root))
         for rel in _yaml_files(root):
+            if rel == ("pack.yaml",):  # a knowledge pack's manifest (upgradeplan.kb.packs)
+                continue
             self.load_file(root, os.path.join(root, *rel), "/".join((name, *rel)), rel)
 
     def load_file(self, root: str, path: str, file: str, rel: tuple[str, ...]) -> None:

@@ -169,6 +169,12 @@ CATALOGUE: tuple[CheckInfo, ...] = (
         "error",
         "a field still holds a `TODO:` placeholder that `kb new` wrote",
     ),
+    CheckInfo(
+        "KB040",
+        "pack-manifest",
+        "error",
+        "a knowledge pack's pack.yaml lacks a field, or disagrees with the pack's products",
+    ),
 )
 
 BY_CODE: dict[str, CheckInfo] = {c.code: c for c in CATALOGUE}

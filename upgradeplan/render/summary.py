@@ -135,6 +135,7 @@ def supply_command(command: Sequence[str], needed: Sequence[Needed]) -> str:
 # The state and target options as a command line spells them, in the order ``--help`` lists them.
 _RERUN = (
     ("kb_dirs", "--kb"),
+    ("packs", "--pack"),
     ("installed", "--installed"),
     ("pins", "--pin"),
     ("facts", "--fact"),

@@ -1,0 +1,1 @@
+"""The knowledge packs: one directory per pack, YAML data only (this file ships them as package data)."""

@@ -625,7 +625,9 @@ def test_predicate(cond: Condition, facts: dict[str, Any], expected: Truth) -> N
 
 def test_every_predicate_has_a_case() -> None:
     # pin_resolves_below: tested below; the knowledge-reading ones in test_kb_format_features
+    # app_version_matches: tests/test_conditions_versions.py
     covered = {c[1].predicate for c in CASES} | {"pin_resolves_below", "component_range_admits"}
+    covered |= {"app_version_matches"}
     assert covered == set(PREDICATES)
 
 

@@ -272,6 +272,9 @@ class Hazard:
     withdrawn: Withdrawn | None = None
     inferred: Mapping[str, str] = field(default_factory=dict)  # field path -> why inferred
     amendments: tuple[Amendment, ...] = ()  # what later directories added to it
+    # chart defaults of the keys its condition reads: (constraint, nested values), folded into
+    # the releases of its product in range by the loader (a release's own defaults win)
+    defaults: tuple[tuple[str, Mapping[str, Any]], ...] = ()
 
 
 MigrationKind = Literal[

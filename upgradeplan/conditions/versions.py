@@ -245,6 +245,37 @@ def p_component_range_admits(args: Mapping[str, Any], state: State, kb: Knowledg
     return Outcome(Truth.FALSE, f"{claim}: no ({rng} admits {seen})", facts)
 
 
+def p_app_version_matches(args: Mapping[str, Any], state: State, kb: KnowledgeBase) -> Outcome:
+    """The app version (the chart's ``appVersion``) of release ``version`` of the product
+    (default: the one it runs) satisfies ``range``; unknown where the release records none."""
+    from upgradeplan.versions import parse_constraint
+
+    product, rng = str(args["product"]), str(args["range"])
+    key = f"installed.{product}"
+    version = args.get("version")
+    facts: tuple[Fact, ...] = ()
+    if version is None:
+        fact = state.get(key)
+        if fact is None:
+            return _unknown(f"the app version of {product} satisfies {rng}", key)
+        if fact.value is None:
+            claim = f"the app version of {product} satisfies {rng}"
+            return Outcome(Truth.FALSE, f"{claim}: no (not installed)", (fact,))
+        version, facts = str(fact.value), (fact,)
+    claim = f"the app version of {product} {version} satisfies {rng}"
+    rel = kb.release(product, str(version))
+    if rel is None or not rel.app_version:
+        why = "not in the knowledge" if rel is None else "recorded without an app version"
+        return Outcome(Truth.UNKNOWN, f"{claim}: unknown ({product} {version} is {why})", facts)
+    app = _version(rel.app_version)
+    if app is None:
+        return Outcome(
+            Truth.UNKNOWN, f"{claim}: unknown ({rel.app_version!r} is not a version)", facts
+        )
+    ok = bool(parse_constraint(rng).check(app))
+    return Outcome(_truth(ok), f"{claim}: {'yes' if ok else 'no'} ({rel.app_version})", facts)
+
+
 def p_change_moves(args: Mapping[str, Any], state: State, kb: KnowledgeBase) -> Outcome:
     product = str(args["product"])
     key = f"change.{product}"

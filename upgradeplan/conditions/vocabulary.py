@@ -41,6 +41,7 @@ from upgradeplan.conditions.values import (
     p_value_set,
 )
 from upgradeplan.conditions.versions import (
+    p_app_version_matches,
     p_change_moves,
     p_component_range_admits,
     p_fact_version_below,
@@ -220,6 +221,14 @@ PREDICATES: dict[str, PredicateSpec] = dict(
             ("version", "built_against_other", "above"),
             _component_keys,
             p_component_range_admits,
+            ("version",),
+        ),
+        _spec(
+            "app_version_matches",
+            ("product", "range"),
+            ("version",),
+            _component_keys,
+            p_app_version_matches,
             ("version",),
         ),
         _spec("value_set", ("product", "key"), (), _value_keys, p_value_set),

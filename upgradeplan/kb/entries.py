@@ -7,6 +7,7 @@ placing it in the knowledge base (duplicates, amendments) is the loader's job.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from upgradeplan.kb.fields import Fields, plain
@@ -350,8 +351,24 @@ def hazard_of(ctx: Fields) -> Hazard:
         references=ctx.strlist(ctx.data, "references"),
         withdrawn=ctx.withdrawn(),
         inferred=ctx.inferred(),
+        defaults=_hazard_defaults(ctx),
     )
     return hazard
+
+
+def _hazard_defaults(ctx: Fields) -> tuple[tuple[str, Mapping[str, Any]], ...]:
+    """``defaults:`` of a hazard: ``[{versions: RANGE, values: {...}}]``."""
+    out: list[tuple[str, Mapping[str, Any]]] = []
+    for i, item in ctx.items("defaults"):
+        path = ("defaults", i)
+        versions = ctx.text_in(item, "versions", path, required=True)
+        values = item.get("values")
+        if not isinstance(values, dict):
+            ctx.report("KB002", (*path, "values"), "values must be a mapping, as in values.yaml")
+            continue
+        if versions:
+            out.append((versions, plain(values)))
+    return tuple(out)
 
 
 def migration_of(ctx: Fields) -> Migration:

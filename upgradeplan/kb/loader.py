@@ -17,7 +17,7 @@ Reading one document's fields is :mod:`upgradeplan.kb.fields`, turning it into a
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from upgradeplan.errors import KnowledgeError
@@ -192,6 +192,41 @@ class _Builder:
 
     # -- the knowledge base
 
+    def hazard_defaults(
+        self, releases: dict[str, tuple[Release, ...]]
+    ) -> dict[str, tuple[Release, ...]]:
+        """Each hazard's ``defaults`` folded into the releases of its product in range (a
+        release's own ``defaults`` win), so the value predicates judge an unset key on them."""
+        from dataclasses import replace
+
+        from upgradeplan.versions import parse_constraint, parse_version
+
+        done: set[tuple[str, str, str]] = set()  # the same defaults stated by several hazards
+        for hazard in self.hazards.values():
+            line = releases.get(hazard.product)
+            if not hazard.defaults or not line:
+                continue
+            changed = list(line)
+            parsed = [None if r.unreleased else parse_version(r.version) for r in changed]
+            for i, (versions, values) in enumerate(hazard.defaults):
+                key = (hazard.product, versions, repr(values))
+                if key in done:
+                    continue
+                done.add(key)
+                try:
+                    con = parse_constraint(versions)
+                except ValueError as exc:
+                    doc = self.documents.get(hazard.location.file)
+                    loc = doc.at("defaults", i, "versions") if doc else hazard.location
+                    self.problems.append(problem("KB009", loc, f"defaults versions: {exc}"))
+                    continue
+                for n, rel in enumerate(changed):
+                    v = parsed[n]
+                    if v is not None and con.check(v):
+                        changed[n] = replace(rel, defaults=_merged(values, rel.defaults))
+            releases[hazard.product] = tuple(changed)
+        return releases
+
     def finish(self, roots: tuple[str, ...]) -> KnowledgeBase:
         from upgradeplan.versions import compare, parse_version
 
@@ -218,6 +253,7 @@ class _Builder:
         for product in sorted(set(by_product) | set(unreleased)):
             ordered = sorted(by_product.get(product, []), key=functools.cmp_to_key(by_version))
             releases[product] = tuple(r for _, r in ordered) + tuple(unreleased.get(product, ()))
+        releases = self.hazard_defaults(releases)
         derived = derived_hazards(self.products, releases)
         return KnowledgeBase(
             products=dict(sorted(self.products.items())),
@@ -226,6 +262,18 @@ class _Builder:
             migrations=dict(sorted(self.migrations.items())),
             roots=roots,
         )
+
+
+def _merged(under: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """``over`` on top of ``under``, nested mappings merged key by key."""
+    out = dict(under)
+    for k, v in over.items():
+        below = out.get(k)
+        if isinstance(v, Mapping) and isinstance(below, Mapping):
+            out[k] = _merged(below, v)
+        else:
+            out[k] = v
+    return out
 
 
 def _yaml_files(root: str) -> list[tuple[str, ...]]:

@@ -180,6 +180,31 @@ CASES: list[tuple[str, Condition, dict[str, Any], Truth]] = [
     ),
     ("drift-unknown", pred("drift_detection", helmrelease="kagent", mode="enabled"), {}, U),
     (
+        "crds-upgrade-replace",
+        pred("crd_policy", helmrelease="kps", action="upgrade", policy="CreateReplace"),
+        {"helmrelease.kps.crds": {"install": "Create", "upgrade": "CreateReplace"}},
+        T,
+    ),
+    (
+        "crds-upgrade-default",
+        pred("crd_policy", helmrelease="kps", action="upgrade", policy=["CreateReplace"]),
+        {"helmrelease.kps.crds": {"install": "Create", "upgrade": "Create"}},
+        F,
+    ),
+    (
+        "crds-install-either",
+        pred("crd_policy", helmrelease="kps", action="install", policy=["Skip", "Create"]),
+        {"helmrelease.kps.crds": {"install": "Create", "upgrade": "Skip"}},
+        T,
+    ),
+    (
+        "crds-not-a-map",
+        pred("crd_policy", helmrelease="kps", action="upgrade", policy="Skip"),
+        {"helmrelease.kps.crds": "Skip"},
+        U,
+    ),
+    ("crds-unknown", pred("crd_policy", helmrelease="kps", action="upgrade", policy="Skip"), {}, U),
+    (
         "exists-true",
         pred("object_exists", **HARNESS),
         {"object.Harness.kagent.kagent.exists": True},

@@ -204,6 +204,7 @@ spec:
       version: "4.7.18"
       sourceRef: {kind: HelmRepository, name: giantswarm}
   driftDetection: {mode: warn}
+  upgrade: {crds: CreateReplace}
   values:
     muster:
       autoscaling:
@@ -322,6 +323,7 @@ def test_a_helmrelease_chart_version_and_values_are_the_same_everywhere(
         assert _facts(state, "helmrelease.agent-platform.", "pin.agent-platform") == {
             "helmrelease.agent-platform.namespace": "flux-giantswarm",
             "helmrelease.agent-platform.drift-detection": "warn",
+            "helmrelease.agent-platform.crds": {"install": "Create", "upgrade": "CreateReplace"},
             "pin.agent-platform": "4.7.18",
         }
         # a boolean value as YAML and Helm write it ("true"; the cluster once said "True")
@@ -340,6 +342,22 @@ def test_a_helmrelease_chart_version_and_values_are_the_same_everywhere(
         "cluster t: HelmRelease flux-giantswarm/agent-platform spec.values.networkPolicy.flavor"
     )
     assert str(gitops.facts[key].source).endswith(f"objects.yaml:{_line(OBJECTS, 'flavor')}")
+
+
+def test_the_crd_policy_is_read_where_written_and_helm_controllers_default_where_not(
+    kb: KnowledgeBase, fake_api: FakeAPIFactory, tmp_path: Path
+) -> None:
+    live, snapshot, gitops = _shared(kb, fake_api, tmp_path)
+    key = "helmrelease.agent-platform.crds"
+    assert str(live.facts[key].source) == (
+        "cluster t: HelmRelease flux-giantswarm/agent-platform"
+        " spec.install.crds (unset: Create), spec.upgrade.crds CreateReplace"
+    )
+    assert str(gitops.facts[key].source).endswith(f"objects.yaml:{_line(OBJECTS, 'crds:')}")
+    # a release that writes neither: Create on both (helm-controller's DefaultCRDPolicy)
+    for state in (live, snapshot, gitops):
+        assert state.value("helmrelease.muster.crds") == {"install": "Create", "upgrade": "Create"}
+    assert "spec.upgrade.crds (unset: Create)" in str(live.facts["helmrelease.muster.crds"].source)
 
 
 def test_a_chart_ref_pins_through_the_oci_repository_or_helm_chart_it_names(
@@ -521,6 +539,8 @@ DERIVED_FIELDS = (
     ("spec", "chart", "spec", "version"),
     ("spec", "chartRef"),
     ("spec", "driftDetection"),
+    ("spec", "install", "crds"),
+    ("spec", "upgrade", "crds"),
     ("spec", "ref"),
     ("spec", "version"),
     ("spec", "strategy"),

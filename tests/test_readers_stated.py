@@ -39,6 +39,7 @@ def test_fact_values_are_typed_by_key() -> None:
             "object.Harness.kagent.kagent.annotations=helm.sh/resource-policy=keep,a=b",
             "workload.harness-delegate.args=--instance-metadata-url=https://169.254.169.254",
             "helmrelease.kagent.drift-detection=disabled",
+            "helmrelease.kagent.crds=install=Create,upgrade=CreateReplace",
             'workload.harness-delegate.env-secrets=["x,y", "z"]',
             "secret.ns.name.type=null",
         ],
@@ -52,6 +53,10 @@ def test_fact_values_are_typed_by_key() -> None:
         "--instance-metadata-url=https://169.254.169.254"
     ]
     assert state.value("helmrelease.kagent.drift-detection") == "disabled"
+    assert state.value("helmrelease.kagent.crds") == {
+        "install": "Create",
+        "upgrade": "CreateReplace",
+    }
     assert state.value("workload.harness-delegate.env-secrets") == ["x,y", "z"]
     assert "secret.ns.name.type" in state and state.value("secret.ns.name.type") is None
     assert all(str(f.source) == "flag --fact" for f in state)

@@ -32,6 +32,23 @@ def p_drift_detection(args: Mapping[str, Any], state: State, kb: KnowledgeBase) 
     return _simple(key, claim, state, lambda v: _text("disabled" if v is None else v) == mode)
 
 
+def p_crd_policy(args: Mapping[str, Any], state: State, kb: KnowledgeBase) -> Outcome:
+    """The HelmRelease's CRD policy for one action (``install`` or ``upgrade``) is one of
+    ``policy`` (a name or a list): read from ``helmrelease.<name>.crds``."""
+    name, action = str(args["helmrelease"]), str(args["action"])
+    wanted = args["policy"] if isinstance(args["policy"], list) else [args["policy"]]
+    names = [str(w) for w in wanted]
+    key = f"helmrelease.{name}.crds"
+    claim = f"HelmRelease {name} applies CRDs on {action} with {' or '.join(names)}"
+
+    def test(value: object) -> bool | None:
+        if not isinstance(value, dict) or not isinstance(value.get(action), str):
+            return None
+        return value[action] in names
+
+    return _simple(key, claim, state, test)
+
+
 def _bool(value: object) -> bool | None:
     if isinstance(value, bool):
         return value

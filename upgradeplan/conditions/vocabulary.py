@@ -11,6 +11,7 @@ from typing import Any
 
 from upgradeplan.conditions.objects import (
     p_container_arg,
+    p_crd_policy,
     p_crd_stored_version,
     p_drift_detection,
     p_fact_contains,
@@ -141,6 +142,13 @@ PREDICATES: dict[str, PredicateSpec] = dict(
             (),
             _keys("helmrelease.{helmrelease}.drift-detection"),
             p_drift_detection,
+        ),
+        _spec(
+            "crd_policy",
+            ("helmrelease", "action", "policy"),
+            (),
+            _keys("helmrelease.{helmrelease}.crds"),
+            p_crd_policy,
         ),
         _spec(
             "object_exists",

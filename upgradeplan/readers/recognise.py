@@ -261,9 +261,18 @@ def oci_pin(obj: Mapping[str, Any]) -> Pin:
     return Pin(None, ("spec", "ref"), "spec.ref (unset: tag latest)")
 
 
+# helm-controller's CRD policy when ``spec.install.crds`` / ``spec.upgrade.crds`` is unset:
+# ``Create`` for both actions (internal/action/crds.go ``DefaultCRDPolicy``, read on install and,
+# since v0.37.0, on upgrade; still so in v1.6.3). The v2 API text says upgrade's default is
+# ``Skip``; the controller applies ``Create`` (docs/gitops.md, "CRD policy").
+CRDS_DEFAULT = "Create"
+CRDS_POLICIES = ("Skip", "Create", "CreateReplace")
+
+
 def helmrelease_facts(name: str, obj: Mapping[str, Any]) -> Iterator[Derived]:
-    """A HelmRelease's own facts: its namespace (when written) and drift-detection mode
-    (helm-controller's default, ``disabled``, when unset)."""
+    """A HelmRelease's own facts: its namespace (when written), drift-detection mode
+    (helm-controller's default, ``disabled``, when unset) and CRD policy on install and
+    upgrade (:data:`CRDS_DEFAULT` when unset)."""
     h = f"helmrelease.{name}"
     ns = _get(obj, "metadata", "namespace")
     if ns:
@@ -275,6 +284,25 @@ def helmrelease_facts(name: str, obj: Mapping[str, Any]) -> Iterator[Derived]:
     else:
         at = ("metadata", "name")
         yield Derived(f"{h}.drift-detection", "disabled", at, "spec.driftDetection (unset)")
+    yield crds_policy(h, obj)
+
+
+def crds_policy(h: str, obj: Mapping[str, Any]) -> Derived:
+    """``<h>.crds``: the CRD policy on install and on upgrade, as written or helm-controller's
+    default; located at the upgrade policy when written (what a chart bump runs), else at the
+    install policy, else at the release's name."""
+    policy: dict[str, str] = {}
+    words: list[str] = []
+    at: Path = ("metadata", "name")
+    for action in ("install", "upgrade"):
+        written = text_of(_get(obj, "spec", action, "crds")).strip()
+        policy[action] = written or CRDS_DEFAULT
+        if written:
+            at = ("spec", action, "crds")
+            words.append(f"spec.{action}.crds {written}")
+        else:
+            words.append(f"spec.{action}.crds (unset: {CRDS_DEFAULT})")
+    return Derived(f"{h}.crds", policy, at, ", ".join(words))
 
 
 @dataclass(frozen=True, slots=True)

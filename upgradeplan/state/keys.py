@@ -189,6 +189,12 @@ KEYS: tuple[KeyRow, ...] = (
         "text",
         kubectl=f"{_HR} (spec.driftDetection.mode)",
     ),
+    KeyRow(
+        "helmrelease.<name>.crds",
+        r"^helmrelease\.[^.]+\.crds$",
+        "map",
+        kubectl=f"{_HR} (spec.install.crds, spec.upgrade.crds)",
+    ),
     KeyRow("object.<Kind>.<namespace>.<name>.exists", _OBJ + r"exists$", "bool", kubectl=_OBJECT),
     KeyRow(
         "object.<Kind>.<namespace>.<name>.annotations",

@@ -266,7 +266,6 @@ def oci_pin(obj: Mapping[str, Any]) -> Pin:
 # since v0.37.0, on upgrade; still so in v1.6.3). The v2 API text says upgrade's default is
 # ``Skip``; the controller applies ``Create`` (docs/gitops.md, "CRD policy").
 CRDS_DEFAULT = "Create"
-CRDS_POLICIES = ("Skip", "Create", "CreateReplace")
 
 
 def helmrelease_facts(name: str, obj: Mapping[str, Any]) -> Iterator[Derived]:

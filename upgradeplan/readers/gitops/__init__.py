@@ -2,11 +2,10 @@
 
 What is read (see docs/gitops.md):
 
-- Flux ``HelmRelease`` (``helm.toolkit.fluxcd.io`` v2, v2beta2, v2beta1): its namespace, its
-  drift-detection mode (unset means ``disabled``), its CRD policy (unset means ``Create``), the
-  chart version (``spec.chart.spec.version``
-  or the ``OCIRepository`` its ``spec.chartRef`` names) as the pin of the product it
-  recognises, and its inline ``spec.values`` (a BOM, or a product's values).
+- Flux ``HelmRelease`` (v2, v2beta2, v2beta1): its namespace, drift-detection mode (unset:
+  ``disabled``), CRD policy (unset: ``Create``), chart version (``spec.chart.spec.version`` or
+  the ``OCIRepository`` its ``spec.chartRef`` names) as the pin of the product it recognises,
+  and its inline ``spec.values`` (a BOM, or a product's values).
 - ``OCIRepository`` (``source.toolkit.fluxcd.io`` v1, v1beta2): ``spec.ref`` digest > semver >
   tag, as the pin of the product whose name it carries.
 - BOM values (``components.<name>``): ``versionRange`` → ``pin.<product>`` (product by

@@ -52,7 +52,7 @@ def slim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, set[s
     source.mkdir()
     for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy2(REPO / name, source / name)
-    for name in ("upgradeplan", "knowledge"):
+    for name in ("upgradeplan", "knowledge", "packs"):
         shutil.copytree(
             REPO / name, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
         )

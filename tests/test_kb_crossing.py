@@ -197,3 +197,23 @@ def test_a_misspelt_stepping_rule_is_a_lint_error_naming_the_key(tmp_path: Path)
     code, out = run("kb", "lint", "--kb", str(kb))
     assert code != 0
     assert "stepper.yaml" in out and "minr" in out
+
+
+def test_a_stepping_rule_with_references_lints_clean_and_its_hazards_cite_them(
+    tmp_path: Path,
+) -> None:
+    page = "https://example.org/docs/upgrade/"
+    kb = fragment(tmp_path / "kb", PRODUCT + f'  references: ["{page}"]\n')
+    code, out = run("kb", "lint", "--kb", str(kb))
+    assert code == 0, out
+    assert "KB026" not in out
+    hazards = load([kb], bundled=False).hazards
+    assert hazards["stepping:stepper@1.0.2"].references == (page,)
+
+
+def test_a_stepping_rule_without_references_is_a_lint_error_on_its_hazards(
+    tmp_path: Path,
+) -> None:
+    code, out = run("kb", "lint", "--kb", str(fragment(tmp_path / "kb")))
+    assert code == 2
+    assert "KB026 hazard 'stepping:stepper@1.0.2' has no reference" in out

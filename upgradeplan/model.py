@@ -133,6 +133,7 @@ class Stepping:
     at: Literal["latest-patch", "any"] = "latest-patch"
     source: str = ""  # where the sources give it (section or changelog entry)
     quote: str = ""  # the sentence it rests on
+    references: tuple[str, ...] = ()  # the pages that give it; its hazards cite them
 
 
 @dataclass(frozen=True, slots=True)

@@ -110,6 +110,7 @@ def stepping_hazards(product: Product, rule: Stepping, rels: Sequence[Release]) 
                 to_range=f">={_bound(following[0].version)}",
                 description=f"Stop at {stop.version} before moving past the {name} line.",
                 avoid=f"Stop at {stop.version} first.",
+                references=rule.references,
             )
         )
     return out

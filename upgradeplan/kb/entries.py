@@ -70,19 +70,24 @@ def product_of(ctx: Fields) -> Product:
 
 
 def _stepping(ctx: Fields) -> Stepping | None:
-    """``stepping: {line: minor|major, at: latest-patch|any, source, quote}``."""
+    """``stepping: {line: minor|major, at: latest-patch|any, source, quote, references}``."""
     spec = ctx.mapping("stepping")
     if spec is None:
         return None
     path = ("stepping",)
     for k in spec:
-        if k not in ("line", "at", "source", "quote"):
-            ctx.report("KB002", (*path, k), f"`stepping:` takes line, at, source, quote, not {k!r}")
+        if k not in ("line", "at", "source", "quote", "references"):
+            ctx.report(
+                "KB002",
+                (*path, k),
+                f"`stepping:` takes line, at, source, quote, references, not {k!r}",
+            )
     return Stepping(
         line=ctx.choice_in(spec, "line", ("minor", "major"), path, default="minor"),  # type: ignore[arg-type]
         at=ctx.choice_in(spec, "at", ("latest-patch", "any"), path, default="latest-patch"),  # type: ignore[arg-type]
         source=ctx.text_in(spec, "source", path),
         quote=ctx.text_in(spec, "quote", path),
+        references=ctx.strlist(spec, "references", path),
     )
 
 

@@ -14,7 +14,7 @@ import pytest
 from support.cli import check, git, plan, run
 
 ROOT = Path(__file__).resolve().parent.parent
-PACK = ("--kb", str(ROOT / "packs" / "cert-manager"))
+PACK = ("--pack", "cert-manager")
 FIXTURE = ROOT / "tests" / "fixtures" / "packs" / "cert-manager"
 
 
@@ -32,7 +32,7 @@ NOTHING_SET = "values.cert-manager={}"
 
 
 def test_the_pack_lints_clean() -> None:
-    code, out = run("kb", "lint", "--strict", *PACK[1:])
+    code, out = run("kb", "lint", "--strict", *PACK)
     assert (code, out.strip()) == (0, "")
 
 

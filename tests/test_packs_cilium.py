@@ -14,7 +14,7 @@ import pytest
 from support.cli import check, git, plan, run
 
 ROOT = Path(__file__).resolve().parent.parent
-PACK = ("--kb", str(ROOT / "packs" / "cilium"))
+PACK = ("--pack", "cilium")
 FIXTURE = ROOT / "tests" / "fixtures" / "packs" / "cilium"
 NOTHING_SET = "values.cilium={}"
 
@@ -42,7 +42,7 @@ def values(**keys: object) -> tuple[str, ...]:
 
 
 def test_the_pack_lints_clean() -> None:
-    code, out = run("kb", "lint", "--strict", *PACK[1:])
+    code, out = run("kb", "lint", "--strict", *PACK)
     assert (code, out.strip()) == (0, "")
 
 

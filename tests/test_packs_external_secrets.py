@@ -11,7 +11,7 @@ from typing import Any
 from support.cli import check, plan, run
 
 ROOT = Path(__file__).resolve().parent.parent
-PACK = ("--kb", str(ROOT / "packs" / "external-secrets"))
+PACK = ("--pack", "external-secrets")
 FIXTURE = ROOT / "tests" / "fixtures" / "packs" / "external-secrets"
 ON_V1 = "prerequisite.external-secrets.manifests-on-v1"
 UNSERVED = "external-secrets-017-v1beta1-unserved"
@@ -29,7 +29,7 @@ def judge(frm: str, to: str, *facts: str) -> tuple[int, dict[str, str]]:
 
 
 def test_the_pack_lints_clean() -> None:
-    code, out = run("kb", "lint", "--strict", *PACK[1:])
+    code, out = run("kb", "lint", "--strict", *PACK)
     assert (code, out.strip()) == (0, "")
 
 

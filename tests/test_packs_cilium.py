@@ -124,6 +124,50 @@ def test_the_envoy_daemonset_warns_only_where_the_values_leave_it_to_the_default
     assert found[ENVOY] == "may-apply"
 
 
+# --------------------------------------------------------------- 1.19: BGPv1, local cluster
+
+BGP = "cilium-119-bgpv1-removed"
+LOCAL = "cilium-119-policy-default-local-cluster"
+
+
+def test_a_bgpv1_peering_policy_blocks_1_19() -> None:
+    code, found = judge(
+        "1.18.12",
+        "1.19.0",
+        NOTHING_SET,
+        'object.CiliumBGPPeeringPolicy=["_/rack-1"]',
+        'object.CiliumBGPPeeringPolicy._.rack-1.spec.virtualRouters=["asn-64512"]',
+    )
+    assert (code, found[BGP]) == (3, "applies")
+
+
+def test_no_peering_policies_leave_1_19_with_no_known_hazard() -> None:
+    code, found = judge("1.18.12", "1.19.0", NOTHING_SET, "object.CiliumBGPPeeringPolicy=[]")
+    # 1.19 is above the pack's reviewed_through (1.17.0): "no known hazards", never "safe"
+    assert (code, found[BGP]) == (4, "does-not-apply")
+
+
+def test_peering_policies_not_listed_leave_1_19_undetermined() -> None:
+    code, found = judge("1.18.12", "1.19.0", NOTHING_SET)
+    assert (code, found[BGP]) == (4, "may-apply")
+
+
+def test_a_cluster_mesh_without_the_policy_option_blocks_1_19() -> None:
+    mesh = values(clustermesh__useAPIServer=True)
+    code, found = judge("1.18.12", "1.19.0", *mesh, "object.CiliumBGPPeeringPolicy=[]")
+    assert (code, found[LOCAL]) == (3, "applies")
+    kept = values(clustermesh__useAPIServer=True, clustermesh__policyDefaultLocalCluster=False)
+    code, found = judge("1.18.12", "1.19.0", *kept, "object.CiliumBGPPeeringPolicy=[]")
+    assert (code, found[LOCAL]) == (4, "does-not-apply")  # above reviewed_through: not "safe"
+
+
+def test_no_cluster_mesh_no_local_cluster_finding() -> None:
+    _, found = judge("1.18.12", "1.19.0", NOTHING_SET)
+    assert found[LOCAL] == "does-not-apply"
+    _, found = judge("1.18.12", "1.19.0")
+    assert found[LOCAL] == "may-apply"
+
+
 # --------------------------------------------------------------- the stepping rule
 
 

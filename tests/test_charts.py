@@ -132,7 +132,7 @@ def test_a_bump_from_a_helm_repository_gets_every_check(tmp_path: Path, helm: Se
     }
     assert code == 3  # Helm would refuse the upgrade on Kubernetes 1.29
     crds = found["chart.crds-changed"]
-    assert "with spec.upgrade.crds Create widgets.example.com stays as it is" in crds["reason"]
+    assert "with spec.upgrade.crds Create: widgets.example.com stays as it is" in crds["reason"]
     assert crds["location"] == "apps/demo.yaml:14"  # the pin's line
     sources = [o["source"] for o in crds["evidence"][0]["observed"]]
     assert sources == [f"{helm.url}/charts/demo-1.0.0.tgz", f"{helm.url}/charts/demo-2.0.0.tgz"]
@@ -166,7 +166,7 @@ def test_a_bump_of_an_oci_repository_reads_the_registry(tmp_path: Path, cache: P
     assert sorted(found) == sorted(IDS)
     # an OCIRepository's HelmRelease: its values and (unset) CRD policy
     assert "replicaCount (nearest: replicas)" in found["chart.values-key-removed"]["reason"]
-    assert "spec.upgrade.crds Create widgets" in found["chart.crds-changed"]["reason"]
+    assert "spec.upgrade.crds Create: widgets" in found["chart.crds-changed"]["reason"]
     sources = [o["source"] for o in found["chart.crds-changed"]["evidence"][0]["observed"]]
     assert sources == [f"{ref}:1.0.0", f"{ref}:2.0.0"]
     assert code == 0

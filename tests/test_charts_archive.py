@@ -6,6 +6,7 @@ import io
 import tarfile
 
 import pytest
+import yaml
 from support.chartrepo import chart_tgz, crd
 
 from upgradeplan.charts import archive
@@ -53,11 +54,18 @@ def test_a_crd_template_is_read_plain_and_named_when_templated() -> None:
     assert chart.unrendered == ("templates/gizmos.yaml",)
 
 
-def test_a_subchart_is_not_read() -> None:
-    sub = {"demo/charts/sub/Chart.yaml": b"name: sub\nversion: 0.1.0\n"}
-    sub["demo/charts/sub/crds/x.yaml"] = b"kind: CustomResourceDefinition\n"
+def test_a_subcharts_crds_are_read_and_nothing_else_of_it() -> None:
+    """kube-prometheus-stack keeps its CRDs in a subchart (charts/crds/crds/): Helm applies
+    them with the chart's own."""
+    sub = {"demo/charts/crds/Chart.yaml": b"name: crds\nversion: 0.1.0\n"}
+    sub["demo/charts/crds/crds/w.yaml"] = yaml.safe_dump(WIDGETS).encode()
+    sub["demo/charts/crds/values.yaml"] = b"only: here\n"
+    sub["demo/charts/crds/templates/x.yaml"] = b"kind: CustomResourceDefinition\n"
     chart = read(chart_tgz("demo", "1.0.0", extra=sub), "demo")
-    assert chart.crds == {}
+    assert {n: c.file for n, c in chart.crds.items()} == {
+        "widgets.example.com": "charts/crds/crds/w.yaml"
+    }
+    assert chart.values == {} and chart.unrendered == ()
 
 
 def _tar(members: list[tuple[str, bytes]], kind: bytes = tarfile.REGTYPE) -> bytes:

@@ -42,7 +42,7 @@ POLICY = "helmrelease.demo.crds"
 @pytest.mark.parametrize(
     ("policy", "status", "said"),
     [
-        ("Skip", "applies", "with spec.upgrade.crds Skip widgets.example.com stays as it is"),
+        ("Skip", "applies", "with spec.upgrade.crds Skip: widgets.example.com stays as it is"),
         ("Create", "applies", "gadgets.example.com"),
         ("CreateReplace", "does-not-apply", "spec.upgrade.crds CreateReplace applies them"),
     ],
@@ -61,7 +61,7 @@ def test_changed_crds_apply_unless_the_policy_replaces_them(
     if policy == "Skip":
         assert "gadgets.example.com is not created" in f.reason
     if policy == "Create":
-        assert "gadgets.example.com is not created" not in f.reason  # Create creates it
+        assert "not created" not in f.reason  # Create creates it
     # the sources: both archives, and the policy read
     assert [x.source.detail for x in f.evidence[0].facts] == ["demo-1.0.0.tgz", "demo-2.0.0.tgz"]
     assert f.evidence[1].facts[0].key == POLICY
@@ -164,3 +164,14 @@ def test_an_unreadable_archive_makes_every_check_may_apply_naming_it() -> None:
             "the chart archive could not be read: demo 2.0.0: https://x/demo-2.0.0.tgz: "
             "HTTP 404: not found"
         )
+
+
+def test_a_crd_file_that_does_not_parse_is_named_and_leaves_the_check_open() -> None:
+    broken = {"demo/crds/bad.yaml": b"kind: CustomResourceDefinition\nspec: [unclosed\n"}
+    old = _read("1.0.0", crds={"w.yaml": V1})
+    new = Read(
+        "2.0.0", "x", read(chart_tgz("demo", "2.0.0", crds={"w.yaml": V1}, extra=broken), "d")
+    )
+    f = _one(findings(_move(), old, new, State()), CRDS)
+    assert f.status == "may-apply"
+    assert "2.0.0: crds/bad.yaml is not YAML" in f.reason and "(not compared)" in f.reason

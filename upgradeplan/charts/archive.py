@@ -1,11 +1,12 @@
 """A chart archive (``helm package``'s ``.tgz``) read bounded: metadata, values, schema, CRDs.
 
 Only what the computed checks compare is read: ``Chart.yaml`` (name, version, appVersion,
-kubeVersion), ``values.yaml``, ``values.schema.json``, every file of ``crds/`` and every
-template that declares ``kind: CustomResourceDefinition``. The archive's top folder is the
-chart's; subcharts (``charts/``) are not read. Templates are not rendered: a CRD template
-whose text has no ``{{`` is read as written; one with template directives is named as
-not rendered (its name when the text says it, never a guess).
+kubeVersion), ``values.yaml``, ``values.schema.json``, every file of ``crds/`` (the chart's and its
+subcharts', ``charts/<sub>/crds/``, which Helm applies with the chart's) and every template of
+the chart that declares ``kind: CustomResourceDefinition``. Nothing else of a subchart is read
+(its values, its templates), and a subchart's ``crds/`` is read whatever its ``condition``.
+Templates are not rendered: a CRD template whose text has no ``{{`` is read as written; one
+with template directives is named as not rendered.
 
 Bounds (a hostile archive is refused, never unpacked): at most :data:`MAX_ARCHIVE` bytes
 compressed, :data:`MAX_MEMBERS` members, :data:`MAX_FILE` bytes per file read and
@@ -87,11 +88,13 @@ def read(data: bytes, label: str) -> Chart:
     unrendered: list[str] = []
     for path in sorted(files):
         rel = path[len(top) + 1 :]
-        if not rel.endswith((".yaml", ".yml", ".json", ".tpl")) or "/charts/" in f"/{rel}":
+        if not rel.endswith((".yaml", ".yml", ".json", ".tpl")):
             continue
         text = files[path].decode("utf-8", "replace")
-        if rel.startswith("crds/"):
+        if _crds_dir(rel.split("/")):
             _crds_of(text, rel, crds, problems)
+        elif rel.startswith("charts/"):
+            continue
         elif rel.startswith("templates/") and "CustomResourceDefinition" in text:
             if "{{" in text:
                 unrendered.append(rel)
@@ -139,11 +142,20 @@ def _members(data: bytes, label: str) -> dict[str, bytes]:
 
 
 def _read_it(parts: list[str]) -> bool:
-    """Whether a member is one the checks read: the top folder's Chart.yaml, values, schema,
-    crds/ and templates/ (not a subchart's)."""
+    """Whether a member is one the checks read: the top folder's Chart.yaml, values, schema
+    and templates/, and the crds/ of the chart and its subcharts."""
     if len(parts) == 2:
         return parts[1] in ("Chart.yaml", "values.yaml", "values.schema.json")
-    return len(parts) >= 3 and parts[1] in ("crds", "templates")
+    return len(parts) >= 3 and (parts[1] == "templates" or _crds_dir(parts[1:]))
+
+
+def _crds_dir(rel: list[str]) -> bool:
+    """Whether a path inside the chart is in ``crds/`` of the chart or of a subchart
+    (``charts/<sub>/crds/…``, nested as deep as subcharts go)."""
+    i = 0
+    while len(rel) - i >= 3 and rel[i] == "charts":
+        i += 2
+    return len(rel) - i >= 2 and rel[i] == "crds"
 
 
 def _top(files: Mapping[str, bytes], label: str) -> str:

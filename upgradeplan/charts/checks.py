@@ -5,15 +5,16 @@ id (docs/gitops.md, "Checks computed from the charts"):
 
 - ``chart.crds-changed``: CustomResourceDefinitions the target adds, changes (a different
   spec) or removes, and whether the HelmRelease's CRD policy on upgrade
-  (``helmrelease.<name>.crds``) applies them. Only ``crds/`` is subject to the policy; a CRD
-  in ``templates/`` is applied by Helm with the rest of the release; a templated one is named
-  as not compared. Helm and helm-controller never delete a CRD.
+  (``helmrelease.<name>.crds``) applies them. Only ``crds/`` (the chart's and its subcharts')
+  is subject to the policy; a CRD in ``templates/`` is applied by Helm with the rest of the
+  release; a templated one is named as not compared. Helm and helm-controller never delete a
+  CRD.
 - ``chart.values-key-removed``: a values key the installation sets that the installed chart
   has (values.yaml or values.schema.json) and the target has not, with the nearest key of the
   target as a hint.
 - ``chart.kube-version-raised``: the target's ``kubeVersion`` admits no Kubernetes version the
   installed one's lowest admitted minor, judged against ``installed.kubernetes``.
-- ``chart.app-major-changed``: the ``appVersion`` major moved.
+- ``chart.app-major-changed``: the ``appVersion`` major moved (a 0.x minor is not a major).
 
 Each finding's evidence names both archives and where they were read.
 """
@@ -141,8 +142,8 @@ def _crds(move: Move, old: Chart, new: Chart, state: State, sources: Evidence) -
     changed = sorted(
         n for n in set(old.crds) & set(new.crds) if old.crds[n].spec != new.crds[n].spec
     )
-    governed_added = [n for n in added if new.crds[n].file.startswith("crds/")]
-    governed_changed = [n for n in changed if new.crds[n].file.startswith("crds/")]
+    governed_added = [n for n in added if not new.crds[n].file.startswith("templates/")]
+    governed_changed = [n for n in changed if not new.crds[n].file.startswith("templates/")]
     words: list[str] = []
     if added:
         words.append("added " + ", ".join(added))
@@ -151,9 +152,11 @@ def _crds(move: Move, old: Chart, new: Chart, state: State, sources: Evidence) -
     if removed:
         words.append("removed " + ", ".join(removed) + " (never deleted by Helm or Flux)")
     unrendered = [f"{f} (templated, not compared)" for f in new.unrendered]
-    said = "; ".join(words + unrendered) or "no CustomResourceDefinition changes"
+    broken = [f"{c.version}: {p} (not compared)" for c in (old, new) for p in c.problems]
+    said = "; ".join(words + unrendered + broken) or "no CustomResourceDefinition changes"
     if not governed_added and not governed_changed:
-        status: Status = "may-apply" if new.unrendered and not words else "does-not-apply"
+        unsure = (new.unrendered or broken) and not words
+        status: Status = "may-apply" if unsure else "does-not-apply"
         if status == "may-apply":
             return _finding(move, CRDS, status, said, sources)
         return _finding(move, CRDS, status, said + "; nothing for the CRD policy to apply", sources)
@@ -176,19 +179,27 @@ def _crds(move: Move, old: Chart, new: Chart, state: State, sources: Evidence) -
         (fact,),
     )
     left: list[str] = []
-    if policy != "CreateReplace":
-        left += [f"{n} stays as it is" for n in governed_changed]
-    if policy == "Skip":
-        left += [f"{n} is not created" for n in governed_added]
+    if policy != "CreateReplace" and governed_changed:
+        one = len(governed_changed) == 1
+        stay = "stays as it is" if one else "stay as they are"
+        left.append(f"{_them(governed_changed)} {stay} (not replaced)")
+    if policy == "Skip" and governed_added:
+        left.append(
+            f"{_them(governed_added)} {'is' if len(governed_added) == 1 else 'are'} not created"
+        )
     if not left:
         why = f"{said}; spec.upgrade.crds {policy} applies them"
         return _finding(move, CRDS, "does-not-apply", why, sources, evidence=(seen,))
-    why = f"{said}; with spec.upgrade.crds {policy} " + ", ".join(left)
+    why = f"{said}; with spec.upgrade.crds {policy}: " + "; ".join(left)
     avoid = (
         f"apply the CRDs of {move.chart} {move.after} before the upgrade "
         f"(or set spec.upgrade.crds: CreateReplace on HelmRelease {move.release})"
     )
     return _finding(move, CRDS, "applies", why, sources, evidence=(seen,), avoid=avoid)
+
+
+def _them(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"these {len(names)}"
 
 
 def _changed(old: Any, new: Any) -> str:

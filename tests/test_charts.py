@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 from support.chartrepo import Served, chart_tgz, crd, helm_repository, oci_registry
 from support.cli import git
+from support.sarif_schema import valid_sarif
 
 from upgradeplan.cli import cli
 
@@ -241,3 +242,14 @@ def test_every_output_shows_the_computed_findings(
     if output == "text":
         verbose = _gate(repo, "--fact", "kubernetes=1.31.0", "-v")[1]
         assert "demo-2.0.0.tgz" in verbose
+    if output == "sarif":  # valid SARIF 2.1.0, a result at the pin's line
+        [run] = valid_sarif(out)["runs"]
+        [crds] = [r for r in run["results"] if r["ruleId"].endswith("chart.crds-changed")]
+        region = crds["locations"][0]["physicalLocation"]
+        assert (region["artifactLocation"]["uri"], region["region"]["startLine"]) == (
+            "apps/demo.yaml",
+            14,
+        )
+    if output == "github":  # an annotation at the pin's line
+        line = next(x for x in out.splitlines() if "chart.values-key-removed" in x)
+        assert line.startswith("::warning file=apps/demo.yaml,line=14")

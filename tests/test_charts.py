@@ -253,3 +253,14 @@ def test_every_output_shows_the_computed_findings(
     if output == "github":  # an annotation at the pin's line
         line = next(x for x in out.splitlines() if "chart.values-key-removed" in x)
         assert line.startswith("::warning file=apps/demo.yaml,line=14")
+
+
+def test_a_computed_finding_can_be_accepted_like_a_hazard(tmp_path: Path, helm: Served) -> None:
+    repo = _repo(tmp_path, HELM.format(url=helm.url, policy="Create"))
+    args = ("--fact", "kubernetes=1.29.2", "-o", "json")
+    assert _gate(repo, *args)[0] == 3
+    code, out = _gate(repo, "--accept", "chart.kube-version-raised", *args)
+    assert code == 0
+    [one] = json.loads(out)["results"]
+    assert "chart.kube-version-raised" not in _findings(out)
+    assert one["verdict"] == "safe-with-actions"

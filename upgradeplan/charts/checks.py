@@ -30,13 +30,20 @@ from typing import Any
 from upgradeplan import provenance, versions
 from upgradeplan.charts.archive import Chart
 from upgradeplan.errors import UpgradeplanError
-from upgradeplan.model import Evidence, Fact, Finding, MissingFact, Severity, State, Status, Truth
+from upgradeplan.model import (
+    COMPUTED_CHECKS,
+    Evidence,
+    Fact,
+    Finding,
+    MissingFact,
+    Severity,
+    State,
+    Status,
+    Truth,
+)
 from upgradeplan.provenance import Source
 
-CRDS = "chart.crds-changed"
-VALUES = "chart.values-key-removed"
-KUBE = "chart.kube-version-raised"
-APP = "chart.app-major-changed"
+CRDS, VALUES, KUBE, APP = COMPUTED_CHECKS
 CHECKS: dict[str, tuple[str, Severity]] = {
     CRDS: ("the chart's CustomResourceDefinitions change", "warning"),
     VALUES: ("a values key the installation sets is gone from the chart", "warning"),

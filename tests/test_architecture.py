@@ -50,6 +50,8 @@ LAYERS: dict[str, int] = {
     "symptoms": 2,
     # accepted risks: read from their file, applied to a check's findings (uses the judge)
     "accept": 3,
+    # checks computed from two chart archives (fetched through the readers' transport)
+    "charts": 3,
     # after diagnose matched: rank by a state (the planner's scopes), fill placeholders
     "triage": 3,
     # renderings

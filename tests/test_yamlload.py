@@ -58,6 +58,16 @@ def test_the_same_data_as_the_safe_loader(text: str) -> None:
     assert typed(yamlload.load_all(text)) == typed(safe(text))
 
 
+def test_a_plain_equals_sign_is_the_string_go_yaml_reads() -> None:
+    """prometheus-operator's AlertmanagerConfig CRD writes ``- =`` in an enum; PyYAML's safe
+    loader refuses it (YAML 1.1's value key), kubectl and Helm read the string "=" (once every
+    kube-prometheus-stack archive's CRD file failed to load here)."""
+    with pytest.raises(yaml.YAMLError):
+        safe("enum:\n- =\n- '!='\n")
+    assert yamlload.load_all("enum:\n- =\n- '!='\n") == [{"enum": ["=", "!="]}]
+    assert yamlload.load_one("= : x\n") == {"=": "x"}
+
+
 def test_an_alias_reads_as_its_anchor_and_a_node_inside_itself_is_refused() -> None:
     docs = yamlload.load_all("base: &b {x: 1}\nuse: *b\n")
     assert docs[0]["use"] == {"x": 1}

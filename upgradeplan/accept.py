@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from upgradeplan import errors
-from upgradeplan.model import Finding, KnowledgeBase
+from upgradeplan.model import COMPUTED_CHECKS, Finding, KnowledgeBase
 from upgradeplan.provenance import Source, in_file
 
 if TYPE_CHECKING:
@@ -245,7 +245,7 @@ def _entry(data: Any, where: str, kb: KnowledgeBase) -> Acceptance:
 
 def check_id(kb: KnowledgeBase, hazard: str, where: str) -> None:
     """UnknownName (exit 2) unless ``hazard`` is a hazard of the knowledge or a requirement."""
-    if hazard in kb.hazards or hazard == EXPIRED_ID:
+    if hazard in kb.hazards or hazard == EXPIRED_ID or hazard in COMPUTED_CHECKS:
         return
     if hazard.startswith(REQUIRES_PREFIX):
         product = hazard[len(REQUIRES_PREFIX) :].partition("@")[0]

@@ -444,6 +444,10 @@ class Evidence:
 
 Status = Literal["applies", "may-apply", "does-not-apply"]
 
+# the checks computed from chart archives (upgradeplan.charts): accepted risks may name them
+_CHECKS = "crds-changed values-key-removed kube-version-raised app-major-changed"
+COMPUTED_CHECKS = tuple(f"chart.{name}" for name in _CHECKS.split())
+
 
 @dataclass(frozen=True, slots=True)
 class MissingFact:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from upgradeplan import errors
 from upgradeplan.model import (
@@ -81,6 +81,12 @@ class MovedPin:
     after: str | None
     where: Source | None  # the new pin's line (the old one's when the change removes it)
     product: str | None = None  # the product of the knowledge it pins, when it is one
+    # where its archives come from, for the checks computed from the charts (upgradeplan.charts)
+    repository: str = ""  # a Helm repository's URL or oci://host/path/chart ("" unknown)
+    insecure: bool = False  # the source's spec.insecure (an OCI registry over plain HTTP)
+    release: str = ""  # the HelmRelease whose values and CRD policy apply ("" unknown)
+    values: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    values_why: str = ""  # why ``values`` is None
 
     def describe(self) -> str:
         """``cert-manager v1.16.0 → v1.16.1``."""

@@ -27,6 +27,7 @@ MAX_ALIASED = 100_000  # nodes built through aliases in one file
 _DEEP = f"nested deeper than {MAX_DEPTH} levels (the limit for a YAML file)"
 
 _STR = "tag:yaml.org,2002:str"
+_VALUE = "tag:yaml.org,2002:value"
 _INT = "tag:yaml.org,2002:int"
 _NULL = "tag:yaml.org,2002:null"
 _BOOL = "tag:yaml.org,2002:bool"
@@ -104,7 +105,10 @@ def line_of(doc: Any, path: Sequence[Any]) -> int:
 
 @functools.lru_cache(maxsize=1 << 16)  # mostly keys, which repeat
 def _resolve(kind: Any, value: Any, implicit: Any) -> Any:
-    return _RESOLVER.resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
+    tag = _RESOLVER.resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
+    # a plain ``=`` is YAML 1.1's "value" key, which no safe constructor builds; Go's YAML
+    # (kubectl, Helm) reads it as the string "=" (prometheus-operator's CRDs write one)
+    return _STR if tag == _VALUE else tag
 
 
 _RESOLVER = yaml.resolver.Resolver()

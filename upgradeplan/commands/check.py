@@ -19,9 +19,39 @@ from upgradeplan.commands.options import judging_options
 CHECK_FORMATS = ("text", "json", "yaml", "markdown", "sarif", "github")
 
 
+def chart_options(f: Any) -> Any:
+    """The checks computed from the charts of the pins a change moves (--base)."""
+    f = click.option(
+        "--charts",
+        "charts_dir",
+        type=click.Path(exists=True, file_okay=False),
+        help="Read the chart archives of moved pins from DIR (<chart>-<version>.tgz), "
+        "never from the network; implies --chart-checks require.",
+    )(f)
+    f = click.option(
+        "--no-chart-checks",
+        "no_chart_checks",
+        is_flag=True,
+        help="Same as --chart-checks off.",
+    )(f)
+    return click.option(
+        "--chart-checks",
+        "chart_checks",
+        type=click.Choice(["auto", "require", "off"]),
+        default="auto",
+        show_default=True,
+        envvar="UPGRADEPLAN_CHART_CHECKS",
+        help="With --base: compare the chart archives of every moved pin (CRDs, values keys, "
+        "kubeVersion, appVersion). auto: fetched with a short deadline, an archive that "
+        "cannot be read is only reported; require: it makes the check exit 4 "
+        "(docs/exit-codes.md).",
+    )(f)
+
+
 @click.command("check")
 @judging_options(CHECK_FORMATS)
 @accept_options
+@chart_options
 @click.pass_context
 def check(
     ctx: click.Context,

@@ -132,11 +132,32 @@ def check(
             continue
         if g.moved_pins or g.set_aside:
             judged = replace(judged, moved_pins=g.moved_pins, notes=(*judged.notes, *g.set_aside))
+        if g.moved_pins:  # the checks computed from the charts (docs/exit-codes.md)
+            from upgradeplan.charts import with_checks
+
+            judged = with_checks(judged, fail_on, chart_settings(params), os.environ)
         results.append(set_aside(judged, acceptances, fail_on))
     stale = stale_acceptances(acceptances, results)
     code = api.worst_exit([r.exit_code for r in results])
     shown = rerun_params(obj, params, to, holds)
     return render_check(obj, kb, results, output, code, fail_on, stale, shown), code
+
+
+def chart_settings(params: Mapping[str, Any]) -> Any:
+    """The computed checks' settings from ``check``'s options (``--chart-checks``,
+    ``--no-chart-checks``, ``--charts``, ``--request-timeout``)."""
+    from pathlib import Path
+
+    from upgradeplan.charts import Settings
+
+    mode = "off" if params.get("no_chart_checks") else str(params.get("chart_checks") or "auto")
+    folder = params.get("charts_dir")
+    timeout = params.get("request_timeout")
+    return Settings(
+        mode="off" if mode == "off" else "require" if mode == "require" else "auto",
+        folder=Path(folder) if folder else None,
+        timeout=float(timeout) if timeout else None,
+    )
 
 
 def rerun_params(

@@ -19,6 +19,7 @@ from upgradeplan.render.text import (
     _check_full,
     _could_not_read,
     _jump_title,
+    moved_lines,
     unreadable_lines,
 )
 from upgradeplan.results import NOTHING_TO_JUDGE, CheckResult, PlanResult
@@ -209,6 +210,8 @@ def check_screen(
             out.append(_check_full([r], s).rstrip("\n"))
             continue
         live = shown(r.findings)
+        if any(f.hazard.startswith("chart.") for f in r.findings):  # computed from the charts
+            out.extend(moved_lines(r))
         out.extend(_headline(f"check {_jump_title(r.plan)}{name}", r.verdict, live, s, width))
         out.extend(f"  {note}" for note in r.notes)
         if not live:

@@ -238,12 +238,28 @@ def _check_full(results: Sequence[CheckResult], s: Style) -> str:
     return "\n".join(out) + "\n"
 
 
-def moved_text(m: MovedPin) -> str:
-    """``cert-manager v1.16.0 → v1.16.1 (file:line): not in the knowledge, no known hazards``."""
+def moved_text(m: MovedPin, findings: Sequence[Finding] = ()) -> str:
+    """``cert-manager v1.16.0 → v1.16.1 (file:line): not in the knowledge, no known hazards``;
+    with the checks computed from its charts among ``findings``, what they did."""
     where = f" ({m.where})" if m.where is not None else ""
+    computed = [
+        f
+        for f in findings
+        if f.hazard.startswith("chart.") and f.product == m.chart and f.to_version == m.after
+    ]
+    unread = next((f.reason for f in computed if f.reason.startswith(CHARTS_UNREAD)), "")
+    if unread:
+        said = "checks computed from the charts may apply: " + unread[len(CHARTS_UNREAD) :]
+    elif computed:
+        said = "checks computed from the charts below"
+    else:
+        said = ""
     if m.product is None:
-        return f"{m.describe()}{where}: not in the knowledge, no known hazards"
-    return f"{m.describe()}{where}: {m.product}, judged below"
+        return f"{m.describe()}{where}: not in the knowledge, " + (said or "no known hazards")
+    return f"{m.describe()}{where}: {m.product}, judged below" + (f"; {said}" if said else "")
+
+
+CHARTS_UNREAD = "the chart archive could not be read: "  # upgradeplan.charts.checks says so
 
 
 def moved_lines(r: CheckResult) -> list[str]:
@@ -251,7 +267,8 @@ def moved_lines(r: CheckResult) -> list[str]:
     if not r.moved_pins:
         return []
     name = f" [{r.name}]" if r.name else ""
-    return [f"pins this change moves{name}:", *(f"  {moved_text(m)}" for m in r.moved_pins)]
+    shown = [f"  {moved_text(m, r.findings)}" for m in r.moved_pins]
+    return [f"pins this change moves{name}:", *shown]
 
 
 def unreadable_lines(unread: Sequence[Unreadable]) -> list[str]:

@@ -180,7 +180,7 @@ def _installation_state(kb: KnowledgeBase, inst: Installation, *, whole: bool = 
         unreadable=unread.index,
         unread=tuple(unread.records[k] for k in sorted(unread.records)),
     )
-    return Read(state, chart_pins(views))
+    return Read(state, chart_pins(views, values=reader.values_by))
 
 
 def _directory(
@@ -242,6 +242,7 @@ class _Reader(ObjectFacts):
         self._helm_urls: dict[tuple[str | None, str], str] = {}
         self._pending: list[_Pending] = []
         self._configmaps: dict[tuple[str | None, str], View] = {}
+        self.values_by: dict[tuple[str, str], tuple[dict[str, Any] | None, str]] = {}  # any
         self._consumed: set[tuple[str | None, Any]] = set()  # ConfigMaps read by a valuesFrom
         self._components: list[_Component] = []
         self._release_ns: dict[str, tuple[str, provenance.Source]] = {}  # product -> ns, where
@@ -343,6 +344,7 @@ class _Reader(ObjectFacts):
         """
         merged = merged_values(v, ns, self._configmaps)
         unknown = merged.missing + (merged.absent if self.whole else [])
+        self.values_by[(ns or "default", v.text("metadata", "name") or "")] = merged.known()
         if isinstance(merged.view.get("components"), dict):
             self.bom(merged.view)
         if product is None:
@@ -524,8 +526,6 @@ class _Reader(ObjectFacts):
                     cname, pid, v.key_where("components", cname), bool(mode), bool(gitops_ns)
                 )
             )
-
-    # ---------------------------------------------------------------- Kubernetes objects
 
     # ---------------------------------------------------------------- after every file
 

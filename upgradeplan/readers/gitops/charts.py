@@ -16,12 +16,12 @@ version is written is :mod:`upgradeplan.readers.recognise`'s to say, as for ever
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from upgradeplan.provenance import Source
 from upgradeplan.readers.gitops.yamldocs import View
-from upgradeplan.readers.recognise import Pin, release_pin, source_pin
+from upgradeplan.readers.recognise import Pin, chart_ref, release_pin, source_pin
 from upgradeplan.results import MovedPin
 
 __all__ = ["ChartPin", "MovedPin", "chart_pins", "moved_pins"]
@@ -38,11 +38,25 @@ class ChartPin:
     chart: str  # the chart's name (the OCI repository's last segment for an OCIRepository)
     version: str  # as written ("v1.16.0", ">=4.7 <5", "sha256:…")
     where: Source
+    repository: str = ""  # where its archives are: a Helm repository URL, or oci://…/chart
+    insecure: bool = False  # the source's spec.insecure
+    release: str = ""  # "ns/name" of the HelmRelease that installs it ("" when none is read)
+    values: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    values_why: str = ""
 
 
-def chart_pins(views: Iterable[View], default_ns: str | None = None) -> dict[str, ChartPin]:
-    """The chart pins of an installation's objects, by key."""
+Values = Mapping[tuple[str, str], tuple[Mapping[str, Any] | None, str]]
+
+
+def chart_pins(
+    views: Iterable[View], default_ns: str | None = None, values: Values | None = None
+) -> dict[str, ChartPin]:
+    """The chart pins of an installation's objects, by key; each with where its archives
+    are and the HelmRelease that installs it (``values``: the values each HelmRelease passes,
+    by namespace and name, or None and why they are not known)."""
     out: dict[str, ChartPin] = {}
+    views = list(views)
+    sources = _sources(views, default_ns)
     for v in views:
         kind, api = v.get("kind"), v.get("apiVersion")
         name = v.text("metadata", "name")
@@ -69,7 +83,53 @@ def chart_pins(views: Iterable[View], default_ns: str | None = None) -> dict[str
             continue
         version = (v.text(*pin[1]) or "").strip()
         key = f"{kind} {ns}/{name}"
-        out[key] = ChartPin(key, pin[0], version, v.where(*pin[1]))
+        repo, insecure = "", False
+        release = f"{ns}/{name}" if kind == "HelmRelease" else sources.users.get(key, "")
+        if kind == "OCIRepository":
+            repo, insecure = v.text("spec", "url") or "", v.get("spec", "insecure") is True
+        else:
+            ref_ns = v.text("spec", "chart", "spec", "sourceRef", "namespace") or ns
+            ref_name = v.text("spec", "chart", "spec", "sourceRef", "name") or ""
+            if kind == "HelmChart":
+                ref_ns = v.text("spec", "sourceRef", "namespace") or ns
+                ref_name = v.text("spec", "sourceRef", "name") or ""
+            repo, insecure = sources.repositories.get((ref_ns, ref_name), ("", False))
+            if repo.startswith("oci://"):
+                repo = f"{repo.rstrip('/')}/{pin[0]}"
+        rel_ns, _, rel_name = release.partition("/")
+        told = (values or {}).get((rel_ns, rel_name), (None, "")) if release else None
+        known, why = told if told is not None else (None, "no HelmRelease installs it")
+        out[key] = ChartPin(
+            key, pin[0], version, v.where(*pin[1]), repo, insecure, release, known, why
+        )
+    return out
+
+
+@dataclass
+class _Sources:
+    repositories: dict[tuple[str, str], tuple[str, bool]]  # HelmRepository -> url, insecure
+    users: dict[str, str]  # "OCIRepository ns/name" -> the HelmRelease "ns/name" using it
+
+
+def _sources(views: list[View], default_ns: str | None) -> _Sources:
+    out = _Sources({}, {})
+    for v in views:
+        kind, api = v.get("kind"), v.get("apiVersion")
+        name = v.text("metadata", "name")
+        if not isinstance(api, str) or not name:
+            continue
+        ns = v.text("metadata", "namespace") or default_ns or "default"
+        group = api.split("/", 1)[0]
+        if kind == "HelmRepository" and group == _SOURCE_GROUP:
+            url = v.text("spec", "url") or ""
+            if v.text("spec", "type") == "oci" and not url.startswith("oci://"):
+                url = ""
+            out.repositories[(ns, name)] = (url, v.get("spec", "insecure") is True)
+        elif kind == "HelmRelease" and group == _HELM_GROUP:
+            ref = chart_ref(v.get())  # as every reader reads it
+            if ref is not None and ref.name:
+                key = f"{ref.kind} {ref.namespace or ns}/{ref.name}"
+                out.users.setdefault(key, f"{ns}/{name}")
     return out
 
 
@@ -96,6 +156,11 @@ def moved_pins(
                 after=new.version if new is not None else None,
                 where=shown.where,
                 product=known.get(key),
+                repository=shown.repository,
+                insecure=shown.insecure,
+                release=shown.release,
+                values=shown.values,
+                values_why=shown.values_why,
             )
         )
     return sorted(out, key=lambda m: (m.chart, m.key))

@@ -49,6 +49,14 @@ class Merged:
     missing: list[Missing] = field(default_factory=list)
     absent: list[Missing] = field(default_factory=list)  # ConfigMaps not in the files
 
+    def known(self) -> tuple[dict[str, Any] | None, str]:
+        """The values as plain data when every source was read, else None and why not."""
+        gaps = [*self.missing, *self.absent]
+        if gaps:
+            return None, "; ".join(f"{m.where}: {m.source}: {m.why}" for m in gaps)
+        data = self.view.get()
+        return (data if isinstance(data, dict) else {}), ""
+
 
 ConfigMaps = Mapping[tuple[str | None, str], View]  # (namespace, name) -> the ConfigMap
 

@@ -476,6 +476,12 @@ def _proxy(cluster: Named, environ: Mapping[str, str]) -> tuple[str, str]:
     return parsed.geturl(), ""
 
 
+def proxy_for(url: str, environ: Mapping[str, str]) -> tuple[str, str]:
+    """The proxy for any ``url`` by the same rules as a cluster without ``proxy-url`` (the
+    environment's, unless ``no_proxy`` covers it), and why it cannot be used ("" when it can)."""
+    return _proxy(Named(url, {"server": url}, Path(".")), environ)
+
+
 def _no_proxy(host: str, netloc: str, environ: Mapping[str, str]) -> bool:
     host, netloc = host.lower(), netloc.lower()
     for item in _env(environ, "no_proxy").lower().split(","):

@@ -61,6 +61,7 @@ class Response:
     reason: str
     data: bytes
     retry_after: float | None = None  # seconds, from a Retry-After header
+    headers: tuple[tuple[str, str], ...] = ()  # as received (chart downloads read Location)
 
 
 def retry_after(value: str | None) -> float | None:
@@ -317,7 +318,11 @@ class HttpTransport:
                 with self._lock:
                     self._idle.append(http_conn)
             return Response(
-                resp.status, resp.reason or "", data, retry_after(resp.getheader("Retry-After"))
+                resp.status,
+                resp.reason or "",
+                data,
+                retry_after(resp.getheader("Retry-After")),
+                tuple(resp.getheaders()),
             )
         raise NoAnswer(f"no complete answer within {timeout:g}s", TIMEOUT)
 

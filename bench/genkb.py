@@ -182,6 +182,6 @@ def generate(
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python bench/genkb.py DIR")
+    if len(sys.argv) != 2 or sys.argv[1].startswith("-"):
+        sys.exit("usage: python bench/genkb.py DIR  (writes a generated 5 x 400 base into DIR)")
     print(generate(sys.argv[1]))

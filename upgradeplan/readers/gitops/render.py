@@ -3,7 +3,8 @@
 :class:`Renderer` turns a directory into the objects ``kustomize build`` would give: the
 ``kustomization.yaml`` (``resources``, ``components``, ``configMapGenerator`` /
 ``secretGenerator``, ``patches`` / ``patchesStrategicMerge`` / ``patchesJson6902`` with their
-``target`` selectors, ``namespace``, ``namePrefix`` / ``nameSuffix``, ``images``), or, without
+``target`` selectors, ``namespace``, ``namePrefix`` / ``nameSuffix``, ``images``,
+``replacements``), or, without
 one, the kustomization Flux generates (every manifest in and below the directory; a
 subdirectory with its own kustomization is built by that one). Every value keeps the
 ``file:line`` it was written at: a patched value points at the patch.
@@ -23,6 +24,7 @@ from typing import Any
 from upgradeplan.errors import BadInput
 from upgradeplan.readers.gitops.facts import NOT_FOUND, NOT_RENDERED, OUTSIDE, REMOTE, Unread
 from upgradeplan.readers.gitops.patch import json6902, matches, self_target, strategic_merge
+from upgradeplan.readers.gitops.replacements import apply as replace
 from upgradeplan.readers.gitops.transform import (
     merge_generated,
     rename,
@@ -433,7 +435,25 @@ class Renderer:
         for i, image in enumerate(_list(data.get("images"))):
             if isinstance(image, dict) and isinstance(image.get("name"), str):
                 objs = [set_image(o, image, shown, k.line("images", i)) for o in objs]
+        for item in _list(data.get("replacements")):  # last, as kustomize runs them
+            for rep in self._replacements(kust, item):
+                objs = replace(objs, rep)
         return objs
+
+    def _replacements(self, kust: str, item: Any) -> list[dict[Any, Any]]:
+        """One ``replacements`` entry: itself, or the list in the file its ``path`` names."""
+        if not isinstance(item, dict):
+            return []
+        if not isinstance(item.get("path"), str):
+            return [item]
+        rel = self._entry(kust, item["path"])
+        if rel is None or not self.tree.is_file(rel):
+            return []
+        out: list[dict[Any, Any]] = []
+        for doc in self.docs(rel):
+            items = doc.data if isinstance(doc.data, list) else [doc.data]
+            out += [r for r in items if isinstance(r, dict)]
+        return out
 
 
 # --------------------------------------------------------------------------- helpers

@@ -1,9 +1,18 @@
 """The GitOps reader's kustomize build against the real one (``kubectl kustomize``).
 
-Every directory with a ``kustomization.yaml`` in our GitOps test trees (the four layouts and
-the scenario fixtures) is built twice: by ``kubectl kustomize`` and by the reader's renderer.
-The objects that matter (HelmRelease, OCIRepository, HelmRepository, ConfigMap, Deployment,
-Flux Kustomization) must agree on kind, namespace, name and the fields the reader uses.
+Every directory with a ``kustomization.yaml`` in our GitOps test trees (the four layouts, the
+scenario fixtures and the walk trees) is built twice: by ``kubectl kustomize`` and by the
+reader's renderer. The objects that matter (HelmRelease, OCIRepository, HelmRepository,
+ConfigMap, Deployment, Flux Kustomization) must agree on kind, namespace, name and the fields
+the reader uses.
+
+Then whole installations: for each tree under ``fixtures/gitops-walk`` (the shapes in which
+real repositories differed: kustomize ``replacements`` that give Flux Kustomizations their
+``targetNamespace``, ``spec.components``, post-build substitution from a ConfigMap with
+``spec.patches`` handing it to every child, ExternalArtifacts of an ArtifactGenerator), the
+HelmReleases the reader finds per installation must be the ones a model of
+kustomize-controller finds with the real kustomize (tests/support/kustomize_walk.py, which
+bench/kustomize_walk.py runs on real repositories).
 
 kubectl is part of this project's CI (``.ci/run`` stops when it is missing); a machine
 without it skips this module, and says so.
@@ -20,12 +29,44 @@ from typing import Any
 
 import pytest
 import yaml
+from support.kustomize_walk import compare
 
 from upgradeplan.readers.gitops.render import KUSTOMIZATION_NAMES, Renderer
 from upgradeplan.readers.gitops.trees import WorkTree
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-TREES = [FIXTURES / "gitops-layouts", FIXTURES / "gitops"]
+TREES = [FIXTURES / "gitops-layouts", FIXTURES / "gitops", FIXTURES / "gitops-walk"]
+WALK_TREES = sorted(p for p in (FIXTURES / "gitops-walk").iterdir() if p.is_dir())
+# what each walk tree applies per installation (namespace/name), so that agreement on
+# nothing cannot pass
+APPLIED = {
+    "app-components": {
+        "main": {
+            "dev/code-forge",
+            "dev/code-forge-gatekeeper",
+            "dev/wiki",
+            "dev/wiki-backup",
+            "dev/wiki-gatekeeper",
+        }
+    },
+    "artifact-split": {
+        "production": {
+            "certificates/cert-issuer",
+            "gateway-system/edge-gateway",
+            "shop/search",
+            "shop/shop",
+        },
+        "staging": {"certificates/cert-issuer", "gateway-system/edge-gateway", "shop/shop"},
+    },
+    "cluster-settings": {
+        "edge": {
+            "ci/fleet-runners-edge",
+            "network/ingress-internal",
+            "network/docs-${CLUSTER:=none}",  # labelled substitute: disabled
+        }
+    },
+    "namespaced-apps": {"home": {"media/jellyfin", "observability/grafana"}},
+}
 KINDS = {
     "HelmRelease",
     "OCIRepository",
@@ -156,3 +197,17 @@ def test_every_kustomization_of_the_test_trees_is_covered() -> None:
 @pytest.mark.parametrize("directory", DIRS, ids=[str(d.relative_to(FIXTURES)) for d in DIRS])
 def test_the_reader_builds_what_kubectl_kustomize_builds(directory: Path) -> None:
     assert _reader(directory) == _kubectl(directory)
+
+
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not on PATH (.ci/run requires it)")
+@pytest.mark.parametrize("tree", WALK_TREES, ids=[t.name for t in WALK_TREES])
+def test_each_installation_applies_the_helmreleases_kustomize_controller_applies(
+    tree: Path,
+) -> None:
+    rows = compare(tree)
+    assert {r.installation for r in rows} == set(APPLIED[tree.name])
+    for row in rows:
+        assert not row.walk.failed, row.walk.failed
+        assert not row.walk.other, row.walk.other
+        assert row.walk.releases == APPLIED[tree.name][row.installation]
+        assert row.reader == row.walk.releases, row.installation

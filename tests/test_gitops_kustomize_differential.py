@@ -9,7 +9,8 @@ the reader uses.
 Then whole installations: for each tree under ``fixtures/gitops-walk`` (the shapes in which
 real repositories differed: kustomize ``replacements`` that give Flux Kustomizations their
 ``targetNamespace``, ``spec.components``, post-build substitution from a ConfigMap with
-``spec.patches`` handing it to every child, ExternalArtifacts of an ArtifactGenerator), the
+``spec.patches`` handing it to every child, ExternalArtifacts of an ArtifactGenerator, a hub
+whose Kustomizations apply to spokes through ``spec.kubeConfig``), the
 HelmReleases the reader finds per installation must be the ones a model of
 kustomize-controller finds with the real kustomize (tests/support/kustomize_walk.py, which
 bench/kustomize_walk.py runs on real repositories).
@@ -64,6 +65,11 @@ APPLIED = {
             "network/ingress-internal",
             "network/docs-${CLUSTER:=none}",  # labelled substitute: disabled
         }
+    },
+    "hub-spokes": {  # spec.kubeConfig: each spoke is an installation of its own
+        "hub": set(),
+        "production": {"data/cache", "frontend/web"},
+        "staging": {"frontend/web"},
     },
     "namespaced-apps": {"home": {"media/jellyfin", "observability/grafana"}},
 }

@@ -80,6 +80,7 @@ SUBSTITUTE_KEY = "kustomize.toolkit.fluxcd.io/substitute"
 _EXPR = re.compile(r"\$\$|\$\{([^{}]*)\}")
 _VAR = re.compile(r"([_A-Za-z][_A-Za-z0-9]*)(.*)", re.S)
 _DOC_SPLIT = re.compile(r"^---[ \t]*$", re.M)
+_KLOG = re.compile(r'[EW]\d{4} [\d:.]+\s+\d+ \S+\] "command failed" err=<?|^Error: ')
 
 
 class _Loader(yaml.SafeLoader):
@@ -102,6 +103,8 @@ class Walked:
     """What one installation applies, as the walk found it."""
 
     releases: set[str] = field(default_factory=set)  # namespace/name of each HelmRelease
+    # what Kustomizations with spec.kubeConfig apply to other clusters: cluster -> releases
+    remotes: dict[str, set[str]] = field(default_factory=dict)
     failed: list[str] = field(default_factory=list)  # "Kustomization ns/name: why"
     other: list[str] = field(default_factory=list)  # sources that are not this repository
 
@@ -165,6 +168,13 @@ def _scan(folder: Path) -> list[str]:
     return out
 
 
+def _reason(stderr: str) -> str:
+    """kubectl's message without its log prefix, cut to what a table row can hold."""
+    text = " ".join(ln.strip() for ln in stderr.splitlines() if ln.strip())
+    text = _KLOG.sub("", text).strip(" <>")
+    return text[:160]
+
+
 def _docs(text: str) -> Iterator[str]:
     for part in _DOC_SPLIT.split(text):
         if part.strip():
@@ -178,6 +188,20 @@ def _meta(obj: dict[str, Any]) -> dict[str, Any]:
 
 def _is_flux_ks(obj: dict[str, Any]) -> bool:
     return obj.get("kind") == "Kustomization" and str(obj.get("apiVersion", "")).startswith(FLUX_KS)
+
+
+def _remote(obj: dict[str, Any]) -> str | None:
+    """The cluster an object with ``spec.kubeConfig`` applies to, named as the reader names
+    it (its namespace, else the kubeconfig Secret's name); None for its own cluster."""
+    spec = obj.get("spec")
+    config = spec.get("kubeConfig") if isinstance(spec, dict) else None
+    if not isinstance(config, dict):
+        return None
+    ref = config.get("secretRef") or config.get("configMapRef") or {}
+    ns = _meta(obj).get("namespace")
+    if ns and ns != "flux-system":
+        return str(ns)
+    return str((ref.get("name") if isinstance(ref, dict) else None) or "remote")
 
 
 def _key(obj: dict[str, Any]) -> str:
@@ -345,9 +369,7 @@ class Walk:
             elif changed:
                 target.unlink()
         if done.returncode != 0:
-            lines = [ln.strip() for ln in done.stderr.splitlines() if ln.strip()]
-            why = next((ln for ln in lines if ln.startswith("error")), lines[0] if lines else "")
-            return [], (why or f"kustomize exit {done.returncode}")[:300]
+            return [], _reason(done.stderr) or f"kustomize exit {done.returncode}"
         return list(_docs(done.stdout)), ""
 
     # --- one installation ----------------------------------------------------------------
@@ -368,7 +390,8 @@ class Walk:
         sync = next((d for d in top if _is_flux_ks(d) and self._applies(d, entry)), None)
         queue = [sync] if sync is not None else [d for d in top if _is_flux_ks(d)]
         if sync is None:
-            self._collect(top, walked)
+            self._collect(top, walked, None)
+        remote_of: dict[str, str | None] = {}  # Kustomization -> the cluster it applies to
         seen: set[str] = set()
         waited: set[str] = set()
         while queue:
@@ -387,8 +410,11 @@ class Walk:
             objs = self._apply(ks, spec, env, walked)
             configmaps += [d for d in objs if d.get("kind") == "ConfigMap"]
             self.generators += [d for d in objs if d.get("kind") == "ArtifactGenerator"]
-            self._collect(objs, walked)
-            queue += [d for d in objs if _is_flux_ks(d)]
+            remote = _remote(ks) or remote_of.get(key)
+            self._collect(objs, walked, remote)
+            for child in (d for d in objs if _is_flux_ks(d)):
+                remote_of.setdefault(_key(child), remote)
+                queue.append(child)
         return walked
 
     def _applies(self, ks: dict[str, Any], entry: str) -> bool:
@@ -471,13 +497,18 @@ class Walk:
         return env, missing
 
     @staticmethod
-    def _collect(objs: list[dict[str, Any]], walked: Walked) -> None:
+    def _collect(objs: list[dict[str, Any]], walked: Walked, remote: str | None) -> None:
         for obj in objs:
             if obj.get("kind") == "HelmRelease" and str(obj.get("apiVersion", "")).startswith(
                 "helm.toolkit.fluxcd.io/"
             ):
                 meta = _meta(obj)
-                walked.releases.add(f"{meta.get('namespace') or ''}/{meta.get('name')}")
+                name = f"{meta.get('namespace') or ''}/{meta.get('name')}"
+                where = remote or _remote(obj)
+                if where is None:
+                    walked.releases.add(name)
+                else:
+                    walked.remotes.setdefault(where, set()).add(name)
 
 
 @dataclass
@@ -507,16 +538,22 @@ def compare(repo: Path) -> list[Row]:
     ) as walk:
         for name, root in entries:
             inst = applier.apply(name, root)
-            objects = [*inst.objects]
-            for spoke in inst.remotes.values():
-                objects += spoke.objects
-            ours = {
-                f"{(d.get('metadata') or {}).get('namespace') or ''}/"
-                f"{(d.get('metadata') or {}).get('name')}"
-                for d in objects
-                if d.get("kind") == "HelmRelease"
-                and str(d.get("apiVersion") or "").startswith("helm.toolkit.fluxcd.io/")
-            }
             rel = posixpath.relpath(root or ".", tree.repo_rel or ".") if tree.repo_rel else root
-            rows.append(Row(name, ours, walk.installation("" if rel == "." else rel)))
+            walked = walk.installation("" if rel == "." else rel)
+            rows.append(Row(name, _releases(inst.objects), walked))
+            for spoke in sorted(set(inst.remotes) | set(walked.remotes)):
+                objs = inst.remotes[spoke].objects if spoke in inst.remotes else []
+                theirs = Walked(walked.remotes.get(spoke, set()))
+                rows.append(Row(spoke, _releases(objs), theirs))
     return rows
+
+
+def _releases(objects: list[Any]) -> set[str]:
+    """namespace/name of the HelmReleases among the reader's objects."""
+    return {
+        f"{(d.get('metadata') or {}).get('namespace') or ''}/"
+        f"{(d.get('metadata') or {}).get('name')}"
+        for d in objects
+        if d.get("kind") == "HelmRelease"
+        and str(d.get("apiVersion") or "").startswith("helm.toolkit.fluxcd.io/")
+    }

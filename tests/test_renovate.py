@@ -106,3 +106,13 @@ def test_components_the_next_stop_does_not_publish_are_held() -> None:
     }
     assert limits["kagent"] == "<=0.11.0-gs.6"  # pinned now; 4.7.19's BOM names no kagent
     assert limits["kagent-crds"] == "<=0.11.0-gs.6"
+
+
+def test_a_tree_without_a_known_product_gets_empty_rules_and_says_so(tmp_path: Path) -> None:
+    (tmp_path / "app.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    for tree in (tmp_path, tmp_path / "empty"):
+        tree.mkdir(exist_ok=True)
+        result = invoke("renovate", "--gitops", str(tree))
+        assert result.exit_code == 0  # nothing to hold back is not an error, as check says
+        assert json.loads(result.stdout)["packageRules"] == []
+        assert f"--gitops {tree}: no pin of a product the knowledge base knows" in result.stderr

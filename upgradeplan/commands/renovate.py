@@ -40,3 +40,10 @@ def renovate(ctx: click.Context, gitops: str) -> None:
         raise errors.BadInput(f"--gitops {gitops}: nothing could be read")
     config = rules.rules(kb, states, rules.flux_sources(gitops))
     click.echo(json.dumps(config, indent=2, ensure_ascii=False))
+    if not config.get("packageRules"):  # nothing to hold back: said, so an empty file is not
+        # mistaken for rules (a --gitops path that misses the cluster's files reads the same)
+        click.echo(
+            f"upgradeplan renovate: --gitops {gitops}: no pin of a product the knowledge base"
+            " knows; packageRules is empty, so Renovate bumps as it would without it",
+            err=True,
+        )

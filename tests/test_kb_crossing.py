@@ -217,3 +217,104 @@ def test_a_stepping_rule_without_references_is_a_lint_error_on_its_hazards(
     code, out = run("kb", "lint", "--kb", str(fragment(tmp_path / "kb")))
     assert code == 2
     assert "KB026 hazard 'stepping:stepper@1.0.2' has no reference" in out
+
+
+# --------------------------------------------------------------------------- crossing notes
+
+NOTES = """crossing_notes:
+  - id: store-renamed
+    shipped: "1.1.1"
+    title: "the store is renamed"
+    text: "Nothing to do; the pod rolls once."
+    source: UPGRADE.md
+    section: "<current> → <next> (the store is renamed)"
+    quote: "The store is renamed and the pod rolls once."
+  - id: probe-longer
+    shipped: ">1.0.2 <=1.1.1"
+    title: "the probe waits longer"
+    text: "Nothing to do."
+    source: UPGRADE.md
+    section: "<current> → <next> (the probe waits longer)"
+    quote: "The probe waits thirty seconds now."
+    inferred: "the section names no release; it sits between those of 1.0.2 and 1.1.1"
+"""
+PLAIN = PRODUCT.split("stepping:")[0]
+
+
+def step_notes(p: dict[str, Any]) -> list[list[str]]:
+    return [s.get("notes", []) for s in p["steps"] if isinstance(s, dict)]
+
+
+def test_a_step_that_crosses_a_notes_release_carries_the_note(tmp_path: Path) -> None:
+    kb = fragment(tmp_path / "kb", PLAIN + NOTES)
+    code, p = plan("--kb", str(kb), "--installed", "stepper=1.0.0", "--to", "stepper=2.0.0")
+    assert p["path"] == {"stepper": ["1.0.0", "2.0.0"]}
+    [notes] = step_notes(p)
+    assert notes == [
+        "crosses: the store is renamed: Nothing to do; the pod rolls once. "
+        "(UPGRADE.md, “<current> → <next> (the store is renamed)”)",
+        "crosses: the probe waits longer: Nothing to do. "
+        "(UPGRADE.md, “<current> → <next> (the probe waits longer)”)",
+    ]
+    # a note never changes the verdict or the path
+    plain_code, plain_p = plan(
+        "--kb", str(fragment(tmp_path / "plain", PLAIN)), "--installed", "stepper=1.0.0",
+        "--to", "stepper=2.0.0",
+    )  # fmt: skip
+    assert (code, p["verdict"], p["path"]) == (plain_code, plain_p["verdict"], plain_p["path"])
+
+
+def test_a_step_that_may_cross_says_so_and_one_that_does_not_shows_nothing(tmp_path: Path) -> None:
+    kb = str(fragment(tmp_path / "kb", PLAIN + NOTES))
+    _, p = plan("--kb", kb, "--installed", "stepper=1.1.0", "--to", "stepper=1.2.0")
+    [notes] = step_notes(p)
+    assert notes == [
+        "crosses: the store is renamed: Nothing to do; the pod rolls once. "
+        "(UPGRADE.md, “<current> → <next> (the store is renamed)”)",
+        "may cross (shipped in >1.0.2 <=1.1.1): the probe waits longer: Nothing to do. "
+        "(UPGRADE.md, “<current> → <next> (the probe waits longer)”)",
+    ]
+    _, above = plan("--kb", kb, "--installed", "stepper=1.1.1", "--to", "stepper=2.0.0")
+    assert step_notes(above) == [[]]
+    _, below = plan("--kb", kb, "--installed", "stepper=1.0.0", "--to", "stepper=1.0.2")
+    assert step_notes(below) == [[]]
+
+
+def test_the_notes_print_in_the_step_of_the_text_plan(tmp_path: Path) -> None:
+    kb = str(fragment(tmp_path / "kb", PLAIN + NOTES))
+    args = ("plan", "--kb", kb, "--installed", "stepper=1.0.0", "--to", "stepper=1.1.1")
+    _, verbose = run("-v", *args)
+    assert "  notes from the sources:\n    crosses: the store is renamed: " in verbose
+    _, first = run(*args)
+    assert "  2 notes from the sources (-v shows them)" in first
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "said"),
+    [
+        ('shipped: "1.1.1"', 'shipped: "3.0.0"', "admits no release of stepper"),
+        ('shipped: "1.1.1"', 'shipped: "1..1"', "shipped:"),
+        ('    quote: "The store is renamed and the pod rolls once."\n', "", "needs source"),
+        ("id: probe-longer", "id: store-renamed", "given twice"),
+    ],
+)
+def test_a_crossing_note_that_cannot_be_placed_or_cites_nothing_is_kb031(
+    tmp_path: Path, old: str, new: str, said: str
+) -> None:
+    kb = fragment(tmp_path / "kb", PLAIN + NOTES.replace(old, new))
+    code, out = run("kb", "lint", "--kb", str(kb))
+    assert code != 0
+    assert "KB031" in out and said in out and "stepper.yaml" in out
+
+
+def test_upgrade_md_puts_a_note_in_the_section_of_the_newest_release_it_admits(
+    tmp_path: Path,
+) -> None:
+    kb = str(fragment(tmp_path / "kb", PLAIN + NOTES))
+    code, out = run("docs", "upgrade-md", "--kb", kb, "--product", "stepper")
+    assert code == 0
+    sections = out.split("<!-- upgradeplan:begin ")
+    [home] = [s for s in sections if s.startswith("1.1.1 -->")]
+    assert "- **the store is renamed**: Nothing to do; the pod rolls once." in home
+    assert "- **the probe waits longer** (shipped in >1.0.2 <=1.1.1): Nothing to do." in home
+    assert out.count("**the probe waits longer**") == 1

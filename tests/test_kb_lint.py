@@ -57,6 +57,7 @@ EXPECTED = {
     "kb-broken/releases/app/next.yaml:5 KB016",
     "kb-broken/releases/lib/banana.yaml:4 KB008",
     "kb-broken/releases/lib/0.3.0.yaml:5 KB030",
+    "kb-broken/products/lib.yaml:7 KB031",
     "kb-broken/releases/other/0.2.0.yaml:3 KB003",
     "kb-broken/stray.yaml:1 KB003",
 }

@@ -98,3 +98,36 @@ def test_sections_stop_at_the_template_and_skip_fenced_headings() -> None:
     text = (SMALL / "UPGRADE.md").read_text()
     assert [s.number for s in sections(text)] == [1, 2, 3]
     assert plain("a\n   b \\<c\\>") == "a b <c>"
+
+
+def test_a_crossing_note_models_a_section_that_names_no_release(tmp_path: Path) -> None:
+    root = tmp_path / "kb"
+    shutil.copytree(KB, root)
+    product = root / "products" / "gadget.yaml"
+    text = product.read_text().split("not_modelled:")[0]
+    product.write_text(
+        text
+        + "crossing_notes:\n"
+        + "  - id: smaller-cache\n"
+        + '    shipped: ">1.0.0 <=2.0.0"\n'
+        + "    title: a new installation gets a smaller cache\n"
+        + "    text: nothing to do; an existing installation keeps its cache.\n"
+        + "    source: UPGRADE.md\n"
+        + '    section: "\\\\<current\\\\> → \\\\<next\\\\> (the cache is smaller by default)"\n'
+        + '    quote: "An existing one keeps the cache it has."\n'
+        + "    inferred: the section names no release; 2.0.0 is the newest\n"
+    )
+    upgrade = ("--upgrade-md", str(SMALL / "UPGRADE.md"))
+    result = invoke("--kb", str(root), "kb", "coverage", "--no-bundled", *upgrade)
+    assert result.exit_code == 0, result.output
+    assert (
+        "| UPGRADE.md 1 | ## \\<current\\> → \\<next\\> (the cache is smaller by default) | "
+        "modelled by note `gadget:smaller-cache` |"
+    ) in result.stdout
+    assert "3 sections: 3 modelled, 0 not modelled" in result.stdout
+    checked = invoke("--kb", str(root), "kb", "verify-quotes", "--no-bundled", *SOURCES)
+    assert checked.exit_code == 0 and "4 quotes checked: 4 found" in checked.stderr
+    product.write_text(product.read_text().replace("keeps the cache it has", "keeps its cache"))
+    checked = invoke("--kb", str(root), "kb", "verify-quotes", "--no-bundled", *SOURCES)
+    assert checked.exit_code == 2
+    assert "note gadget:smaller-cache: not in UPGRADE.md" in checked.stdout

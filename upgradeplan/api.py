@@ -145,7 +145,9 @@ def plan(
         raise errors.BadInput(
             "plan needs a target", hint="use --to PRODUCT=VERSION, --to VERSION or --to latest"
         )
-    result = planner.plan(kb, state, resolved, holds=list(holds), fail_on=fail_on)
+    from upgradeplan.kb.crossing import with_notes
+
+    result = with_notes(kb, planner.plan(kb, state, resolved, holds=list(holds), fail_on=fail_on))
     code = exit_of(result.verdict, fail_on)
     return PlanResult(name=name or state.name, state=state, plan=result, exit_code=code)
 

@@ -72,11 +72,8 @@ class Recognise:
 
 @dataclass(frozen=True, slots=True)
 class ChartSource:
-    """One place a product's chart is published, with the versions published there.
-
-    A product lists every place its chart came from over its history (the 0.x wrapper on one
-    registry, the 0.11 line on another); a release of the chart at a place none of them names
-    may still be the product, so its findings "may apply" (never "another chart")."""
+    """One place a product's chart was published over its history, with the versions served
+    there; a chart at a place none names may still be the product ("may apply")."""
 
     url: str  # the chart's OCI URL (oci://registry/path/name) or a HelmRepository URL
     versions: str = ""  # a Masterminds constraint of the versions served there ("": any)
@@ -122,12 +119,12 @@ class Product:
     inferred: Mapping[str, str] = field(default_factory=dict)  # field path -> why inferred
     amendments: tuple[Amendment, ...] = ()  # what later directories added to it
     stepping: Stepping | None = None  # the stepping rule the sources give, if any
+    crossing_notes: tuple[CrossingNote, ...] = ()  # what a path through a range meets
 
 
 @dataclass(frozen=True, slots=True)
 class Stepping:
-    """A product's stepping rule (``stepping:``): every hop moves at most one ``line`` (a
-    minor or a major) and leaves a line from its latest patch (``at: latest-patch``)."""
+    """A product's stepping rule (``stepping:``): each hop moves at most one ``line``."""
 
     line: Literal["minor", "major"]
     at: Literal["latest-patch", "any"] = "latest-patch"
@@ -137,11 +134,24 @@ class Stepping:
 
 
 @dataclass(frozen=True, slots=True)
+class CrossingNote:
+    """A change whose release the sources do not name (``crossing_notes:``, kb/crossing.py)."""
+
+    id: str
+    shipped: str  # a constraint: the releases that may have shipped the change
+    title: str
+    text: str
+    source: str = ""  # the source file, the section it is under, the sentence it rests on
+    section: str = ""
+    quote: str = ""
+    inferred: str = ""  # why ``shipped`` is inferred ("" when the sources give the release)
+    location: Location = NOWHERE
+
+
+@dataclass(frozen=True, slots=True)
 class Prerequisite:
-    """What must be in place for any path that crosses a release's version (``crossing:``),
-    whether or not the path stops there: before leaving the versions below it, or on entering
-    it and above. ``unmet`` is TRUE where it is not in place (None: the fact
-    ``prerequisite.<product>.<id>`` says it is, when true)."""
+    """What any path crossing a release's version needs (``crossing:``, kb/crossing.py);
+    ``unmet`` is TRUE where it is not in place (None: read ``prerequisite.<product>.<id>``)."""
 
     id: str
     at: Literal["leaving", "entering"]
@@ -547,6 +557,7 @@ class Step:
     actions: tuple[Action, ...] = ()
     verify: tuple[str, ...] = ()
     verdict: Verdict = "safe"
+    notes: tuple[str, ...] = ()  # the crossing notes the step meets (kb/crossing.py)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,14 +13,33 @@ line of the product but the last: its required stop is the line's latest patch, 
 from below it to the next line or above skips. The cheapest path then moves one line at a
 time, landing on each line's latest patch; a rule with ``at: any`` requires a stop on every
 line (its first release) without naming the patch.
+
+A crossing note (a product's ``crossing_notes:``) is what the sources say about a change whose
+release they do not name: ``shipped`` is the range of the product's releases that may have
+shipped it. It is not a hazard and never changes a verdict or a path: a step of a plan from
+``f`` to ``t`` meets it when one of the product's releases in ``(f, t]`` is in that range
+(:func:`notes_crossed`), for certain when every release in the range is, and the step carries
+its line (:func:`with_notes`).
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
-from upgradeplan.model import Condition, Hazard, Prerequisite, Product, Release, Stepping
+from upgradeplan.model import (
+    NEXT,
+    Condition,
+    CrossingNote,
+    Hazard,
+    KnowledgeBase,
+    Plan,
+    Prerequisite,
+    Product,
+    Release,
+    Stepping,
+)
 
 CROSSING = "crossing"  # hazard ids: crossing:<product>@<version>:<id>
 STEPPING = "stepping"  # hazard ids: stepping:<product>@<stop>
@@ -133,12 +152,72 @@ def derived_hazards(
     return out
 
 
+def shipped_releases(note: CrossingNote, rels: Sequence[Release]) -> list[str]:
+    """The versions of ``rels`` (the product's, released) that may have shipped ``note``."""
+    from upgradeplan.versions import check
+
+    return [r.version for r in rels if r.version != NEXT and check(note.shipped, r.version)]
+
+
+def notes_crossed(
+    kb: KnowledgeBase, product: str, from_version: str, to_version: str
+) -> list[tuple[CrossingNote, bool]]:
+    """The crossing notes a hop of ``product`` from ``from_version`` to ``to_version`` meets,
+    each with whether it meets it for certain (every release that may have shipped the change
+    lies in the hop) rather than perhaps."""
+    from upgradeplan.errors import InvalidVersion
+    from upgradeplan.versions import parse_version
+
+    known = kb.products.get(product)
+    if known is None or not known.crossing_notes:
+        return []
+    try:
+        low, high = parse_version(from_version), parse_version(to_version)
+    except InvalidVersion:
+        return []
+    rels = kb.releases.get(product, ())
+    out = []
+    for note in known.crossing_notes:
+        try:
+            may = shipped_releases(note, rels)
+        except ValueError:  # a range kb lint reports
+            continue
+        inside = [v for v in may if low < parse_version(v) <= high]
+        if inside:
+            out.append((note, len(inside) == len(may)))
+    return out
+
+
+def note_line(note: CrossingNote, certain: bool) -> str:
+    """One line of a step: what the note says, where the change shipped, its source."""
+    when = "crosses" if certain else f"may cross (shipped in {note.shipped})"
+    title = note.section.replace("\\<", "<").replace("\\>", ">")  # Markdown's escapes
+    cited = f" ({note.source}, “{title}”)" if note.source and note.section else ""
+    return f"{when}: {note.title}: {note.text}{cited}"
+
+
+def with_notes(kb: KnowledgeBase, plan: Plan) -> Plan:
+    """``plan`` with each step carrying the crossing notes its hop meets."""
+    if not any(p.crossing_notes for p in kb.products.values()):
+        return plan
+    steps = []
+    for step in plan.steps:
+        met = notes_crossed(kb, step.product, step.from_version, step.to_version)
+        lines = tuple(note_line(n, certain) for n, certain in met)
+        steps.append(replace(step, notes=lines) if lines else step)
+    return replace(plan, steps=tuple(steps))
+
+
 __all__ = [
     "CROSSING",
     "STEPPING",
     "crossing_hazard",
     "derived_hazards",
     "is_derived",
+    "note_line",
+    "notes_crossed",
     "prerequisite_fact",
+    "shipped_releases",
     "stepping_hazards",
+    "with_notes",
 ]

@@ -16,6 +16,7 @@ from upgradeplan.model import (
     Change,
     ChartSource,
     Condition,
+    CrossingNote,
     Hazard,
     Migration,
     Note,
@@ -33,6 +34,7 @@ SEVERITIES = ("blocking", "warning", "notice")
 SCOPES = ("skip", "landing", "transition", "state")
 MIGRATION_TYPES = ("bom-pin", "helmrelease-patch", "json6902", "values-edit", "manifest", "command")
 WHERE = ("logs", "events", "status", "any")
+NOTE_KEYS = ("id", "shipped", "title", "text", "source", "section", "quote", "inferred")
 PREREQUISITE_KEYS = ("id", "at", "title", "text", "unmet", "severity", "source", "quote")
 
 
@@ -64,9 +66,36 @@ def product_of(ctx: Fields) -> Product:
         charts=_charts(ctx),
         reviewed_through=ctx.text("reviewed_through"),
         stepping=_stepping(ctx),
+        crossing_notes=_crossing_notes(ctx),
     )
     _named_by_file(ctx, "product", pid)
     return product
+
+
+def _crossing_notes(ctx: Fields) -> tuple[CrossingNote, ...]:
+    """``crossing_notes:`` what any path crossing the releases in ``shipped`` meets."""
+    out = []
+    for i, item in ctx.items("crossing_notes"):
+        path = ("crossing_notes", i)
+        for k in item:
+            if k not in NOTE_KEYS:
+                ctx.report(
+                    "KB002", (*path, k), f"a crossing note takes {', '.join(NOTE_KEYS)}, not {k!r}"
+                )
+        out.append(
+            CrossingNote(
+                id=ctx.text_in(item, "id", path, required=True),
+                shipped=ctx.text_in(item, "shipped", path, required=True),
+                title=ctx.text_in(item, "title", path, required=True),
+                text=ctx.text_in(item, "text", path, required=True),
+                source=ctx.text_in(item, "source", path),
+                section=ctx.text_in(item, "section", path),
+                quote=ctx.text_in(item, "quote", path),
+                inferred=ctx.text_in(item, "inferred", path),
+                location=ctx.doc.at(*path),
+            )
+        )
+    return tuple(out)
 
 
 def _stepping(ctx: Fields) -> Stepping | None:

@@ -170,6 +170,13 @@ CATALOGUE: tuple[CheckInfo, ...] = (
         "a field still holds a `TODO:` placeholder that `kb new` wrote",
     ),
     CheckInfo(
+        "KB031",
+        "bad-crossing-note",
+        "error",
+        "a crossing note's `shipped` range is invalid or admits no release of its product, "
+        "its id is repeated, or it cites no section and quote",
+    ),
+    CheckInfo(
         "KB040",
         "pack-manifest",
         "error",

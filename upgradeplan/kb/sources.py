@@ -135,9 +135,11 @@ def entry_name(doc: Document) -> str:
 
 
 def quotes(loaded: Loaded) -> Iterator[Quote]:
-    """Every quote of the knowledge, in file order."""
+    """Every quote of the knowledge, in file order: the ``quotes:`` of each entry, then the
+    quote of each crossing note of a product (an entry of its own, ``note PRODUCT:ID``)."""
     for _, doc in sorted(loaded.documents.items()):
         items = doc.data.get("quotes") if isinstance(doc.data, dict) else None
+        yield from _note_quotes(doc)
         if not isinstance(items, list):
             continue
         for i, item in enumerate(items):
@@ -149,6 +151,19 @@ def quotes(loaded: Loaded) -> Iterator[Quote]:
                 str(item.get("section", "")),
                 item["quote"],
                 doc.at("quotes", i, "quote"),
+            )
+
+
+def _note_quotes(doc: Document) -> Iterator[Quote]:
+    notes = doc.data.get("crossing_notes") if doc.kind == "product" else None
+    for i, item in enumerate(notes if isinstance(notes, list) else []):
+        if isinstance(item, dict) and isinstance(item.get("quote"), str):
+            yield Quote(
+                f"note {doc.data.get('id', doc.stem)}:{item.get('id', i)}",
+                str(item.get("source", "")),
+                str(item.get("section", "")),
+                item["quote"],
+                doc.at("crossing_notes", i, "quote"),
             )
 
 
@@ -247,7 +262,7 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-KINDS = ("hazard", "migration", "release", "product")
+KINDS = ("hazard", "migration", "release", "note", "product")
 
 
 def named(entries: list[str]) -> str:

@@ -264,6 +264,9 @@ def _step_summary(index: int, step: Step, s: Style, width: int) -> list[str]:
             out.append(_fit(f"  {when} the upgrade: {a.title} [{a.migration}]{fixes}", width))
             if a.placeholders:
                 out.append(f"      fill in: {', '.join(a.placeholders)}")
+    if step.notes:
+        noun = "notes" if len(step.notes) > 1 else "note"
+        out.append(f"  {len(step.notes)} {noun} from the sources (-v shows them)")
     return out
 
 

@@ -132,7 +132,7 @@ def action_to_dict(a: Action) -> dict[str, Any]:
 
 
 def step_to_dict(s: Step) -> dict[str, Any]:
-    return {
+    out: dict[str, Any] = {
         "product": s.product,
         "from": s.from_version,
         "to": s.to_version,
@@ -142,6 +142,9 @@ def step_to_dict(s: Step) -> dict[str, Any]:
         "actions": [action_to_dict(a) for a in s.actions],
         "verify": list(s.verify),
     }
+    if s.notes:
+        out["notes"] = list(s.notes)
+    return out
 
 
 def _stops(plan: Plan, direct: Sequence[Finding] = ()) -> list[dict[str, str]]:

@@ -304,6 +304,9 @@ def step_lines(index: int, step: Step, s: Style) -> list[str]:
             out.extend(_indent(a.content, "      "))
             if a.placeholders:
                 out.append(f"      fill in: {', '.join(a.placeholders)}")
+    if step.notes:
+        out.append("  notes from the sources:")
+        out.extend(f"    {note}" for note in step.notes)
     if step.verify:
         out.append("  verify:")
         out.extend(f"    $ {cmd}" for cmd in step.verify)

@@ -12,6 +12,9 @@ jinja2 template ``templates/upgrade_md.j2`` lays it out. Bullets come from
   its scope reaches (a landing range, a transition's ``to``, a state range); a hazard whose
   scope reaches every release goes to the newest section, "whatever the version". Every hazard
   is rendered once, in one section;
+- one bullet for each crossing note of the product (``crossing_notes:``), in the section of the
+  newest release its ``shipped`` range admits (by then the change has shipped), with the range
+  as an aside when it admits more than one release;
 - value clean-ups (``values-key-removed`` changes) and the BOM (the component versions the
   release is published with, when they moved);
 - "Recognising it worked" from the release's ``verify`` commands.
@@ -256,6 +259,27 @@ def _hazard_bullets(kb: KnowledgeBase, release: Release) -> list[Bullet]:
     return out
 
 
+def _crossing_note_bullets(kb: KnowledgeBase, release: Release) -> list[Bullet]:
+    """One bullet per crossing note at home in this release's section."""
+    from upgradeplan.kb.crossing import shipped_releases
+
+    product = kb.products.get(release.product)
+    out: list[Bullet] = []
+    for note in product.crossing_notes if product is not None else ():
+        try:
+            shipped = shipped_releases(note, kb.releases.get(release.product, ()))
+        except ValueError:  # kb lint reports it (KB031)
+            continue
+        if not shipped or shipped[-1] != release.version:
+            continue
+        aside = f"(shipped in {note.shipped})" if len(shipped) > 1 else ""
+        title = note.section.replace("\\<", "<").replace("\\>", ">")
+        title = title.replace("<", "\\<").replace(">", "\\>")  # as Markdown shows it
+        cited = f" ({note.source}, “{title}”)" if note.source and note.section else ""
+        out.append(Bullet(note.title, aside, _sentence(note.text) + cited))
+    return out
+
+
 def _named(ids: Sequence[str]) -> str:
     return " (" + ", ".join(f"`{i}`" for i in ids) + ")" if ids else ""
 
@@ -379,6 +403,7 @@ def section(kb: KnowledgeBase, release: Release) -> Section:
         bullets.append(_note_bullet(note))
         used.add(key)
     bullets.extend(_hazard_bullets(kb, release))
+    bullets.extend(_crossing_note_bullets(kb, release))
     bullets.extend(_value_bullets(release))
     bullets.extend(_bom_bullet(kb, release))
     if worked is not None:

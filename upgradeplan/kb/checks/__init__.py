@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from upgradeplan.kb.checks.content import (
     check_advice,
+    check_crossing_notes,
     check_fact_keys,
     check_hazard_references,
     check_inferred,
@@ -58,6 +59,7 @@ CHECKS: tuple[Check, ...] = (
     Check(("KB029",), check_object_fields),
     Check(("KB014",), check_templates, lint_only=True),
     Check(("KB030",), check_placeholders, lint_only=True),
+    Check(("KB031",), check_crossing_notes),
 )
 
 

@@ -20,7 +20,7 @@ from upgradeplan.kb.checks.context import (
     resolve,
     walk_conditions,
 )
-from upgradeplan.kb.crossing import is_derived
+from upgradeplan.kb.crossing import is_derived, shipped_releases
 from upgradeplan.kb.documents import Loaded
 from upgradeplan.kb.problems import Problem, problem
 from upgradeplan.model import KnowledgeBase, Location, ObjectKind
@@ -88,6 +88,33 @@ def check_inferred(loaded: Loaded) -> Iterator[Problem]:
             yield problem(
                 "KB025", ctx.at(entry.location, "inferred", path), f"{path} is inferred: {reason}"
             )
+
+
+def check_crossing_notes(loaded: Loaded) -> Iterator[Problem]:
+    """KB031: a crossing note's range admits a release of its product; it cites its section."""
+    kb = loaded.kb
+    for product in kb.products.values():
+        seen: set[str] = set()
+        for note in product.crossing_notes:
+            what = f"crossing note {note.id!r}"
+            if note.id in seen:
+                yield problem("KB031", note.location, f"{what} is given twice")
+            seen.add(note.id)
+            try:
+                shipped = shipped_releases(note, kb.releases.get(product.id, ()))
+            except ValueError as exc:
+                yield problem("KB031", note.location, f"{what}: shipped: {exc}")
+                continue
+            if not shipped:
+                yield problem(
+                    "KB031",
+                    note.location,
+                    f"{what}: shipped {note.shipped!r} admits no release of {product.id}",
+                )
+            if not (note.source and note.section and note.quote):
+                yield problem(
+                    "KB031", note.location, f"{what} needs source, section and quote to cite"
+                )
 
 
 def check_hazard_references(loaded: Loaded) -> Iterator[Problem]:

@@ -253,7 +253,7 @@ def test_a_step_that_crosses_a_notes_release_carries_the_note(tmp_path: Path) ->
     assert notes == [
         "crosses: the store is renamed: Nothing to do; the pod rolls once. "
         "(UPGRADE.md, “<current> → <next> (the store is renamed)”)",
-        "crosses: the probe waits longer: Nothing to do. "
+        "may cross (shipped in >1.0.2 <=1.1.1): the probe waits longer: Nothing to do. "
         "(UPGRADE.md, “<current> → <next> (the probe waits longer)”)",
     ]
     # a note never changes the verdict or the path

@@ -18,7 +18,7 @@ A crossing note (a product's ``crossing_notes:``) is what the sources say about 
 release they do not name: ``shipped`` is the range of the product's releases that may have
 shipped it. It is not a hazard and never changes a verdict or a path: a step of a plan from
 ``f`` to ``t`` meets it when one of the product's releases in ``(f, t]`` is in that range
-(:func:`notes_crossed`), for certain when every release in the range is, and the step carries
+(:func:`notes_crossed`), for certain only when ``shipped`` names one release, and the step carries
 its line (:func:`with_notes`).
 """
 
@@ -163,10 +163,10 @@ def notes_crossed(
     kb: KnowledgeBase, product: str, from_version: str, to_version: str
 ) -> list[tuple[CrossingNote, bool]]:
     """The crossing notes a hop of ``product`` from ``from_version`` to ``to_version`` meets,
-    each with whether it meets it for certain (every release that may have shipped the change
-    lies in the hop) rather than perhaps."""
+    each with whether it meets it for certain: only when ``shipped`` names one release (a range
+    says the sources do not know which release, and may admit releases the knowledge lacks)."""
     from upgradeplan.errors import InvalidVersion
-    from upgradeplan.versions import parse_version
+    from upgradeplan.versions import is_exact, parse_version
 
     known = kb.products.get(product)
     if known is None or not known.crossing_notes:
@@ -182,9 +182,8 @@ def notes_crossed(
             may = shipped_releases(note, rels)
         except ValueError:  # a range kb lint reports
             continue
-        inside = [v for v in may if low < parse_version(v) <= high]
-        if inside:
-            out.append((note, len(inside) == len(may)))
+        if any(low < parse_version(v) <= high for v in may):
+            out.append((note, is_exact(note.shipped)))
     return out
 
 

@@ -316,5 +316,5 @@ def test_upgrade_md_puts_a_note_in_the_section_of_the_newest_release_it_admits(
     sections = out.split("<!-- upgradeplan:begin ")
     [home] = [s for s in sections if s.startswith("1.1.1 -->")]
     assert "- **the store is renamed**: Nothing to do; the pod rolls once." in home
-    assert "- **the probe waits longer** (shipped in >1.0.2 <=1.1.1): Nothing to do." in home
+    assert "- **the probe waits longer** (shipped in `>1.0.2 <=1.1.1`): Nothing to do." in home
     assert out.count("**the probe waits longer**") == 1

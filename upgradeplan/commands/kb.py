@@ -251,8 +251,8 @@ def coverage_cmd(
 ) -> None:
     """Which sections of an UPGRADE.md the knowledge models, and why the others are not.
 
-    A section is modelled by every hazard, migration or release with a quote from it
-    (quotes: [{source: UPGRADE.md, section: HEADING, quote: ...}]); not modelled when a
+    A section is modelled by every hazard, migration, release or crossing note with a quote
+    from it (quotes: [{source: UPGRADE.md, section: HEADING, quote: ...}]); not modelled when a
     product lists it under not_modelled
     with the reason; unaccounted otherwise. Prints docs/knowledge-sources.md (a row per
     section, the summary, every reference and who cites it); the summary goes to stderr.

@@ -272,10 +272,9 @@ def _crossing_note_bullets(kb: KnowledgeBase, release: Release) -> list[Bullet]:
             continue
         if not shipped or shipped[-1] != release.version:
             continue
-        aside = f"(shipped in {note.shipped})" if len(shipped) > 1 else ""
-        title = note.section.replace("\\<", "<").replace("\\>", ">")
-        title = title.replace("<", "\\<").replace(">", "\\>")  # as Markdown shows it
-        cited = f" ({note.source}, “{title}”)" if note.source and note.section else ""
+        aside = f"(shipped in `{note.shipped}`)" if len(shipped) > 1 else ""
+        # the heading as the source writes it (its Markdown escapes kept)
+        cited = f" ({note.source}, “{note.section}”)" if note.source and note.section else ""
         out.append(Bullet(note.title, aside, _sentence(note.text) + cited))
     return out
 

@@ -37,6 +37,8 @@ EXPECTED = {
     "kb-broken/hazards/unknown-refs.yaml:9 KB007",
     "kb-broken/migrations/bad-syntax.yaml:10 KB014",
     "kb-broken/migrations/undefined-var.yaml:7 KB014",
+    "kb-broken/migrations/bad-syntax.yaml:1 KB032",
+    "kb-broken/migrations/undefined-var.yaml:1 KB032",
     "kb-broken/products/wrong-name.yaml:3 KB003",
     "kb-broken/releases/app/1.0.0.yml:1 KB004",
     "kb-broken/releases/app/1.1.0.yaml:5 KB023",
@@ -126,8 +128,9 @@ def test_json_output_lists_problems_with_severity() -> None:
     assert code == 2
     doc = json.loads(out)
     assert doc["schema_version"] == 1
-    assert doc["warnings"] == 3  # KB025 (a field marked inferred) is listed by --inferred only
-    assert doc["errors"] == len(EXPECTED) - 4
+    # KB025 (a field marked inferred) is listed by --inferred only; KB032 twice
+    assert doc["warnings"] == 5
+    assert doc["errors"] == len(EXPECTED) - 6
     first = doc["problems"][0]
     assert set(first) == {"file", "line", "code", "severity", "message"}
 

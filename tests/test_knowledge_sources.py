@@ -98,9 +98,13 @@ def _golden_sections() -> dict[str, str]:
     return out
 
 
-def test_the_generated_upgrade_md_has_a_section_for_each_modelled_real_section() -> None:
+def test_the_generated_upgrade_md_has_a_section_for_each_modelled_real_section(
+    kb: KnowledgeBase,
+) -> None:
     sections = _golden_sections()
     text = GOLDEN.read_text(encoding="utf-8")
+    flat = " ".join(text.split())
+    titles = {n.id: n.title for n in kb.products["agent-platform"].crossing_notes}
     for source, _heading, entries in _rows():
         if not source.startswith("UPGRADE.md ") or not entries.startswith("modelled by "):
             continue
@@ -108,7 +112,10 @@ def test_the_generated_upgrade_md_has_a_section_for_each_modelled_real_section()
         versions = re.findall(r"`agent-platform ([^`]+)`", modelled)
         hazards = re.findall(r"hazards? ((?:`[a-z0-9-]+`(?:, )?)+)", modelled)
         ids = [i for group in hazards for i in re.findall(r"`([^`]+)`", group)]
-        if not (versions or ids):  # a component's release alone (a kagent build): not in it
+        notes = re.findall(r"`agent-platform:([a-z0-9-]+)`", modelled)
+        for note in notes:  # a crossing note: its bullet, once
+            assert flat.count(f"- **{titles[note]}**") == 1, (source, note)
+        if not (versions or ids or notes):  # a component's release alone (a kagent build)
             assert re.search(r"releases? `(kagent|substrate)", modelled), source
             continue
         for version in versions:
@@ -133,3 +140,14 @@ def test_no_hazard_bullet_is_repeated_across_sections(kb: KnowledgeBase) -> None
             continue
         holding = [v for v, text in sections.items() if f"`{hazard.id}`" in text]
         assert len(holding) == 1, (hazard.id, holding)
+
+
+def test_every_bundled_migration_cites_where_its_steps_come_from(kb: KnowledgeBase) -> None:
+    for mig in kb.migrations.values():
+        assert mig.references, mig.id
+    delegate = [m for m in kb.migrations.values() if m.product == "harness-delegate"]
+    assert len(delegate) == 6
+    assert all(m.references == ("doc:harness-delegate-field-guide-2026",) for m in delegate)
+    # the references table of docs/knowledge-sources.md names them
+    row = next(r for r in _rows() if r[1] == "doc:harness-delegate-field-guide-2026")
+    assert "migrations `delegate-api-key-env`" in row[2]

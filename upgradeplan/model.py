@@ -82,11 +82,8 @@ class ChartSource:
 
 @dataclass(frozen=True, slots=True)
 class ObjectKind:
-    """A custom-resource kind a product's hazards read: where to list it and which fields.
-
-    Readers make ``object.<kind>`` (every object listed, ``namespace/name``) and
-    ``object.<kind>.<namespace>.<name>.<field>`` for each declared field, and nothing else.
-    """
+    """A custom-resource kind a product's hazards read: readers make ``object.<kind>`` (every
+    object, ``namespace/name``) and ``object.<kind>.<namespace>.<name>.<field>`` per field."""
 
     kind: str
     api_version: str  # group/version to list it with ("ate.dev/v1alpha1")
@@ -310,6 +307,7 @@ class Migration:
     target: Mapping[str, Any] = field(default_factory=dict)  # kind/name/namespace/path/key…
     params: Mapping[str, Any] = field(default_factory=dict)  # param -> {fact:, placeholder:}
     when: Literal["before", "after"] = "before"  # relative to the step it belongs to
+    references: tuple[str, ...] = ()  # the issues, pull requests or documents it rests on
     inferred: Mapping[str, str] = field(default_factory=dict)  # field path -> why inferred
     amendments: tuple[Amendment, ...] = ()  # what later directories added to it
 

@@ -434,6 +434,7 @@ def migration_of(ctx: Fields) -> Migration:
         target=target,
         params=params,
         when=ctx.choice("when", ("before", "after"), default="before"),  # type: ignore[arg-type]
+        references=ctx.strlist(ctx.data, "references"),
         inferred=ctx.inferred(),
     )
     return migration

@@ -177,6 +177,12 @@ CATALOGUE: tuple[CheckInfo, ...] = (
         "its id is repeated, or it cites no section and quote",
     ),
     CheckInfo(
+        "KB032",
+        "migration-without-reference",
+        "warning",
+        "a migration has no reference (`kb lint` only)",
+    ),
+    CheckInfo(
         "KB040",
         "pack-manifest",
         "error",

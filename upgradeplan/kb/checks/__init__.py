@@ -18,6 +18,7 @@ from upgradeplan.kb.checks.content import (
     check_fact_keys,
     check_hazard_references,
     check_inferred,
+    check_migration_references,
     check_object_fields,
     check_patterns,
     check_reference_format,
@@ -60,6 +61,7 @@ CHECKS: tuple[Check, ...] = (
     Check(("KB014",), check_templates, lint_only=True),
     Check(("KB030",), check_placeholders, lint_only=True),
     Check(("KB031",), check_crossing_notes),
+    Check(("KB032",), check_migration_references, lint_only=True),
 )
 
 

@@ -1,6 +1,6 @@
 """Checks of what knowledge entries say: patterns, advice, provenance, fact keys, templates.
 
-KB015 (patterns compile), KB019/KB020 (symptoms, verify), KB021/KB026 (references), KB025
+KB015 (patterns compile), KB019/KB020 (symptoms, verify), KB021/KB026/KB032 (references), KB025
 (inferred fields), KB024 (fact keys), KB014 (migration templates render).
 """
 
@@ -131,6 +131,19 @@ def check_hazard_references(loaded: Loaded) -> Iterator[Problem]:
             )
 
 
+def check_migration_references(loaded: Loaded) -> Iterator[Problem]:
+    """KB032 (warning): a migration names the issue, pull request or page its steps come from."""
+    ctx = Ctx(loaded)
+    for mig in ctx.kb.migrations.values():
+        if not mig.references:
+            yield problem(
+                "KB032",
+                mig.location,
+                f"migration {mig.id!r} has no reference; add the issue, pull request or page "
+                "its steps come from",
+            )
+
+
 def _keys(ctx: Ctx, entry: Any) -> frozenset[str]:
     doc = ctx.doc(entry.location)
     return frozenset(doc.data) if doc is not None else frozenset()
@@ -142,6 +155,7 @@ def check_reference_format(loaded: Loaded) -> Iterator[Problem]:
     owners: list[tuple[Location, tuple[str, ...]]] = [
         (r.location, r.references) for r in all_releases(ctx.kb)
     ] + [(h.location, h.references) for h in all_hazards(ctx.kb)]
+    owners += [(m.location, m.references) for m in ctx.kb.migrations.values()]
     for loc, refs in owners:
         for i, ref in enumerate(refs):
             if not REFERENCE.match(ref):

@@ -296,6 +296,7 @@ def test_the_notes_print_in_the_step_of_the_text_plan(tmp_path: Path) -> None:
         ('shipped: "1.1.1"', 'shipped: "1..1"', "shipped:"),
         ('    quote: "The store is renamed and the pod rolls once."\n', "", "needs source"),
         ("id: probe-longer", "id: store-renamed", "given twice"),
+        ("    inferred: ", "    hazards: [no-such-hazard]\n    inferred: ", "unknown hazard"),
     ],
 )
 def test_a_crossing_note_that_cannot_be_placed_or_cites_nothing_is_kb031(

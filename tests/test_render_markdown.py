@@ -211,9 +211,11 @@ def test_every_hazard_scope_renders_once_in_the_section_of_its_first_release(
             assert doc.count(f"(`{hazard.id}`)") == 1, hazard.id
     scopes = {h.scope for h in kb.hazards_for("agent-platform")}
     assert scopes == {"skip", "landing", "transition", "state"}
-    # a hazard that reaches every release goes to the newest section
-    assert "(`klaus-gateway-crd-keys-refused`)" in sections[0]
-    assert "(whatever the version)" in sections[0]
+    # a hazard that reaches every release goes to the section of the crossing note naming it
+    # (else the newest section), still saying it is judged whatever the version
+    [home] = [s for s in sections if "(`klaus-gateway-crd-keys-refused`)" in s]
+    assert home.startswith("4.16.0 → 4.20.0 ")
+    assert "(whatever the version)" in home
 
 
 def test_runbook_without_a_target_gives_the_fixes_for_the_installation(
@@ -296,3 +298,25 @@ def test_a_missing_facts_kubectl_command_is_a_code_span_and_a_name_cannot_close_
     hostile = "object.Harness.kagent.a`b.exists"
     said = _how(MissingFact(hostile, missing_fact_hint(hostile)))
     assert "``kubectl get harness a`b -n kagent -o yaml``" in said
+
+
+def test_a_hazard_of_a_crossing_note_prints_in_the_notes_section_not_the_newest() -> None:
+    # klaus-gateway-crd-keys-refused and muster-drift-detection-hpa reach every release, and
+    # used to print under the unrelated unreleased section; their crossing notes place them
+    # where the UPGRADE.md sections they come from sit (4.20.0, 4.9.3)
+    doc = (GOLDEN / "UPGRADE-agent-platform.md").read_text(encoding="utf-8")
+    holders = {}
+    for hazard in ("klaus-gateway-crd-keys-refused", "muster-drift-detection-hpa"):
+        holders[hazard] = [
+            part.split("\n", 1)[0] for part in doc.split("\n## ") if f"(`{hazard}`)" in part
+        ]
+    assert holders == {
+        "klaus-gateway-crd-keys-refused": [
+            "4.16.0 → 4.20.0 (the Substrate worker pool gets a PodDisruptionBudget; a spread "
+            "value is refused until the Substrate line carries it)"
+        ],
+        "muster-drift-detection-hpa": [
+            "4.9.2 → 4.9.3 (the last release that removes the kagent chart's Harness selector "
+            "key with a null)"
+        ],
+    }

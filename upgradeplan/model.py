@@ -142,6 +142,7 @@ class CrossingNote:
     section: str = ""
     quote: str = ""
     inferred: str = ""  # why ``shipped`` is inferred ("" when the sources give the release)
+    hazards: tuple[str, ...] = ()  # hazards of the same change: UPGRADE.md renders them with it
     location: Location = NOWHERE
 
 

@@ -34,7 +34,9 @@ SEVERITIES = ("blocking", "warning", "notice")
 SCOPES = ("skip", "landing", "transition", "state")
 MIGRATION_TYPES = ("bom-pin", "helmrelease-patch", "json6902", "values-edit", "manifest", "command")
 WHERE = ("logs", "events", "status", "any")
-NOTE_KEYS = ("id", "shipped", "title", "text", "source", "section", "quote", "inferred")
+NOTE_KEYS = (
+    *("id", "shipped", "title", "text", "source", "section", "quote", "inferred", "hazards"),
+)
 PREREQUISITE_KEYS = ("id", "at", "title", "text", "unmet", "severity", "source", "quote")
 
 
@@ -92,6 +94,7 @@ def _crossing_notes(ctx: Fields) -> tuple[CrossingNote, ...]:
                 section=ctx.text_in(item, "section", path),
                 quote=ctx.text_in(item, "quote", path),
                 inferred=ctx.text_in(item, "inferred", path),
+                hazards=ctx.strlist(item, "hazards", path),
                 location=ctx.doc.at(*path),
             )
         )

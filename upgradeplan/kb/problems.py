@@ -174,7 +174,7 @@ CATALOGUE: tuple[CheckInfo, ...] = (
         "bad-crossing-note",
         "error",
         "a crossing note's `shipped` range is invalid or admits no release of its product, "
-        "its id is repeated, or it cites no section and quote",
+        "its id is repeated, it names an unknown hazard, or it cites no section and quote",
     ),
     CheckInfo(
         "KB032",

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from upgradeplan.errors import BadInput, UnknownName
-from upgradeplan.model import NEXT, Hazard, KnowledgeBase, Note, Product, Release
+from upgradeplan.model import NEXT, CrossingNote, Hazard, KnowledgeBase, Note, Product, Release
 
 CURRENT_LABEL = r"\<current\>"
 NEXT_LABEL = r"\<next\>"
@@ -213,9 +213,27 @@ def _scope_range(hazard: Hazard) -> str | None:
     return hazard.to_range
 
 
+def _note_home(kb: KnowledgeBase, product: str, note: CrossingNote) -> str | None:
+    """The release whose section renders a crossing note: the newest ``shipped`` admits."""
+    from upgradeplan.kb.crossing import shipped_releases
+
+    try:
+        shipped = shipped_releases(note, kb.releases.get(product, ()))
+    except ValueError:  # kb lint reports it (KB031)
+        return None
+    return shipped[-1] if shipped else None
+
+
 def home_version(kb: KnowledgeBase, hazard: Hazard) -> str | None:
-    """The release whose section renders ``hazard``: the first its scope reaches, or the
-    newest one (unreleased included) when the scope reaches every release."""
+    """The release whose section renders ``hazard``: that of the crossing note that names it
+    (the change it belongs to), else the first its scope reaches, or the newest one
+    (unreleased included) when the scope reaches every release."""
+    product = kb.products.get(hazard.product)
+    for note in product.crossing_notes if product is not None else ():
+        if hazard.id in note.hazards:
+            home = _note_home(kb, hazard.product, note)
+            if home is not None:
+                return home
     releases = list(kb.releases.get(hazard.product, ()))
     released = [r for r in releases if r.version != NEXT]
     if not releases:
@@ -266,12 +284,9 @@ def _crossing_note_bullets(kb: KnowledgeBase, release: Release) -> list[Bullet]:
     product = kb.products.get(release.product)
     out: list[Bullet] = []
     for note in product.crossing_notes if product is not None else ():
-        try:
-            shipped = shipped_releases(note, kb.releases.get(release.product, ()))
-        except ValueError:  # kb lint reports it (KB031)
+        if _note_home(kb, release.product, note) != release.version:
             continue
-        if not shipped or shipped[-1] != release.version:
-            continue
+        shipped = shipped_releases(note, kb.releases.get(release.product, ()))
         aside = f"(shipped in `{note.shipped}`)" if len(shipped) > 1 else ""
         # the heading as the source writes it (its Markdown escapes kept)
         cited = f" ({note.source}, “{note.section}”)" if note.source and note.section else ""
@@ -401,8 +416,8 @@ def section(kb: KnowledgeBase, release: Release) -> Section:
             continue
         bullets.append(_note_bullet(note))
         used.add(key)
+    bullets.extend(_crossing_note_bullets(kb, release))  # a change, then its hazards
     bullets.extend(_hazard_bullets(kb, release))
-    bullets.extend(_crossing_note_bullets(kb, release))
     bullets.extend(_value_bullets(release))
     bullets.extend(_bom_bullet(kb, release))
     if worked is not None:

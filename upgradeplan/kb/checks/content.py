@@ -111,6 +111,9 @@ def check_crossing_notes(loaded: Loaded) -> Iterator[Problem]:
                     note.location,
                     f"{what}: shipped {note.shipped!r} admits no release of {product.id}",
                 )
+            for hid in note.hazards:
+                if hid not in kb.hazards:
+                    yield problem("KB031", note.location, f"{what} names unknown hazard {hid!r}")
             if not (note.source and note.section and note.quote):
                 yield problem(
                     "KB031", note.location, f"{what} needs source, section and quote to cite"

@@ -65,9 +65,7 @@ class Recognise:
     image: tuple[str, ...] = ()  # image repositories (without tag)
     values_keys: tuple[str, ...] = ()  # dotted keys in values files (e.g. delegateVersion)
     bom_component: str = ""  # name under components.<name> in a BOM
-    # where the chart comes from: OCI repository URLs (oci://…/name) or HelmRepository URLs;
-    # a chart of the same name from elsewhere is another product
-    chart_source: tuple[str, ...] = ()
+    chart_source: tuple[str, ...] = ()  # OCI (oci://…/name) or HelmRepository URLs it comes from
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +107,7 @@ class Product:
     location: Location = NOWHERE
     objects: Mapping[str, ObjectKind] = field(default_factory=dict)  # kind -> what is read
     charts: tuple[ChartSource, ...] = ()  # where its chart is published, by era
-    # the newest version whose sources were reviewed: above it, no hazard known is not "safe"
-    reviewed_through: str = ""
+    reviewed_through: str = ""  # newest version reviewed: above it, no known hazard is not "safe"
     upgrade_doc_title: str = ""  # H1 of the generated UPGRADE.md ("Upgrading agent-platform")
     upgrade_doc_intro: str = ""  # the one line under it
     inferred: Mapping[str, str] = field(default_factory=dict)  # field path -> why inferred
@@ -341,9 +338,8 @@ class KnowledgeBase:
         return out
 
     def hazards_for(self, product: str) -> tuple[Hazard, ...]:
-        """The product's hazards as the knowledge files state them: not those the loader
-        derives from releases' ``crossing:`` and products' ``stepping:`` (kb/crossing.py),
-        which ``hazards`` holds too, by their ``crossing:``/``stepping:`` ids."""
+        """The product's hazards as the knowledge files state them, not those kb/crossing.py
+        derives (which ``hazards`` holds too, by their ``crossing:``/``stepping:`` ids)."""
         return tuple(
             h
             for h in self.hazards.values()

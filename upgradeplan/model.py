@@ -70,8 +70,7 @@ class Recognise:
 
 @dataclass(frozen=True, slots=True)
 class ChartSource:
-    """One place a product's chart was published over its history, with the versions served
-    there; a chart at a place none names may still be the product ("may apply")."""
+    """One place a product's chart was published over its history, and the versions there."""
 
     url: str  # the chart's OCI URL (oci://registry/path/name) or a HelmRepository URL
     versions: str = ""  # a Masterminds constraint of the versions served there ("": any)
@@ -129,30 +128,26 @@ class Stepping:
 
 @dataclass(frozen=True, slots=True)
 class CrossingNote:
-    """A change whose release the sources do not name (``crossing_notes:``, kb/crossing.py)."""
-
-    id: str
+    id: str  # a change whose release the sources do not name (kb/crossing.py)
     shipped: str  # a constraint: the releases that may have shipped the change
     title: str
     text: str
     source: str = ""  # the source file, the section it is under, the sentence it rests on
     section: str = ""
     quote: str = ""
-    inferred: str = ""  # why ``shipped`` is inferred ("" when the sources give the release)
     hazards: tuple[str, ...] = ()  # hazards of the same change: UPGRADE.md renders them with it
     location: Location = NOWHERE
 
 
 @dataclass(frozen=True, slots=True)
 class Prerequisite:
-    """What any path crossing a release's version needs (``crossing:``, kb/crossing.py);
-    ``unmet`` is TRUE where it is not in place (None: read ``prerequisite.<product>.<id>``)."""
+    """What any path crossing a release's version needs (``crossing:``, kb/crossing.py)."""
 
     id: str
     at: Literal["leaving", "entering"]
     title: str
     text: str
-    unmet: Condition | None = None
+    unmet: Condition | None = None  # TRUE where not in place (None: prerequisite.<product>.<id>)
     severity: Severity = "blocking"
     source: str = ""  # the section or changelog entry it comes from
     quote: str = ""  # the sentence it rests on

@@ -93,7 +93,6 @@ def _crossing_notes(ctx: Fields) -> tuple[CrossingNote, ...]:
                 source=ctx.text_in(item, "source", path),
                 section=ctx.text_in(item, "section", path),
                 quote=ctx.text_in(item, "quote", path),
-                inferred=ctx.text_in(item, "inferred", path),
                 hazards=ctx.strlist(item, "hazards", path),
                 location=ctx.doc.at(*path),
             )

@@ -124,53 +124,10 @@ def check(
         kb, state, resolved, holds=holds, fail_on=fail_on, name=name, moved=moved, changed=changed
     )
     if not resolved:
-        judged = _on_any_move(kb, judged, fail_on)
+        from upgradeplan.planner.anymove import on_any_move
+
+        judged = on_any_move(kb, judged, fail_on)
     return checked(judged)
-
-
-_RANK = {"safe": 0, "safe-with-actions": 1, "undetermined": 2, "blocked": 3}
-
-
-def _on_any_move(kb: KnowledgeBase, judged: Any, fail_on: str) -> Any:
-    """The installation as it is, with the hazards judged on every move of their product
-    (a transition scope whose ``from`` and ``to`` are one range admitting every release: the
-    sources name no release, and a component range can bring the change with no move of the
-    product) whose condition already holds on it: a value the next roll refuses, say, is
-    then told now, not only on a planned move. Nothing is added while the condition is
-    unknown, so a check that did not state or read the values is as before."""
-    from dataclasses import replace
-
-    from upgradeplan.model import NEXT
-    from upgradeplan.planner.findings import judge as judge_hazard
-    from upgradeplan.planner.judge import judge
-    from upgradeplan.state.derive import derive
-    from upgradeplan.versions import check as admits
-
-    state = derive(judged.state, kb)
-    seen = {f.hazard for f in judged.findings}
-    extra = []
-    for h in kb.hazards.values():
-        installed = state.installed(h.product)
-        rng = h.to_range
-        if h.scope != "transition" or h.withdrawn is not None or h.id in seen or not installed:
-            continue
-        if not rng or h.from_range != rng or not admits(rng, installed):
-            continue
-        released = [r.version for r in kb.releases.get(h.product, ()) if r.version != NEXT]
-        if not all(admits(rng, v) for v in released):
-            continue
-        found = judge_hazard(h, state, kb, installed, installed)
-        if found.status == "applies":
-            said = found.reason.split("; ", 1)[-1]
-            why = f"applies as it is: judged on every move of {h.product} ({rng}), and {said}"
-            extra.append(replace(found, reason=why, from_version=None))
-    if not extra:
-        return judged
-    findings = (*judged.findings, *extra)
-    verdict = judge(findings, fail_on)
-    if _RANK[verdict] < _RANK[judged.verdict]:
-        verdict = judged.verdict
-    return replace(judged, findings=findings, verdict=verdict)
 
 
 def plan(

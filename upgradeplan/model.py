@@ -312,12 +312,12 @@ class KnowledgeBase:
     hazards: Mapping[str, Hazard]
     migrations: Mapping[str, Migration]
     roots: tuple[str, ...] = ()  # the directories it was loaded from
+    _index: dict[str, dict[str, Release]] = field(default_factory=dict, init=False, compare=False)
 
     def release(self, product: str, version: str) -> Release | None:
-        for rel in self.releases.get(product, ()):
-            if rel.version == version:
-                return rel
-        return None
+        if product not in self._index:  # filled on first use: a pack's line has 1,000+ releases
+            self._index[product] = {r.version: r for r in reversed(self.releases.get(product, ()))}
+        return self._index[product].get(version)
 
     def object_kinds(self) -> dict[str, ObjectKind]:
         """The custom-resource kinds the products declare (fields of the same kind united)."""

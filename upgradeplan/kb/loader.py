@@ -202,6 +202,7 @@ class _Builder:
         from upgradeplan.versions import parse_constraint, parse_version
 
         done: set[tuple[str, str, str]] = set()  # the same defaults stated by several hazards
+        shared: dict[str, dict[str, Any]] = {}  # equal merged defaults: one mapping
         for hazard in self.hazards.values():
             line = releases.get(hazard.product)
             if not hazard.defaults or not line:
@@ -223,7 +224,9 @@ class _Builder:
                 for n, rel in enumerate(changed):
                     v = parsed[n]
                     if v is not None and con.check(v):
-                        changed[n] = replace(rel, defaults=_merged(values, rel.defaults))
+                        merged = _merged(values, rel.defaults)
+                        merged = shared.setdefault(repr(merged), merged)
+                        changed[n] = replace(rel, defaults=merged)
             releases[hazard.product] = tuple(changed)
         return releases
 

@@ -108,8 +108,10 @@ class Truths:
         self.kb = kb
         self.moving = moving
         self.fixed: dict[str, Truth] = {}  # hazard id -> its truth on every window state
-        self._known: dict[str, list[tuple[tuple[str, ...], tuple[int, ...], Truth]]] = {}
+        # hazard id -> the keys an evaluation read -> the ids of the facts under them -> truth
+        self._known: dict[str, dict[tuple[str, ...], dict[tuple[object, ...], Truth]]] = {}
         self._kept: list[State] = []  # the states read: their facts stay alive (ids stay valid)
+        self._defaults_keys: dict[str, frozenset[str]] = {}  # hazard id -> see _by_defaults
 
     def of(self, h: Hazard, state: State) -> Truth:
         hit = self.fixed.get(h.id)
@@ -119,10 +121,12 @@ class Truths:
             self.fixed[h.id] = Truth.TRUE
             return Truth.TRUE
         facts = state.facts
-        entries = self._known.setdefault(h.id, [])
-        for keys, ids, truth in entries:
-            if tuple(id(facts.get(k)) for k in keys) == ids:
-                return truth
+        entries = self._known.setdefault(h.id, {})
+        by_defaults = self._by_defaults(h)
+        for keys, seen in entries.items():  # few: the keys differ only where the facts do
+            hit = seen.get(tuple(self._token(facts.get(k), k, by_defaults) for k in keys))
+            if hit is not None:
+                return hit
         reads = _Reads(facts)
         probe = State(facts=reads, name=state.name, unreadable=state.unreadable)
         truth = conditions.truth(h.when, probe, self.kb)
@@ -131,9 +135,56 @@ class Truths:
                 self.fixed[h.id] = truth
                 return truth
             keys = tuple(sorted(reads.read))
-            entries.append((keys, tuple(id(facts.get(k)) for k in keys), truth))
+            token = tuple(self._token(facts.get(k), k, by_defaults) for k in keys)
+            entries.setdefault(keys, {})[token] = truth
             self._kept.append(state)
         return truth
+
+    def _by_defaults(self, h: Hazard) -> frozenset[str]:
+        """The ``installed.<product>`` keys the hazard's condition reads only for the chart
+        defaults of the release that runs (value predicates): two versions whose releases
+        share one ``defaults`` mapping answer alike there (a pack's line of a thousand
+        releases shares one)."""
+        found = self._defaults_keys.get(h.id)
+        if found is None:
+            value_reads: set[str] = set()
+            other_reads: set[str] = set()
+            pending = [h.when] if h.when is not None else []
+            while pending:
+                node = pending.pop()
+                pending.extend(node.children)
+                if node.op != "pred":
+                    continue
+                key = f"installed.{node.args.get('product')}"
+                (value_reads if node.predicate in _VALUE_PREDICATES else other_reads).add(key)
+            if any(isinstance(v, str) and v.startswith("$") for v in _args_of(h)):
+                other_reads |= value_reads
+            found = self._defaults_keys[h.id] = frozenset(value_reads - other_reads)
+        return found
+
+    def _token(self, fact: Fact | None, key: str, by_defaults: frozenset[str]) -> object:
+        """What a memoised answer is keyed by for ``key``: the fact itself (by identity), or
+        for a version read only for its defaults, the defaults mapping of that release."""
+        if key in by_defaults and fact is not None and isinstance(fact.value, str):
+            rel = self.kb.release(key[len("installed.") :], fact.value)
+            if rel is not None:
+                return ("defaults", id(rel.defaults))
+        return id(fact)
+
+
+# the predicates that read ``installed.<product>`` only to find the running release's defaults
+_VALUE_PREDICATES = frozenset({"value_set", "value_equals", "value_in", "value_contains"})
+
+
+def _args_of(h: Hazard) -> list[Any]:
+    """Every argument value of the hazard's predicates."""
+    out: list[Any] = []
+    pending = [h.when] if h.when is not None else []
+    while pending:
+        node = pending.pop()
+        pending.extend(node.children)
+        out.extend(node.args.values())
+    return out
 
 
 def applies(s: Window) -> bool:

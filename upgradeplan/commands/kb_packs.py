@@ -143,7 +143,7 @@ def packs_cmd(ctx: click.Context, output: str) -> None:
     \b
     Examples:
       upgradeplan kb packs
-      upgradeplan kb packs -o json
+      upgradeplan --pack kube-prometheus-stack kb packs -o json
     """
     from upgradeplan.kb.packs import available
 

@@ -178,7 +178,8 @@ def _charts(ctx: Fields) -> tuple[ChartSource, ...]:
 
 
 def _objects(ctx: Fields) -> dict[str, ObjectKind]:
-    """``objects:`` kind -> {apiVersion, plural, fields}: the custom resources hazards read."""
+    """``objects:`` kind -> {apiVersion, plural, fields}: the objects hazards read (custom
+    resources, or core kinds: ``v1`` is the core group's version)."""
     out: dict[str, ObjectKind] = {}
     for kind, spec in (ctx.mapping("objects") or {}).items():
         path = ("objects", kind)
@@ -188,7 +189,7 @@ def _objects(ctx: Fields) -> dict[str, ObjectKind]:
         api = ctx.text_in(spec, "apiVersion", path, required=True)
         plural = ctx.text_in(spec, "plural", path, required=True)
         fields = ctx.strlist(spec, "fields", path)
-        if "/" not in api:
+        if "/" not in api and not (api[:1] == "v" and api[1:2].isdigit()):  # v1: the core group
             ctx.report("KB002", (*path, "apiVersion"), f"apiVersion {api!r} is not group/version")
         elif plural and fields:
             out[str(kind)] = ObjectKind(str(kind), api, plural, fields)

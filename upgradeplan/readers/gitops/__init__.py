@@ -251,12 +251,12 @@ class _Reader(ObjectFacts):
 
     def object(self, v: View, namespace: str | None) -> None:
         """Read one object (or, without kind and apiVersion, a values file)."""
-        kind = v.get("kind")
-        api = v.get("apiVersion")
+        kind, api = v.get("kind"), v.get("apiVersion")
         if not isinstance(kind, str) or not isinstance(api, str):
             self.values_file(v)
             return
         group = api.split("/", 1)[0] if "/" in api else ""
+        self.declared_object(v, namespace, kind, api)  # a kind the knowledge declares
         if kind == "HelmRelease" and group == "helm.toolkit.fluxcd.io":
             self.helmrelease(v, namespace)
         elif kind in ("OCIRepository", "HelmChart") and group == "source.toolkit.fluxcd.io":

@@ -1,20 +1,27 @@
-"""Kubernetes objects in GitOps files: workloads of recognised products, Secrets, Namespaces.
+"""Kubernetes objects in GitOps files: workloads of recognised products, Secrets, Namespaces,
+and the objects of the kinds the knowledge declares.
 
 A ``Deployment`` / ``StatefulSet`` / ``DaemonSet`` is recognised, and its workload facts
 derived, by the code the cluster reader uses (readers/recognise): the product's labels or
 image repository. A ``Secret`` gives its ``type`` only (``data`` and ``stringData`` are
-never read), a ``Namespace`` its labels, both derived there too.
+never read), a ``Namespace`` its labels, both derived there too. An object of a kind a product
+declares under ``objects:`` (a custom resource, or a core kind such as ``Ingress`` or
+``Service``) gives ``object.<Kind>.<namespace>.<name>.exists`` and each declared field, at its
+file:line — never ``object.<Kind>``, the complete list: what the files hold is not all a
+cluster may run.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from upgradeplan.model import ObjectKind
 from upgradeplan.readers.gitops.facts import LOW, NORMAL, FactSink, image_repo, image_tag
 from upgradeplan.readers.gitops.yamldocs import View
 from upgradeplan.readers.recognise import (
     image_matches,
     namespace_facts,
+    plain_tree,
     secret_facts,
     storage_classes,
     workload_facts,
@@ -24,7 +31,9 @@ WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 
 
 class ObjectFacts(FactSink):
-    """Facts of workloads, Secrets and Namespaces."""
+    """Facts of workloads, Secrets and Namespaces, and of the kinds the knowledge declares."""
+
+    _declared: dict[str, ObjectKind] | None = None  # kind -> declaration, read on first use
 
     def workload(self, v: View, default_ns: str | None, kind: str) -> None:
         """A workload of a recognised product: the facts every reader derives from the object
@@ -50,6 +59,32 @@ class ObjectFacts(FactSink):
         if classes is not None:
             at = ("spec", "volumeClaimTemplates") if kind == "StatefulSet" else ("spec", "template")
             self.add(f"{w}.storage-classes", classes, v.where(*at))
+
+    def declared_object(self, v: View, default_ns: str | None, kind: str, api: str) -> None:
+        """An object of a kind the knowledge declares (``objects:``): that it exists and the
+        declared fields (``null`` where it has none), located where they are written."""
+        if self._declared is None:
+            self._declared = self.kb.object_kinds()
+        decl = self._declared.get(kind)
+        if decl is None or decl.api_version != api:
+            return
+        from upgradeplan import keypath
+
+        name = v.text("metadata", "name")
+        ns = v.text("metadata", "namespace") or default_ns
+        if not name or not ns:  # a namespace Flux would choose is not known here
+            return
+        base = f"object.{kind}.{ns}.{name}"
+        self.add(f"{base}.exists", True, v.where("metadata", "name"))
+        obj = v.get()
+        for field in decl.fields:
+            parts = keypath.split(field)
+            value = keypath.get(obj, parts) if isinstance(obj, dict) else keypath.ABSENT
+            if value is keypath.ABSENT:
+                self.add(f"{base}.{field}", None, v.where("metadata", "name"))
+                continue
+            at = tuple(int(p) if p.isdigit() else p for p in parts)
+            self.add(f"{base}.{field}", plain_tree(value), v.where(*at))
 
     def secret(self, v: View, default_ns: str | None) -> None:
         """A Secret's type, derived as every reader derives it (data is never read)."""

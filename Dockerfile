@@ -7,6 +7,7 @@ WORKDIR /src
 COPY pyproject.toml setup.py README.md ./
 COPY upgradeplan ./upgradeplan
 COPY knowledge ./knowledge
+COPY packs ./packs
 RUN pip wheel --no-cache-dir --wheel-dir /wheels .
 
 FROM python:3.11-slim

@@ -98,6 +98,29 @@ def test_without_the_crd_policy_it_may_apply(kb: KnowledgeBase, major: int) -> N
     assert _status(kb, major, **{f"values.{P}": {}}) == ("may-apply", 4)
 
 
+@pytest.mark.parametrize(
+    ("values", "status"),
+    [
+        ({}, "applies"),  # the chart's default: Grafana on, no password of its own
+        ({"grafana": {"adminPassword": "s3cret"}}, "does-not-apply"),
+        ({"grafana": {"admin": {"existingSecret": "grafana-admin"}}}, "does-not-apply"),
+        ({"grafana": {"enabled": False}}, "does-not-apply"),
+    ],
+    ids=["default", "password", "existing-secret", "no-grafana"],
+)
+def test_grafana_admin_password_79(kb: KnowledgeBase, values: dict[str, Any], status: str) -> None:
+    given: dict[str, Any] = {
+        f"installed.{P}": "78.5.0",
+        f"values.{P}": values,
+        f"helmrelease.{P}.crds": REPLACE,
+    }
+    state = State(facts={k: Fact(k, v, flag("--fact")) for k, v in given.items()})
+    result = api.check(kb, state, [f"{P}=79.0.0"])
+    (finding,) = [f for f in result.findings if f.hazard == "kps-grafana-admin-password-79"]
+    assert finding.status == status
+    assert result.exit_code == 0  # a warning: reported, not failing the default threshold
+
+
 def test_a_jump_across_the_line_stops_before_every_crd_major_with_its_commands() -> None:
     code, plan = _plan(
         "--installed", f"{P}=9.3.4", "--to", f"{P}=88.5.3",

@@ -14,6 +14,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_planner_search import Case, cases
 
 from upgradeplan.model import (
     SEVERITY_RANK,
@@ -30,6 +31,7 @@ from upgradeplan.planner import onepass
 from upgradeplan.planner.index import Index
 from upgradeplan.planner.search import Search
 from upgradeplan.provenance import flag
+from upgradeplan.state.derive import derive
 
 P = "p"
 
@@ -118,6 +120,11 @@ def every_pair(s: Search) -> list[int]:
     return path[::-1]
 
 
+def one_pass(s: Search) -> list[int]:
+    assert onepass.applies(s, s.dependent)
+    return onepass.cheapest(s, s.truths)
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(windows())
 def test_the_one_pass_finds_the_path_every_pair_finds(
@@ -126,11 +133,12 @@ def test_the_one_pass_finds_the_path_every_pair_finds(
     kb, state, current, target = window
     limit = SEVERITY_RANK["blocking"]
     s = Search(kb, Index(kb), P, state, v(current), v(target), (), limit)
-    assert onepass.applies(s)
-    assert onepass.cheapest(s) == every_pair(s)
+    assert one_pass(s) == every_pair(s) == s.dijkstra()
 
 
-def test_a_window_with_an_upgrade_from_is_left_to_the_hop_by_hop_search() -> None:
+def test_an_upgrade_from_admits_only_its_starts() -> None:
+    """1.3.0 may only be reached from 1.1.0 or above: the pass does not jump to it from 1.0.0
+    though that hop is the cheapest (nothing else weighs)."""
     rels = tuple(
         Release(P, v(i), f"r{i}", upgrade_from=">=1.1.0" if i == 3 else None) for i in range(4)
     )
@@ -142,7 +150,21 @@ def test_a_window_with_an_upgrade_from_is_left_to_the_hop_by_hop_search() -> Non
     )
     state = State(facts={f"installed.{P}": Fact(f"installed.{P}", v(0), flag("--installed"))})
     s = Search(kb, Index(kb), P, state, v(0), v(3), (), SEVERITY_RANK["blocking"])
-    assert not onepass.applies(s)
+    assert one_pass(s) == s.dijkstra() == [0, 1, 3]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases())
+def test_with_lockstep_requirements_and_upgrade_from_the_pass_finds_dijkstra_s_path(
+    case: Case,
+) -> None:
+    """The search module's cases: a BOM moving a pinned component (sometimes not), effects,
+    requirements and ``upgrade_from``; where the pass applies it finds Dijkstra's path."""
+    limit = SEVERITY_RANK["blocking"]
+    state = derive(case.state, case.kb)
+    s = Search(case.kb, Index(case.kb), "p", state, v(case.current), v(case.target), (), limit)
+    if onepass.applies(s, s.dependent):
+        assert onepass.cheapest(s, s.truths) == s.dijkstra()
 
 
 def test_a_condition_that_reads_no_landed_key_is_evaluated_once() -> None:

@@ -1,9 +1,8 @@
-"""The path-aware search's bound (planner/paths.py ``HOP_BUDGET``), on the benchmark's generated
+"""The path-aware search's bound (``Search.budget``), on the benchmark's generated
 knowledge (bench/genkb.py) with a product whose BOMs list a component at every k-th release only
 (bench/plan.py ``--bom-every``), so the component's version depends on the path taken.
 
-The reference is the same search without a bound (``HOP_BUDGET = 0``), each hop weighed whole
-(``SPLIT = False``): unbounded, the split weights give its path and cost; where the bounded search
+The reference is the same search without a bound (``budget=0``): where the bounded search
 finishes, the plan is the reference's; where it stops, the plan follows a path that exists, says
 so on its first step, is never "safe" nor "blocked", and costs no less than the reference's.
 """
@@ -12,12 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_planner_prune import generated, generated_state
+from test_planner_search import generated, generated_state
 
 from upgradeplan import planner
 from upgradeplan.model import KnowledgeBase, Plan, State, Target
@@ -39,25 +36,13 @@ def sometimes_listed(kb: KnowledgeBase, product: str, every: int) -> KnowledgeBa
     return dataclasses.replace(kb, releases={**kb.releases, product: tuple(out)})
 
 
-@contextmanager
-def budget(hops: int, *, split: bool = True) -> Iterator[None]:
-    """The path-aware search with at most ``hops`` hops weighed (0: no bound); ``split``
-    False: every hop weighed whole by ``Search.hop`` (the reference)."""
-    old = paths.HOP_BUDGET, paths.SPLIT
-    paths.HOP_BUDGET, paths.SPLIT = hops, split
-    try:
-        yield
-    finally:
-        paths.HOP_BUDGET, paths.SPLIT = old
-
-
 def searched(
-    kb: KnowledgeBase, state: State, product: str, cur: str, tgt: str
+    kb: KnowledgeBase, state: State, product: str, cur: str, tgt: str, budget: int
 ) -> tuple[list[int], int, Search]:
-    """(the path, its cost judged on the states it reaches, the search)."""
-    s = Search(
-        kb, index_of(kb), product, derive(state, kb), cur, tgt, (), planner.threshold("blocking")
-    )
+    """(the path, its cost judged on the states it reaches, the search) with at most
+    ``budget`` hops weighed by the path-aware search (0: no bound)."""
+    limit = planner.threshold("blocking")
+    s = Search(kb, index_of(kb), product, derive(state, kb), cur, tgt, (), limit, budget=budget)
     path = s.search()
     states = s.walk(path)
     cost = sum(
@@ -67,8 +52,8 @@ def searched(
     return path, cost, s
 
 
-def planned(kb: KnowledgeBase, state: State, product: str, tgt: str) -> Plan:
-    return planner.plan(kb, state, [Target(product, tgt)])
+def planned(kb: KnowledgeBase, state: State, product: str, tgt: str, budget: int) -> Plan:
+    return planner.plan(kb, state, [Target(product, tgt)], budget=budget)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -94,27 +79,23 @@ def test_the_bounded_search_is_the_exhaustive_one_or_says_it_stopped(
         drift=data.draw(st.sampled_from(("disabled", "enabled"))),
     )
     cur, tgt = kb.releases[product][start].version, kb.releases[product][end].version
-    with budget(0, split=False):
-        whole_path, whole_cost, whole = searched(kb, state, product, cur, tgt)
-        reference = planned(kb, state, product, tgt)
+    whole_path, whole_cost, whole = searched(kb, state, product, cur, tgt, 0)
+    reference = planned(kb, state, product, tgt, 0)
     assert whole.stopped is None
-    with budget(0):
-        assert searched(kb, state, product, cur, tgt)[:2] == (whole_path, whole_cost)
-    with budget(hops):
-        path, cost, s = searched(kb, state, product, cur, tgt)
-        plan = planned(kb, state, product, tgt)
+    path, cost, s = searched(kb, state, product, cur, tgt, hops)
+    plan = planned(kb, state, product, tgt, hops)
     if s.stopped is None:
         assert (path, cost) == (whole_path, whole_cost)
         assert plan == reference
         return
-    assert s.dependent(), "only the path-aware search stops"
+    assert s.dependent, "only the path-aware search stops"
     states, weighed = s.stopped
     assert states >= 1
     if weighed:
         assert weighed == hops
     else:  # not started: the graph may hold more than BEYOND times the budget
-        assert paths.possible(s, s.dependent()) == (states, paths.possible(s, s.dependent())[1])
-        assert paths.possible(s, s.dependent())[1] > paths.BEYOND * hops
+        assert paths.possible(s, s.dependent) == (states, paths.possible(s, s.dependent)[1])
+        assert paths.possible(s, s.dependent)[1] > paths.BEYOND * hops
     assert path[0] == 0 and path[-1] == s.target
     assert cost >= whole_cost
     assert plan.verdict not in ("safe", "safe-with-actions", "blocked")
@@ -134,9 +115,8 @@ def test_the_bound_is_not_reached_where_nothing_depends_on_the_path() -> None:
     kb = generated(3, 24, 24)
     state = generated_state(kb, "prod-00", 0, pins=2, drift="disabled")
     rels = kb.releases["prod-00"]
-    with budget(1):
-        _path, _cost, s = searched(kb, state, "prod-00", rels[0].version, rels[-1].version)
-    assert not s.dependent() and s.stopped is None
+    _path, _cost, s = searched(kb, state, "prod-00", rels[0].version, rels[-1].version, 1)
+    assert not s.dependent and s.stopped is None
 
 
 def test_a_long_window_stops_at_the_bound_and_says_so() -> None:
@@ -147,25 +127,7 @@ def test_a_long_window_stops_at_the_bound_and_says_so() -> None:
     state = generated_state(kb, "prod-00", 0, pins=4, drift="disabled")
     tgt = kb.releases["prod-00"][-1].version
     for hops, said in ((20_000, "(20000 hops weighed)"), (10_000, "57222 hops, more than 4 times")):
-        with budget(hops):
-            plan = planned(kb, state, "prod-00", tgt)
+        plan = planned(kb, state, "prod-00", tgt, hops)
         assert plan.verdict == "undetermined"
         found = [f for f in plan.steps[0].findings if f.hazard == "path-search-bound:prod-00"]
         assert found and said in found[0].reason, found
-
-
-def test_split_weights_give_the_whole_search_s_plan_on_a_longer_window() -> None:
-    """5 x 60 releases, the second component at every third release: weighing what no
-    path-dependent key reaches once per hop gives the path, cost and plan of weighing every
-    hop whole."""
-    kb = sometimes_listed(generated(5, 60, 60), "prod-00", 3)
-    state = generated_state(kb, "prod-00", 0, pins=4, drift="disabled")
-    rels = kb.releases["prod-00"]
-    cur, tgt = rels[0].version, rels[-1].version
-    with budget(0, split=False):
-        whole = searched(kb, state, "prod-00", cur, tgt)[:2]
-        reference = planned(kb, state, "prod-00", tgt)
-    with budget(0):
-        assert searched(kb, state, "prod-00", cur, tgt)[:2] == whole
-        assert planned(kb, state, "prod-00", tgt) == reference
-    assert len(whole[0]) > 2

@@ -19,31 +19,30 @@ This package is the planner's public face; the work is done in one module per co
 product and scope with parsed constraints), ``targets`` (resolving targets, installed
 versions, target order), ``findings`` (judging a hazard on a hop or on the installation,
 requirements, locations), ``actions`` (fixability, rendering and merging migrations),
-``search`` (the window, landing states, hop weights, the Dijkstra search), ``fanout`` and
-``columns`` (every hop out of a release weighed at once; the cheapest path in one pass in
-version order), ``requirements`` (a release's requirements on a hop) and ``assemble``
-(steps, the direct jump, the plan).
+``costs`` (hop weights), ``search`` (the window, landing states, hop weights, the path),
+``onepass`` (the cheapest path in one pass in version order), ``paths`` (the search where a
+fact depends on the path taken), ``window`` (what those passes read of a search),
+``requirements`` and ``hopfindings`` (a release's requirements and a product's findings on a
+hop) and ``assemble`` (steps, the direct jump, the plan).
 """
 
 from __future__ import annotations
 
 from upgradeplan.planner.actions import fixable, render_action
 from upgradeplan.planner.assemble import plan
-from upgradeplan.planner.findings import current_findings, evaluate_hazard
-from upgradeplan.planner.search import (
+from upgradeplan.planner.costs import (
     APPLIES_COST,
-    EXHAUSTIVE_WINDOW,
     FIXED_COST,
     FORBIDDEN_COST,
     HOP_COST,
     MAY_APPLY_COST,
 )
+from upgradeplan.planner.findings import current_findings, evaluate_hazard
 from upgradeplan.planner.targets import resolve_targets
 from upgradeplan.planner.verdicts import threshold, verdict_of, worst
 
 __all__ = [
     "APPLIES_COST",
-    "EXHAUSTIVE_WINDOW",
     "FIXED_COST",
     "FORBIDDEN_COST",
     "HOP_COST",

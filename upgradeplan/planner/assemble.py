@@ -23,6 +23,7 @@ from upgradeplan.model import (
 from upgradeplan.planner.actions import fixable, merge_actions, render_action
 from upgradeplan.planner.findings import current_findings
 from upgradeplan.planner.index import Index, index_of
+from upgradeplan.planner.paths import HOP_BUDGET
 from upgradeplan.planner.search import Search
 from upgradeplan.planner.targets import check_resolved, current_version, order_targets, parse_named
 from upgradeplan.planner.verdicts import threshold, verdict_of, worst
@@ -106,7 +107,7 @@ def _step(
     checks += [c for c in verify if c not in checks]
     merged = merge_actions(actions)
     verdict = verdict_of(out_findings, fail_on, bool(merged))
-    comps = search._pins if search is not None else ()
+    comps = search.pins if search is not None else ()
     return Step(
         product=product,
         from_version=f,
@@ -142,18 +143,20 @@ def plan(
     *,
     holds: Sequence[str] = (),
     fail_on: str = "blocking",
+    budget: int = HOP_BUDGET,
 ) -> Plan:
     """The direct jump, the recommended path and the verdicts for ``targets`` from ``state``.
 
     ``targets`` are resolved (:func:`upgradeplan.planner.targets.resolve_targets`): releases
-    of the knowledge, spelled as it spells them, none withdrawn.
+    of the knowledge, spelled as it spells them, none withdrawn. ``budget``: the most hops
+    the path-aware search weighs per target (planner/paths.py; 0: no bound).
     """
     # tens of thousands of small acyclic objects (states, truths, findings), all dropped when
     # the plan is made: with the cyclic collector on, each collection walked them (and, once
     # enough survived, the whole knowledge base) again; a predicate judged again on the same
     # facts (the search's sweep, each step, the direct jump) takes the outcome found first
     with conditions.shared_outcomes():
-        return _plan(kb, state, targets, holds, fail_on)
+        return _plan(kb, state, targets, holds, fail_on, budget)
 
 
 def _plan(
@@ -162,6 +165,7 @@ def _plan(
     targets: Sequence[Target],
     holds: Sequence[str],
     fail_on: str,
+    budget: int,
 ) -> Plan:
     limit = threshold(fail_on)
     holds = tuple(dict.fromkeys(holds))
@@ -197,7 +201,7 @@ def _plan(
         cur = evolving.installed(t.product) or currents[t.product]
         if parse_named(cur, t.product) >= parse_named(t.version, t.product):
             continue
-        search = Search(kb, idx, t.product, evolving, cur, t.version, holds, limit)
+        search = Search(kb, idx, t.product, evolving, cur, t.version, holds, limit, budget=budget)
         path = search.search()
         if not path:
             acc.blocked_by.append(f"no-upgrade-path:{t.product}")

@@ -1,53 +1,25 @@
-"""The findings of one hop of a search, with their evidence, on the states given.
+"""The findings of one product's hazards on one hop, with their evidence, on the states given.
 
 The search weighs hops by the status of each in-scope hazard alone; the findings of the hops
 of the chosen path (and of the direct jump) are built here: skip and transition hazards judged
-on the state before the hop, landing and state hazards and the release's requirements on the
-state after it, for the product and for every lockstep component the hop moves.
+on the state before the hop, landing and state hazards on the state after it. The search
+(planner/search.py ``Search.hop_findings``) calls this for the product and for every lockstep
+component the hop moves, and adds the release's requirements.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from upgradeplan.model import Finding, Hazard, State
-from upgradeplan.planner import requirements
+from upgradeplan.conditions.evaluate import Memo
+from upgradeplan.model import Finding, Hazard, KnowledgeBase, State
 from upgradeplan.planner.findings import judge, not_in_scope
-from upgradeplan.versions import parse_version
-
-if TYPE_CHECKING:
-    from upgradeplan.conditions.evaluate import Memo
-    from upgradeplan.planner.search import Search
-
-
-def hop_findings(
-    s: Search,
-    i: int,
-    j: int,
-    pre: State,
-    post: State,
-    moved: list[tuple[str, str, str]],
-    judged: State | None,
-    out_of_scope: bool,
-) -> list[Finding]:
-    """The findings of hop ``i -> j`` from ``pre`` to ``post``; ``moved``: the lockstep
-    components it moves (component, from, to); ``judged``: the state the requirements are
-    judged on (None: as planner/requirements.py finds it from ``i`` and ``j``)."""
-    f, t = s.nodes[i].version, s.nodes[j].version
-    fv, tv = s.nodes[i].parsed, s.nodes[j].parsed
-    findings = product_findings(s, s.product, f, t, fv, tv, pre, post, out_of_scope)
-    for comp, a, b in moved:
-        findings += product_findings(
-            s, comp, a, b, parse_version(a), parse_version(b), pre, post, False
-        )
-    req = requirements.finding(s, i, j, judged)
-    if req is not None:
-        findings.append(req)
-    return findings
+from upgradeplan.planner.index import Index
 
 
 def product_findings(
-    s: Search,
+    idx: Index,
+    kb: KnowledgeBase,
     product: str,
     f: str,
     t: str,
@@ -59,14 +31,13 @@ def product_findings(
 ) -> list[Finding]:
     """The findings of ``product``'s hazards in scope of the hop f -> t (with
     ``out_of_scope``: every other hazard of the product too, as not in scope)."""
-    pidx = s.idx.product(product)
-    kb = s.kb
+    pidx = idx.product(product)
     out: list[Finding] = []
     skipped: list[Hazard] = []
     memos: dict[bool, Memo] = {True: {}, False: {}}  # per state judged on: before, after
     if not out_of_scope and fv is not None and tv is not None:
         # the hazards in scope, in the order of pidx.scopes(), from the index's sides
-        a, b = s.idx.sides(product, f, fv), s.idx.sides(product, t, tv)
+        a, b = idx.sides(product, f, fv), idx.sides(product, t, tv)
         before = [h for h in a.skip_pre if h.id in b.skip_post]
         before += [h for h in a.trans_pre if h.id in b.trans_post]
         out = [judge(h, pre, kb, f, t, memos[True]) for h in before]
@@ -82,4 +53,4 @@ def product_findings(
     return out
 
 
-__all__ = ["hop_findings", "product_findings"]
+__all__ = ["product_findings"]

@@ -1,284 +1,345 @@
-"""The cheapest path in one pass over a window whose hop weights split into start and end.
+"""The cheapest path in one pass over the window's releases in version order.
 
 Every hop rises, so the window is a DAG in version order and the cheapest path to release
-``j`` is the cheapest of ``dist(i) + w(i, j)`` over the releases ``i`` below it. Trying every
-pair is quadratic; this pass is linear in the releases times the number of distinct *start
-classes*, for the windows where a hop's weight splits into what its start and its end bring:
+``j`` is the cheapest of ``dist(i) + w(i, j)`` over the releases ``i`` below it that may hop to
+it. Trying every pair is quadratic; this pass is linear in the releases times the number of
+distinct *start classes*, because a hop's weight splits into what its start and its end bring:
 
-- every release of the window sets the same fact keys on landing (its installed version, its
-  own pin, the same effect keys …) and moves no other product's installed version, so the
-  state a hop lands on is the state at its end whatever it starts from, and no lockstep
-  component's hazards join the hop;
-- no release of the window has an ``upgrade_from``, ``requires`` or a hazard of the product
-  that refers to ``$from``/``$to``.
+    w(i, j) = HOP_COST + sum over movers m of P_m(class_m(i), ends_m(j)) + E_m(j) + R(j)
 
-Then ``w(i, j) = HOP_COST + P(start class of i, end class of j) + E(j)``: ``P`` sums the skip
-and transition hazards the start can meet and the end completes, each judged on the state at
-the start; ``E`` the landing and state hazards at the end, judged on the state at the end. A
-start class is the set of those hazards with their truth at that start; releases between two
-hazard boundaries share one. Each hazard's condition is evaluated once per distinct state it
-reads (``Truths``): the facts it read are recorded, and any later state holding the very same
-facts under those keys reuses the answer.
+The movers are the product and every exactly pinned component with hazards (lockstep: a
+release's BOM moves its pin). ``P_m`` sums the skip and transition hazards of ``m`` the start
+can meet and the end completes, each judged on the state at the start; ``E_m`` the landing and
+state hazards at the end, judged on the state at the end; ``R`` what the release's
+requirements add, judged on the state at the end. A start class is the set of those start
+hazards with their truth at that start; releases between two hazard boundaries share one.
+Each predicate of a hazard's condition is evaluated once per distinct value of the facts it
+reads (``Truths``), and a condition is decided by the predicates already known where they
+decide it.
+
+The split is exact where no weight reads a path-dependent fact (planner/paths.py: then the
+state a hop lands on reads like the state at its end whatever the start) and no hazard refers
+to ``$from``/``$to`` (``applies``). An end where it does not hold for every start is weighed
+start by start (``w`` in full from the same terms): a release with an ``upgrade_from`` (only
+the starts it admits), requirements that may apply (they do not count where the start already
+had them) or carry a ``when``, and a component that some starts already run at the version
+the end brings (the hop does not move it).
 
 Ties are broken as Dijkstra over every release breaks them (it pops releases by cost, then by
 index, and keeps the first predecessor reaching the cheapest cost), so the path is the one the
-hop-by-hop search finds.
+hop-by-hop search (``Search.dijkstra``) finds.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from upgradeplan import conditions
-from upgradeplan.model import Fact, Hazard, KnowledgeBase, Release, State, Truth
-from upgradeplan.planner.index import Index
+from upgradeplan.conditions.vocabulary import VALUE_CLASS
+from upgradeplan.model import Condition, Hazard, KnowledgeBase, State, Truth
+from upgradeplan.planner.costs import HOP_COST
+from upgradeplan.planner.window import Window
+from upgradeplan.versions import parse_version
 
-
-class _Node(Protocol):
-    @property
-    def version(self) -> str: ...
-    @property
-    def parsed(self) -> Any: ...
-    @property
-    def release(self) -> Release | None: ...
-
-
-class Window(Protocol):
-    """What the pass reads of a search (planner/search.py ``Search``)."""
-
-    @property
-    def kb(self) -> KnowledgeBase: ...
-    @property
-    def idx(self) -> Index: ...
-    @property
-    def product(self) -> str: ...
-    @property
-    def nodes(self) -> Sequence[_Node]: ...
-    @property
-    def hop_cost(self) -> int: ...
-    def state_at(self, i: int) -> State: ...
-    def landing_map(self, j: int) -> dict[str, Fact]: ...
-    def comps(self) -> tuple[str, ...]: ...
-    def weigh(self, h: Hazard, truth: Truth) -> int: ...
-
-
-_ALL = "\0all"  # the evaluation iterated the facts: it may have read any of them
-
-
-class _Reads(Mapping[str, Fact]):
-    """A state's facts that note which keys are read."""
-
-    def __init__(self, facts: Mapping[str, Fact]) -> None:
-        self.facts = facts
-        self.read: set[str] = set()
-
-    def __getitem__(self, key: str) -> Fact:
-        self.read.add(key)
-        return self.facts[key]
-
-    def get(self, key: str, default: object = None) -> Fact | None:  # type: ignore[override]
-        self.read.add(key)
-        found = self.facts.get(key)
-        return found if found is not None else default  # type: ignore[return-value]
-
-    def __contains__(self, key: object) -> bool:
-        if isinstance(key, str):
-            self.read.add(key)
-        return key in self.facts
-
-    def __iter__(self) -> Iterator[str]:
-        self.read.add(_ALL)
-        return iter(self.facts)
-
-    def __len__(self) -> int:
-        self.read.add(_ALL)
-        return len(self.facts)
+_Key = tuple[Any, ...]
+_SCALARS = (str, bool, int, float)
 
 
 class Truths:
-    """Hazard truths over one window, each condition evaluated once per distinct state it
-    reads: an answer is kept with the facts (by identity) under the keys its evaluation read,
-    and reused on any state holding those very facts. The window's states differ only in the
-    keys a landing sets (``moving``): an answer that read none of them holds on every state
-    of the window."""
+    """Hazard truths over one window's states, each predicate evaluated once per distinct
+    value of the facts it reads.
+
+    A predicate's truth is kept by its content (name and arguments) and, per fact it reads,
+    the fact's value (scalars; else the fact itself) and the kind of its source, or the class
+    of the value where the predicate reads only that (``conditions.vocabulary.VALUE_CLASS``:
+    a pin moved from one exact version to another is not judged again). A condition tree is
+    combined with Kleene logic, whose answer does not depend on the order of the children, so
+    the children already known are looked at first: one deciding child spares the others. A
+    hazard whose condition reads no key a landing of the window sets (``moving``) has one
+    truth on every state of the window (``fixed``)."""
 
     def __init__(self, kb: KnowledgeBase, moving: frozenset[str]) -> None:
         self.kb = kb
         self.moving = moving
         self.fixed: dict[str, Truth] = {}  # hazard id -> its truth on every window state
-        # hazard id -> the keys an evaluation read -> the ids of the facts under them -> truth
-        self._known: dict[str, dict[tuple[str, ...], dict[tuple[object, ...], Truth]]] = {}
-        self._kept: list[State] = []  # the states read: their facts stay alive (ids stay valid)
-        self._defaults_keys: dict[str, frozenset[str]] = {}  # hazard id -> see _by_defaults
+        # per predicate node (kept, so that its id is not reused): its content, the keys it
+        # reads (None: templated keys), the class of a value where that decides
+        self._nodes: dict[int, tuple[Condition, _Key, tuple[str, ...] | None, Any]] = {}
+        self._known: dict[_Key, Truth] = {}  # (content, what it read) -> truth
+        self._stays: dict[str, bool] = {}  # hazard id -> it reads no key a landing sets
+        self._kept: list[State] = []  # states whose facts key answers by identity
 
     def of(self, h: Hazard, state: State) -> Truth:
+        """The truth of ``h``'s condition on ``state`` (what ``conditions.truth`` gives)."""
         hit = self.fixed.get(h.id)
         if hit is not None:
             return hit
         if h.when is None:
             self.fixed[h.id] = Truth.TRUE
             return Truth.TRUE
-        facts = state.facts
-        entries = self._known.setdefault(h.id, {})
-        by_defaults = self._by_defaults(h)
-        for keys, seen in entries.items():  # few: the keys differ only where the facts do
-            hit = seen.get(tuple(self._token(facts.get(k), k, by_defaults) for k in keys))
-            if hit is not None:
-                return hit
-        reads = _Reads(facts)
-        probe = State(facts=reads, name=state.name, unreadable=state.unreadable)
-        truth = conditions.truth(h.when, probe, self.kb)
-        if _ALL not in reads.read:
-            if not reads.read & self.moving:
-                self.fixed[h.id] = truth
-                return truth
-            keys = tuple(sorted(reads.read))
-            token = tuple(self._token(facts.get(k), k, by_defaults) for k in keys)
-            entries.setdefault(keys, {})[token] = truth
-            self._kept.append(state)
+        truth = self._eval(h.when, state)
+        stays = self._stays.get(h.id)
+        if stays is None:
+            read = conditions.facts_read(h.when)
+            stays = self._stays[h.id] = not any("<" in k or k in self.moving for k in read)
+        if stays:
+            self.fixed[h.id] = truth
         return truth
 
-    def _by_defaults(self, h: Hazard) -> frozenset[str]:
-        """The ``installed.<product>`` keys the hazard's condition reads only for the chart
-        defaults of the release that runs (value predicates): two versions whose releases
-        share one ``defaults`` mapping answer alike there (a pack's line of a thousand
-        releases shares one)."""
-        found = self._defaults_keys.get(h.id)
-        if found is None:
-            value_reads: set[str] = set()
-            other_reads: set[str] = set()
-            pending = [h.when] if h.when is not None else []
-            while pending:
-                node = pending.pop()
-                pending.extend(node.children)
-                if node.op != "pred":
-                    continue
-                key = f"installed.{node.args.get('product')}"
-                (value_reads if node.predicate in _VALUE_PREDICATES else other_reads).add(key)
-            if any(isinstance(v, str) and v.startswith("$") for v in _args_of(h)):
-                other_reads |= value_reads
-            found = self._defaults_keys[h.id] = frozenset(value_reads - other_reads)
-        return found
+    def _node(self, cond: Condition) -> tuple[Condition, _Key, tuple[str, ...] | None, Any]:
+        hit = self._nodes.get(id(cond))
+        if hit is None or hit[0] is not cond:
+            content = (cond.predicate, repr(sorted(cond.args.items())))
+            read = conditions.facts_read(cond)
+            keys = None if any("<" in k for k in read) else tuple(read)
+            value_class = VALUE_CLASS.get(cond.predicate) if len(read) == 1 else None
+            hit = self._nodes[id(cond)] = (cond, content, keys, value_class)
+        return hit
 
-    def _token(self, fact: Fact | None, key: str, by_defaults: frozenset[str]) -> object:
-        """What a memoised answer is keyed by for ``key``: the fact itself (by identity), or
-        for a version read only for its defaults, the defaults mapping of that release."""
-        if key in by_defaults and fact is not None and isinstance(fact.value, str):
-            rel = self.kb.release(key[len("installed.") :], fact.value)
-            if rel is not None:
-                return ("defaults", id(rel.defaults))
-        return id(fact)
+    def _key(self, cond: Condition, state: State) -> _Key | None:
+        """What a predicate's truth on ``state`` is kept by (None: not kept)."""
+        _, content, keys, value_class = self._node(cond)
+        if keys is None:
+            return None
+        out: list[Any] = [content]
+        facts = state.facts
+        for k in keys:
+            fact = facts.get(k)
+            if fact is None:
+                out.append(None)
+                continue
+            value: Any = fact.value
+            if value_class is not None:
+                value = ("class", value_class(value))
+            elif not isinstance(value, _SCALARS):
+                value = ("fact", id(fact))
+                self._kept.append(state)
+            out.append((value, fact.source.kind))
+        return tuple(out)
+
+    def _cached(self, cond: Condition, state: State) -> Truth | None:
+        """The truth of ``cond`` from what is known alone (None: not known)."""
+        if cond.op == "pred":
+            key = self._key(cond, state)
+            return None if key is None else self._known.get(key)
+        if cond.op == "not":
+            inner = self._cached(cond.children[0], state)
+            return None if inner is None else ~inner
+        return None
+
+    def _eval(self, cond: Condition, state: State) -> Truth:
+        if cond.op == "pred":
+            key = self._key(cond, state)
+            hit = None if key is None else self._known.get(key)
+            if hit is None:
+                hit = conditions.truth(cond, state, self.kb)
+                if key is not None:
+                    self._known[key] = hit
+            return hit
+        if cond.op == "not":
+            return ~self._eval(cond.children[0], state)
+        stop = Truth.FALSE if cond.op == "all" else Truth.TRUE
+        unknown = False
+        pending: list[Condition] = []
+        for child in cond.children:  # the children already known first
+            t = self._cached(child, state)
+            if t is None:
+                pending.append(child)
+                continue
+            if t is stop:
+                return stop
+            unknown = unknown or t is Truth.UNKNOWN
+        for child in pending:
+            t = self._eval(child, state)
+            if t is stop:
+                return stop
+            unknown = unknown or t is Truth.UNKNOWN
+        if unknown:
+            return Truth.UNKNOWN
+        return Truth.TRUE if cond.op == "all" else Truth.FALSE
 
 
-# the predicates that read ``installed.<product>`` only to find the running release's defaults
-_VALUE_PREDICATES = frozenset({"value_set", "value_equals", "value_in", "value_contains"})
-
-
-def _args_of(h: Hazard) -> list[Any]:
-    """Every argument value of the hazard's predicates."""
-    out: list[Any] = []
-    pending = [h.when] if h.when is not None else []
-    while pending:
-        node = pending.pop()
-        pending.extend(node.children)
-        out.extend(node.args.values())
-    return out
-
-
-def applies(s: Window) -> bool:
-    """Whether the window's hop weights split into start and end terms (see the module)."""
+def applies(s: Window, dependent: tuple[str, ...]) -> bool:
+    """Whether the pass finds the path ``Search.dijkstra`` finds: every hop rises, no weight
+    reads a path-dependent key (``dependent``: planner/paths.py ``dependent_keys``) and no
+    hazard of a mover refers to ``$from``/``$to``. With path-dependent keys the pass still
+    finds a path, weighed on ``state_at`` (the search's path where the path-aware search
+    stopped at its budget)."""
     nodes = s.nodes
-    if len(nodes) < 3:
+    if dependent or len(nodes) < 3:
         return False
     if any(n.release is None for n in nodes[1:]):
         return False
     if any(b.parsed <= a.parsed for a, b in itertools.pairwise(nodes)):
         return False
-    if any(
-        n.release.upgrade_from or n.release.requires or n.release.requires_when
-        for n in nodes[1:]
-        if n.release
-    ):
-        return False
-    keys = frozenset(s.landing_map(1))
-    if any(frozenset(s.landing_map(j)) != keys for j in range(2, len(nodes))):
-        return False
-    if any(f"installed.{c}" in keys for c in s.comps()):
-        return False
     refs = s.idx.refs
-    s.idx.product(s.product)  # fills idx.refs
-    return not any(refs.get(h.id) for h in s.idx.by_product.get(s.product, ()))
+    for product in (s.product, *s.comps):
+        s.idx.product(product)  # fills idx.refs
+        if any(refs.get(h.id) for h in s.idx.by_product.get(product, ())):
+            return False
+    return True
 
 
-def cheapest(s: Window) -> list[int]:
-    """Node indices of the cheapest path from the start to the target (``applies`` holds)."""
-    nodes, product, idx = s.nodes, s.product, s.idx
-    truths = Truths(s.kb, frozenset(s.landing_map(1)))
-    n = len(nodes)
-    # start classes: the skip and transition hazards a start can meet that are not FALSE
-    # there, with their truth (neighbouring starts mostly share one)
-    starts: list[int] = []
-    class_of: dict[tuple[tuple[str, Truth], ...], int] = {}
-    members: list[list[tuple[str, int]]] = []  # per class: (hazard id, its weight)
-    by_set: dict[int, int] = {}  # id of a start's hazard set -> its class, where truths are fixed
-    for i in range(n - 1):
-        sides = idx.sides(product, nodes[i].version, nodes[i].parsed)
+_Class = tuple[tuple[str, int], ...]  # a mover's start hazards that are not FALSE: (id, weight)
+
+
+class _Mover:
+    """One product a hop moves: where each release of the window runs it, and its terms."""
+
+    def __init__(self, s: Window, product: str, truths: Truths) -> None:
+        self.s, self.product, self.truths = s, product, truths
+        nodes = s.nodes
+        if product == s.product:
+            self.at: list[str | None] = [n.version for n in nodes]
+        else:
+            self.at = [s.state_at(i).installed(product) for i in range(len(nodes))]
+        self.classes: dict[_Class, int] = {}
+        self.members: list[_Class] = []
+        self._by_set: dict[int, int] = {}  # id of a start's hazard set -> class, truths fixed
+        self.seen: dict[str | None, int] = {}  # version -> how many starts so far run it
+
+    def start(self, i: int) -> int:
+        """The class of release ``i`` as a start (-1: the product is not installed there)."""
+        version = self.at[i]
+        self.seen[version] = self.seen.get(version, 0) + 1
+        if version is None:
+            return -1
+        s, idx = self.s, self.s.idx
+        sides = idx.sides(self.product, version, _parsed(self.s, self.product, i, version))
         ids, _ = idx.started(sides)
-        c = by_set.get(id(ids))
+        c = self._by_set.get(id(ids))
+        if c is not None:
+            return c
+        state = s.state_at(i)
+        hazards = (*sides.skip_pre, *sides.trans_pre)
+        met = [(h, self.truths.of(h, state)) for h in hazards]
+        key = tuple((h.id, s.weigh(h, t)) for h, t in met if t is not Truth.FALSE)
+        c = self.classes.get(key)
         if c is None:
-            state = s.state_at(i)
-            met = [(h, truths.of(h, state)) for h in (*sides.skip_pre, *sides.trans_pre)]
-            met = [(h, t) for h, t in met if t is not Truth.FALSE]
-            key = tuple((h.id, t) for h, t in met)
-            c = class_of.get(key)
-            if c is None:
-                c = class_of[key] = len(members)
-                members.append([(h.id, s.weigh(h, t)) for h, t in met])
-            if all(h.id in truths.fixed for h in (*sides.skip_pre, *sides.trans_pre)):
-                by_set[id(ids)] = c  # the index keeps ``ids``: its id stays valid
-        starts.append(c)
-    # P(class, end set), memoised: both are few
-    pair: dict[tuple[int, frozenset[str]], int] = {}
+            c = self.classes[key] = len(self.members)
+            self.members.append(key)
+        if all(h.id in self.truths.fixed for h in hazards):
+            self._by_set[id(ids)] = c  # the index keeps ``ids``: its id stays valid
+        return c
 
-    def between(c: int, ends: frozenset[str]) -> int:
+    def end(self, j: int, starts: int) -> tuple[frozenset[str] | None, int, bool]:
+        """Release ``j`` as the end of hops from the ``starts`` releases below it: the skip and
+        transition hazards it completes (None: no hop moves the product), what its landing
+        and state hazards add, and whether some starts move the product and others not."""
+        version = self.at[j]
+        if version is None or self.seen.get(version, 0) == starts:
+            return None, 0, False  # no start moves it
+        mixed = bool(self.seen.get(version) or self.seen.get(None))
+        s, idx = self.s, self.s.idx
+        sides = idx.sides(self.product, version, _parsed(s, self.product, j, version))
+        post = s.state_at(j)
+        landed = sum(s.weigh(h, self.truths.of(h, post)) for h in sides.landed)
+        return idx.landing_on(sides), landed, mixed
+
+    def moves(self, i: int, j: int) -> bool:
+        a, b = self.at[i], self.at[j]
+        return a is not None and b is not None and a != b
+
+
+def _parsed(s: Window, product: str, i: int, version: str) -> object:
+    if product == s.product:
+        return s.nodes[i].parsed
+    return parse_version(version)
+
+
+def cheapest(s: Window, truths: Truths) -> list[int]:
+    """Node indices of the cheapest path from the start to the target (empty: none); exact
+    where ``applies`` holds, else weighed on ``state_at``."""
+    nodes, idx = s.nodes, s.idx
+    n = len(nodes)
+    movers = [_Mover(s, s.product, truths)]
+    movers += [_Mover(s, c, truths) for c in s.comps if idx.by_product.get(c)]
+    # a start's class: one per mover; the combined classes are few (boundaries are rare)
+    combined: dict[tuple[int, ...], int] = {}
+    keys: list[tuple[int, ...]] = []  # per combined class: its movers' classes
+    starts: list[tuple[int, ...]] = []
+    start_of: list[int] = []
+
+    def start(i: int) -> None:
+        key = tuple(m.start(i) for m in movers)
+        starts.append(key)
+        c = combined.get(key)
+        if c is None:
+            c = combined[key] = len(keys)
+            keys.append(key)
+        start_of.append(c)
+
+    pair: dict[tuple[int, tuple[frozenset[str] | None, ...]], int] = {}
+
+    def between(c: int, ends: tuple[frozenset[str] | None, ...]) -> int:
+        """What the start hazards of class ``c`` the ends complete add (memoised)."""
         p = pair.get((c, ends))
         if p is None:
-            p = pair[(c, ends)] = sum(w for hid, w in members[c] if hid in ends)
+            p = 0
+            for m, mc, end in zip(movers, keys[c], ends, strict=True):
+                if end is not None and mc >= 0:
+                    p += sum(w for hid, w in m.members[mc] if hid in end)
+            pair[(c, ends)] = p
         return p
 
-    best: list[tuple[int, int] | None] = [None] * len(members)  # (dist, index) per class
-    best[starts[0]] = (0, 0)
-    dist = [0] * n
+    dist: list[int | None] = [0] + [None] * (n - 1)
     prev = [0] * n
-    ends_before: frozenset[str] | None = None
-    found: tuple[int, int, int] = (0, 0, 0)  # (dist + P, dist, index): the best start
+    best: dict[int, tuple[int, int]] = {}  # class -> (dist, index) of its cheapest start
+    start(0)
+    best[start_of[0]] = (0, 0)
+    ends_before: tuple[frozenset[str] | None, ...] | None = None
+    found: tuple[int, int, int] | None = None  # (dist + P, dist, index): the best start
     for j in range(1, n):
-        sides = idx.sides(product, nodes[j].version, nodes[j].parsed)
-        ends = idx.landing_on(sides)  # one object per distinct set
-        if ends is not ends_before:  # a new end set: every start class again
-            cands = [
-                (d + between(c, ends), d, i)
-                for c, held in enumerate(best)
-                if held is not None
-                for d, i in (held,)
-            ]
-            found = min(cands)
-            ends_before = ends
-        else:  # the same end set: only the class of the release before may have improved
-            held = best[starts[j - 1]]
-            assert held is not None
-            found = min(found, (held[0] + between(starts[j - 1], ends), *held))
+        rel = nodes[j].release
+        assert rel is not None
+        terms = [m.end(j, j) for m in movers]
+        ends = tuple(t[0] for t in terms)
+        landed = sum(t[1] for t in terms)
         post = s.state_at(j)
-        end = sum(s.weigh(h, truths.of(h, post)) for h in sides.landed)
-        dist[j] = found[0] + s.hop_cost + end
-        prev[j] = found[2]
+        req = s.requirement_status(j - 1, j, post)
+        by_start = (
+            rel.upgrade_from is not None
+            or any(t[2] for t in terms)
+            or (req is not None and (req[0] == "may-apply" or bool(rel.requires_when)))
+        )
+        if by_start:  # weighed start by start
+            cands = []
+            for i in range(j):
+                d = dist[i]
+                if d is None or not idx.may_hop(rel, nodes[i].version):
+                    continue
+                w = HOP_COST + s.requirement_cost(i, j, post)
+                for k, (m, (end, add, _)) in enumerate(zip(movers, terms, strict=True)):
+                    if end is not None and m.moves(i, j):
+                        mc = starts[i][k]
+                        w += add + sum(wt for hid, wt in m.members[mc] if hid in end)
+                cands.append((d + w, d, i))
+            ends_before = None  # the next end considers every class again
+            if not cands:
+                if j < n - 1:
+                    start(j)
+                continue
+            dist[j], _, prev[j] = min(cands)
+        else:
+            if ends != ends_before or found is None:  # a new end set: every start class
+                found = min((d + between(c, ends), d, i) for c, (d, i) in best.items())
+                ends_before = ends
+            else:  # the same ends: only the class of the release before may have improved
+                held = best.get(start_of[j - 1])
+                if held is not None and dist[j - 1] is not None:
+                    found = min(found, (held[0] + between(start_of[j - 1], ends), *held))
+            dist[j] = found[0] + HOP_COST + landed + s.requirement_cost(j - 1, j, post)
+            prev[j] = found[2]
         if j < n - 1:
-            c = starts[j]
-            held = best[c]
-            if held is None or (dist[j], j) < held:
-                best[c] = (dist[j], j)
+            start(j)
+            c, d = start_of[j], dist[j]
+            assert d is not None
+            held = best.get(c)
+            if held is None or (d, j) < held:
+                best[c] = (d, j)
+    if dist[n - 1] is None:
+        return []
     path = [n - 1]
     while path[-1] != 0:
         path.append(prev[path[-1]])

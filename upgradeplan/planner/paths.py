@@ -1,7 +1,7 @@
 """The state a path reaches, and the search where that state depends on the path taken.
 
 After a path ``0 -> p1 -> ... -> pk`` the installation holds what the start held with the
-facts of each landing laid on in order (``Search._landing_facts``: the installed version, the
+facts of each landing laid on in order (``Search.landing_facts``: the installed version, the
 pins moved in lockstep by the BOM rule, the components a release's ranges select, the
 release's effects). A release the path skips moves nothing.
 
@@ -12,19 +12,19 @@ and a later one does not (a component only some BOMs list, an effect of one rele
 value of the last release *the path stopped at* that sets it: it is *path-dependent*. Where
 no path-dependent key is read by anything a hop's weight reads (the conditions of the
 product's and lockstep components' hazards, a lockstep component's installed version, the
-products a release requires), ``state_at`` is exact for every weight and the search runs as
-before (the fan-out, the one pass in version order, the pruning). Otherwise the search runs
-Dijkstra over *expanded* nodes: a release together with the values of the path-dependent keys
-the path has reached it with, each hop weighed on the state that path reaches. Where no such
-key exists (the bundled knowledge's common case) the expanded graph is the plain one.
+products a release requires), ``state_at`` is exact for every weight and the search is the
+one pass in version order (planner/onepass.py). Otherwise the search runs Dijkstra over
+*expanded* nodes: a release together with the values of the path-dependent keys the path has
+reached it with, each hop weighed on the state that path reaches.
 
 Expanded nodes already merge the partial paths that reach a release with the same values of
 the path-dependent keys (the rest of the state is the same for every path there), so that
 search is exact. Its size is what makes it slow: a component that only every third BOM lists
 reaches release ``i`` at any of about ``i / 3`` versions, each a node whose hops to every later
 release are weighed (about ``n**3 / 18`` hops for a window of ``n`` releases). The search
-therefore weighs at most ``HOP_BUDGET`` hops. Where it stops there, the plan follows the path
-the plain search finds (a path that exists: the hops allowed do not depend on the path), judged
+therefore weighs at most ``Search.budget`` hops (``HOP_BUDGET``). Where it stops there, the
+plan follows the path the one pass finds on ``state_at`` (a path that exists: the hops
+allowed do not depend on the path), judged
 like any other on the states that path reaches, and its first step carries a finding that says
 so: ``path-search-bound:PRODUCT``, blocking and *may apply* (the verdict is then at best
 undetermined): a path with fewer or milder hazards was not ruled out.
@@ -33,81 +33,28 @@ undetermined): a path with fewer or milder hazards was not ruled out.
 from __future__ import annotations
 
 import heapq
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from upgradeplan import provenance
 from upgradeplan.model import Fact, Finding, State
-from upgradeplan.versions import parse_version
-
-if TYPE_CHECKING:
-    from upgradeplan.planner.search import Search
+from upgradeplan.planner.costs import HOP_COST
+from upgradeplan.planner.window import Window
 
 _Sig = tuple[Any, ...]
 
-# the most hops the path-aware search weighs before it stops (``expanded``); at about 60 us a
-# hop (5 x 100 generated releases, bench/plan.py --bom-every 3) about 3 s of CPU
+# the most hops the path-aware search weighs before it stops (``expanded``; the default of
+# ``Search.budget``); at about 60 us a hop (5 x 100 generated releases, bench/plan.py
+# --bom-every 3) about 3 s of CPU
 HOP_BUDGET = 40_000
-# not started where the expanded graph may hold more than this many times HOP_BUDGET hops
+# not started where the expanded graph may hold more than this many times its budget of hops
 # (``possible``: an upper bound; 5 x 100 --bom-every 3 may hold about 57,000 and weighs
 # 34,958; 5 x 400 may hold about 3.5 million)
 BEYOND = 4
-# weigh what no path-dependent key reaches once per hop (``_Weigher``); off: every hop on
-# its path's states by ``Search.hop`` (the reference the tests compare with)
-SPLIT = True
 # the bound finding's id: ``path-search-bound:PRODUCT``
 BOUND_PREFIX = "path-search-bound:"
 
 
-def landing_facts(s: Search, j: int) -> list[Fact]:
-    """What landing on release ``j`` sets: the installed version (and the product's own exact
-    pin), the exact pins of the components its BOM lists with their installed versions (the
-    BOM rule, unless held), the components it publishes a range for that the installation does
-    not pin, and its effects. The facts that do not depend on the state are the knowledge
-    base's (``Index.landing``); only the pins the plan moves are built here."""
-    rel = s.nodes[j].release
-    assert rel is not None
-    known = s.idx.landing(s.product, rel)
-    facts: list[Fact] = [known.installed]
-    pins, holds, start = s._pins, s.holds, s.start_state
-    if s.product in pins and s.product not in holds:
-        # the product's own exact pin is what the user bumps to make the hop
-        src = start.get(f"pin.{s.product}")
-        moved = provenance.moved(src.source if src else None, rel.version, rel.key)
-        facts.append(Fact(f"pin.{s.product}", rel.version, moved))
-    for comp, version, installed in known.bom:
-        if comp in pins and comp not in holds and comp != s.product:
-            written = s._pin_written.get(comp)
-            if written is None:  # looked up once per search: (its key, where it is written)
-                src = start.get(f"pin.{comp}")
-                where = src.source.unmoved() if src else None
-                written = s._pin_written[comp] = (f"pin.{comp}", where)
-            key, where = written
-            if where is None:
-                moved = provenance.moved(None, version, rel.key)
-            else:
-                moved = provenance.moved_behind(where, version, rel.key)
-            facts.append(Fact(key, version, moved))
-            facts.append(installed)
-    for comp, pin, admits in known.components:
-        # a component the installation does not pin follows the range the release publishes
-        own = start.get(f"pin.{comp}")
-        if comp in holds or (own is not None and own.source.kind != "release-default"):
-            continue
-        facts.append(pin)
-        if admits is not None:
-            facts.append(admits)
-    facts += known.effects
-    return facts
-
-
-def dependent_keys(s: Search) -> tuple[str, ...]:
-    """The path-dependent fact keys some hop weight reads (sorted; empty: none), cached."""
-    if s._dependent is None:
-        s._dependent = _dependent(s)
-    return s._dependent
-
-
-def _dependent(s: Search) -> tuple[str, ...]:
+def dependent_keys(s: Window) -> tuple[str, ...]:
+    """The path-dependent fact keys some hop weight reads (sorted; empty: none)."""
     n = len(s.nodes)
     if n <= 2:  # one hop at most: nothing to skip
         return ()
@@ -128,14 +75,14 @@ def _dependent(s: Search) -> tuple[str, ...]:
     return tuple(sorted(moving if read is None else moving & read))
 
 
-def read_keys(s: Search) -> set[str] | None:
+def read_keys(s: Window) -> set[str] | None:
     """The fact keys a hop's weight may read (None: any, a condition reads templated keys)."""
     out: set[str] = set()
-    for product in (s.product, *s.comps()):
+    for product in (s.product, *s.comps):
         s.idx.product(product)  # fills idx.keys
         hazards = s.idx.by_product.get(product, ())
         if hazards and product != s.product:
-            out.add(f"installed.{product}")  # where its hops start (Search._moved)
+            out.add(f"installed.{product}")  # where its hops start (Search.moved)
         for h in hazards:
             if h.when is None:
                 continue
@@ -153,20 +100,6 @@ def read_keys(s: Search) -> set[str] | None:
     return out
 
 
-def walk(s: Search, path: list[int]) -> list[State]:
-    """The state at each stop of ``path``: the start, then each landing laid on in turn
-    (cached for the last path asked; the states stay alive with the search)."""
-    key = tuple(path)
-    if s._walk is not None and s._walk[0] == key:
-        return s._walk[1]
-    states = [s.start_state]
-    for j in path[1:]:
-        states.append(states[-1].with_facts(*s._landing_facts(j)))
-    s._walk = (key, states)
-    s._kept.extend(states)
-    return states
-
-
 def _sig(state: State, keys: tuple[str, ...]) -> _Sig:
     return tuple(_value_of(state.facts.get(k)) for k in keys)
 
@@ -181,23 +114,26 @@ def _value_of(fact: Fact | None) -> Any:
     return (type(fact.value).__name__, fact.value, fact.source.kind)
 
 
-def expanded(s: Search, keys: tuple[str, ...], budget: int | None = None) -> list[int] | None:
+Stopped = tuple[int, int]  # where ``expanded`` stopped: (states, hops weighed; 0: not started)
+
+
+def expanded(s: Window, keys: tuple[str, ...]) -> tuple[list[int] | None, Stopped | None]:
     """Node indices of the cheapest path when ``keys`` are path-dependent: Dijkstra over
     (release, the values of ``keys`` the path reached it with), ties broken by the lower
-    release as in the plain search. Every hop is weighed on the state its path reaches.
+    release as in a search over releases alone. Every hop is weighed on the state its path
+    reaches; the path is empty where no path reaches the target.
 
-    None: stopped after weighing ``budget`` hops (default ``HOP_BUDGET``; 0: no bound), with
-    ``s.stopped`` set to (the expanded nodes reached, the hops weighed); or not started, where
-    the expanded graph may hold more than ``BEYOND`` times that many hops (``possible``), with
-    ``s.stopped`` set to (the nodes it may hold, 0)."""
-    limit = HOP_BUDGET if budget is None else budget
+    With ``s.budget`` (0: no bound) the path is None where the search stopped after weighing
+    that many hops, with where it stopped: (the expanded nodes reached, the hops weighed); or
+    where it was not started, the expanded graph holding possibly more than ``BEYOND`` times
+    that many hops (``possible``): (the nodes it may hold, 0)."""
+    limit = s.budget
     if limit:
         nodes, hops = possible(s, keys)
         if hops > BEYOND * limit:  # it would stop at the budget long before the target
-            s.stopped = (nodes, 0)
-            return None
+            return None, (nodes, 0)
     weighed = 0
-    cost = _Weigher(s, keys).cost if SPLIT else (lambda i, j, a, b: s.hop(i, j, a, b).cost)
+    cost = _Weigher(s, keys).cost
     Node = tuple[int, _Sig]
     origin: Node = (0, _sig(s.start_state, keys))
     states: dict[Node, State] = {origin: s.start_state}
@@ -217,29 +153,28 @@ def expanded(s: Search, keys: tuple[str, ...], budget: int | None = None) -> lis
             break
         pre = states[node]
         for j in s.successors(i):
-            post = pre.with_facts(*s._landing_facts(j))
+            post = pre.with_facts(*s.landing_facts(j))
             nxt = (j, _sig(post, keys))
             if nxt in done:
                 continue
             # one state per expanded node: states alike in every key a weight reads
             post = states.setdefault(nxt, post)
             if weighed == limit and limit:
-                s._kept.extend(states.values())
-                s.stopped = (len(states), weighed)
-                return None
+                s.keep(list(states.values()))
+                return None, (len(states), weighed)
             weighed += 1
             nd = d + cost(i, j, pre, post)
             if nd < dist.get(nxt, nd + 1):
                 dist[nxt], prev[nxt] = nd, node
                 order += 1
                 heapq.heappush(heap, (nd, j, order, nxt))
-    s._kept.extend(states.values())  # truths are cached by the identity of the facts read
+    s.keep(list(states.values()))  # truths are cached by the identity of the facts read
     if end is None:
-        return []
+        return [], None
     path = [end]
     while path[-1] != origin:
         path.append(prev[path[-1]])
-    return [i for i, _ in reversed(path)]
+    return [i for i, _ in reversed(path)], None
 
 
 class _Weigher:
@@ -248,12 +183,12 @@ class _Weigher:
     where neither they nor where its hop starts depend on the path, the requirements) are
     weighed once per hop ``i -> j``, on the first states met; the others on each path's."""
 
-    def __init__(self, s: Search, keys: tuple[str, ...]) -> None:
+    def __init__(self, s: Window, keys: tuple[str, ...]) -> None:
         self.s = s
         self.keys = frozenset(keys)
         self.fixed: dict[tuple[int, int], int] = {}
         self.reads: dict[str, bool] = {}
-        self.comps = [c for c in sorted(s._pins) if c != s.product]
+        self.comps = list(s.comps)
         # lockstep components whose version, where their hops start, depends on the path
         self.moving = {c for c in self.comps if f"installed.{c}" in self.keys}
         self.own = self._reads(s.product)
@@ -286,44 +221,39 @@ class _Weigher:
             return False
         return all(f"installed.{p}" not in self.keys for p in rel.requires)
 
-    def _scan(self, comp: str, pre: State, post: State, j: int) -> int:
+    def _scan(self, comp: str, pre: State, post: State) -> int:
         s = self.s
         a, b = pre.installed(comp), post.installed(comp)
         if a is None or b is None or a == b:
             return 0
-        found = s._scan(comp, a, b, parse_version(a), parse_version(b), pre, post, j)
-        return sum(s.weigh(h, truth) for h, truth in found)
+        return sum(s.weigh(h, truth) for h, truth in s.scan(comp, a, b, pre, post))
 
     def _own(self, i: int, j: int, pre: State, post: State) -> int:
         s = self.s
-        f, t = s.nodes[i], s.nodes[j]
-        found = s._scan(s.product, f.version, t.version, f.parsed, t.parsed, pre, post, j)
+        found = s.scan(s.product, s.nodes[i].version, s.nodes[j].version, pre, post)
         return sum(s.weigh(h, truth) for h, truth in found)
 
     def cost(self, i: int, j: int, pre: State, post: State) -> int:
-        from upgradeplan.planner import requirements
-        from upgradeplan.planner.search import HOP_COST
-
         s = self.s
         fixed = self.fixed.get((i, j))
         if fixed is None:
             fixed = HOP_COST
             if not self.own:
                 fixed += self._own(i, j, pre, post)
-            fixed += sum(self._scan(c, pre, post, j) for c in self.comps if self._alike(c))
+            fixed += sum(self._scan(c, pre, post) for c in self.comps if self._alike(c))
             if self._requires_alike(j):
-                fixed += requirements.cost(s, i, j, post)
+                fixed += s.requirement_cost(i, j, post)
             self.fixed[(i, j)] = fixed
         out = fixed
         if self.own:
             out += self._own(i, j, pre, post)
-        out += sum(self._scan(c, pre, post, j) for c in self.comps if not self._alike(c))
+        out += sum(self._scan(c, pre, post) for c in self.comps if not self._alike(c))
         if not self._requires_alike(j):
-            out += requirements.cost(s, i, j, post)
+            out += s.requirement_cost(i, j, post)
         return out
 
 
-def possible(s: Search, keys: tuple[str, ...]) -> tuple[int, int]:
+def possible(s: Window, keys: tuple[str, ...]) -> tuple[int, int]:
     """At most how many nodes and hops the expanded graph has: at release ``i``, per group of
     ``keys`` set by the same releases, one value per release up to ``i`` that sets them (and
     the start's), each node hopping to every later release."""
@@ -345,19 +275,19 @@ def possible(s: Search, keys: tuple[str, ...]) -> tuple[int, int]:
     return nodes, hops
 
 
-def bound_finding(s: Search) -> Finding:
-    """What the plan says where the path-aware search stopped at its budget (``expanded``):
-    blocking, may apply, on the first step of the path the plain search found."""
-    assert s.stopped is not None
-    states, hops = s.stopped
+def bound_finding(s: Window, stopped: Stopped, keys: tuple[str, ...]) -> Finding:
+    """What the plan says where the path-aware search stopped at its budget (``expanded``;
+    ``keys``: the path-dependent keys): blocking, may apply, on the first step of the path
+    the search over releases alone found."""
+    states, hops = stopped
     first, target = s.nodes[0].version, s.nodes[s.target].version
     if not hops:  # not started: the graph is too large for the budget
         title = f"undetermined: the path-aware search would have to weigh up to {states} states"
-        most = possible(s, dependent_keys(s))[1]
+        most = possible(s, keys)[1]
         said = (
             f"the path-aware search was not run: the versions a path may leave components at "
             f"make up to {states} states and {most} hops, more than {BEYOND} times its "
-            f"budget of {HOP_BUDGET} hops"
+            f"budget of {s.budget} hops"
         )
     else:
         title = f"undetermined: the path-aware search stopped after {states} states"
@@ -385,11 +315,10 @@ __all__ = [
     "BEYOND",
     "BOUND_PREFIX",
     "HOP_BUDGET",
+    "Stopped",
     "bound_finding",
     "dependent_keys",
     "expanded",
-    "landing_facts",
     "possible",
     "read_keys",
-    "walk",
 ]

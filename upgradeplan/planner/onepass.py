@@ -15,7 +15,7 @@ requirements add, judged on the state at the end. A start class is the set of th
 hazards with their truth at that start; releases between two hazard boundaries share one.
 Each predicate of a hazard's condition is evaluated once per distinct value of the facts it
 reads (``Truths``), and a condition is decided by the predicates already known where they
-decide it.
+decide it; a hazard decided by facts no landing sets is judged once for the whole window.
 
 The split is exact where no weight reads a path-dependent fact (planner/paths.py: then the
 state a hop lands on reads like the state at its end whatever the start) and no hazard refers
@@ -33,42 +33,77 @@ hop-by-hop search (``Search.dijkstra``) finds.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from upgradeplan import conditions
 from upgradeplan.conditions.vocabulary import VALUE_CLASS
-from upgradeplan.model import Condition, Hazard, KnowledgeBase, State, Truth
+from upgradeplan.model import Condition, Fact, Hazard, KnowledgeBase, State, Truth
 from upgradeplan.planner.costs import HOP_COST
 from upgradeplan.planner.window import Window
 from upgradeplan.versions import parse_version
 
 _Key = tuple[Any, ...]
 _SCALARS = (str, bool, int, float)
+_ALL = "\0all"  # the evaluation iterated the facts: it may have read any of them
+
+
+class _Reads(Mapping[str, Fact]):
+    """A state's facts that note which keys are read."""
+
+    def __init__(self, facts: Mapping[str, Fact]) -> None:
+        self.facts = facts
+        self.read: list[str] = []
+
+    def __getitem__(self, key: str) -> Fact:
+        self.read.append(key)
+        return self.facts[key]
+
+    def get(self, key: str, default: object = None) -> Fact | None:  # type: ignore[override]
+        self.read.append(key)
+        found = self.facts.get(key)
+        return found if found is not None else default  # type: ignore[return-value]
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, str):
+            self.read.append(key)
+        return key in self.facts
+
+    def __iter__(self) -> Iterator[str]:
+        self.read.append(_ALL)
+        return iter(self.facts)
+
+    def __len__(self) -> int:
+        self.read.append(_ALL)
+        return len(self.facts)
 
 
 class Truths:
     """Hazard truths over one window's states, each predicate evaluated once per distinct
     value of the facts it reads.
 
-    A predicate's truth is kept by its content (name and arguments) and, per fact it reads,
-    the fact's value (scalars; else the fact itself) and the kind of its source, or the class
-    of the value where the predicate reads only that (``conditions.vocabulary.VALUE_CLASS``:
-    a pin moved from one exact version to another is not judged again). A condition tree is
-    combined with Kleene logic, whose answer does not depend on the order of the children, so
-    the children already known are looked at first: one deciding child spares the others. A
-    hazard whose condition reads no key a landing of the window sets (``moving``) has one
-    truth on every state of the window (``fixed``)."""
+    A predicate's evaluation notes the fact keys it reads; its truth is kept by its content
+    (name and arguments) and, per key read, the fact's value (scalars; else the fact itself)
+    and the kind of its source, or the class of the value where the predicate read only that
+    key (``conditions.vocabulary.VALUE_CLASS``: a pin moved from one exact version to another
+    is not judged again). Any later state with the same values under those keys takes the
+    truth found. A condition tree is combined with Kleene logic, whose answer does not depend
+    on the order of the children, so the children already known are looked at first: one
+    deciding child spares the others. A hazard whose truth was decided by predicates reading
+    no key a landing of the window sets (``moving``) has that truth on every state of the
+    window (``fixed``)."""
 
     def __init__(self, kb: KnowledgeBase, moving: frozenset[str]) -> None:
         self.kb = kb
         self.moving = moving
         self.fixed: dict[str, Truth] = {}  # hazard id -> its truth on every window state
-        # per predicate node (kept, so that its id is not reused): its content, the keys it
-        # reads (None: templated keys), the class of a value where that decides
-        self._nodes: dict[int, tuple[Condition, _Key, tuple[str, ...] | None, Any]] = {}
-        self._known: dict[_Key, Truth] = {}  # (content, what it read) -> truth
-        self._stays: dict[str, bool] = {}  # hazard id -> it reads no key a landing sets
+        # per predicate node (kept, so that its id is not reused): its content
+        self._contents: dict[int, tuple[Condition, _Key]] = {}
+        # per content: per tuple of keys an evaluation read, whether one is moving and the
+        # truths by what the facts under them hold
+        self._known: dict[_Key, dict[tuple[str, ...], tuple[bool, dict[_Key, Truth]]]] = {}
         self._kept: list[State] = []  # states whose facts key answers by identity
+        self._moved = False  # the evaluation under way read a moving key
 
     def of(self, h: Hazard, state: State) -> Truth:
         """The truth of ``h``'s condition on ``state`` (what ``conditions.truth`` gives)."""
@@ -78,31 +113,22 @@ class Truths:
         if h.when is None:
             self.fixed[h.id] = Truth.TRUE
             return Truth.TRUE
+        self._moved = False
         truth = self._eval(h.when, state)
-        stays = self._stays.get(h.id)
-        if stays is None:
-            read = conditions.facts_read(h.when)
-            stays = self._stays[h.id] = not any("<" in k or k in self.moving for k in read)
-        if stays:
+        if not self._moved:
             self.fixed[h.id] = truth
         return truth
 
-    def _node(self, cond: Condition) -> tuple[Condition, _Key, tuple[str, ...] | None, Any]:
-        hit = self._nodes.get(id(cond))
+    def _content(self, cond: Condition) -> _Key:
+        hit = self._contents.get(id(cond))
         if hit is None or hit[0] is not cond:
             content = (cond.predicate, repr(sorted(cond.args.items())))
-            read = conditions.facts_read(cond)
-            keys = None if any("<" in k for k in read) else tuple(read)
-            value_class = VALUE_CLASS.get(cond.predicate) if len(read) == 1 else None
-            hit = self._nodes[id(cond)] = (cond, content, keys, value_class)
-        return hit
+            hit = self._contents[id(cond)] = (cond, content)
+        return hit[1]
 
-    def _key(self, cond: Condition, state: State) -> _Key | None:
-        """What a predicate's truth on ``state`` is kept by (None: not kept)."""
-        _, content, keys, value_class = self._node(cond)
-        if keys is None:
-            return None
-        out: list[Any] = [content]
+    def _values(self, keys: tuple[str, ...], state: State) -> _Key:
+        """What the facts under ``keys`` hold, as the truths are kept by."""
+        out: list[Any] = []
         facts = state.facts
         for k in keys:
             fact = facts.get(k)
@@ -110,19 +136,56 @@ class Truths:
                 out.append(None)
                 continue
             value: Any = fact.value
-            if value_class is not None:
-                value = ("class", value_class(value))
-            elif not isinstance(value, _SCALARS):
+            if not isinstance(value, _SCALARS):
                 value = ("fact", id(fact))
                 self._kept.append(state)
             out.append((value, fact.source.kind))
         return tuple(out)
 
+    def _lookup(self, cond: Condition, state: State) -> Truth | None:
+        """A predicate's truth on ``state`` from what is known (None: not known)."""
+        known = self._known.get(self._content(cond))
+        if not known:
+            return None
+        for keys, (moving, answers) in known.items():
+            if len(keys) == 1 and cond.predicate in VALUE_CLASS:
+                fact = state.facts.get(keys[0])
+                value = None if fact is None else VALUE_CLASS[cond.predicate](fact.value)
+                hit = answers.get(("class", value))
+            else:
+                hit = answers.get(self._values(keys, state))
+            if hit is not None:
+                self._moved = self._moved or moving
+                return hit
+        return None
+
+    def _pred(self, cond: Condition, state: State) -> Truth:
+        hit = self._lookup(cond, state)
+        if hit is not None:
+            return hit
+        reads = _Reads(state.facts)
+        probe = State(facts=reads, name=state.name, unreadable=state.unreadable)
+        truth = conditions.truth(cond, probe, self.kb)
+        keys = tuple(dict.fromkeys(reads.read))
+        if _ALL in keys:
+            self._moved = True
+            return truth
+        moving = any(k in self.moving for k in keys)
+        self._moved = self._moved or moving
+        known = self._known.setdefault(self._content(cond), {})
+        answers = known.setdefault(keys, (moving, {}))[1]
+        if len(keys) == 1 and cond.predicate in VALUE_CLASS:
+            fact = state.facts.get(keys[0])
+            value = None if fact is None else VALUE_CLASS[cond.predicate](fact.value)
+            answers[("class", value)] = truth
+        else:
+            answers[self._values(keys, state)] = truth
+        return truth
+
     def _cached(self, cond: Condition, state: State) -> Truth | None:
         """The truth of ``cond`` from what is known alone (None: not known)."""
         if cond.op == "pred":
-            key = self._key(cond, state)
-            return None if key is None else self._known.get(key)
+            return self._lookup(cond, state)
         if cond.op == "not":
             inner = self._cached(cond.children[0], state)
             return None if inner is None else ~inner
@@ -130,13 +193,7 @@ class Truths:
 
     def _eval(self, cond: Condition, state: State) -> Truth:
         if cond.op == "pred":
-            key = self._key(cond, state)
-            hit = None if key is None else self._known.get(key)
-            if hit is None:
-                hit = conditions.truth(cond, state, self.kb)
-                if key is not None:
-                    self._known[key] = hit
-            return hit
+            return self._pred(cond, state)
         if cond.op == "not":
             return ~self._eval(cond.children[0], state)
         stop = Truth.FALSE if cond.op == "all" else Truth.TRUE

@@ -151,12 +151,7 @@ def plan(
     of the knowledge, spelled as it spells them, none withdrawn. ``budget``: the most hops
     the path-aware search weighs per target (planner/paths.py; 0: no bound).
     """
-    # tens of thousands of small acyclic objects (states, truths, findings), all dropped when
-    # the plan is made: with the cyclic collector on, each collection walked them (and, once
-    # enough survived, the whole knowledge base) again; a predicate judged again on the same
-    # facts (the search's sweep, each step, the direct jump) takes the outcome found first
-    with conditions.shared_outcomes():
-        return _plan(kb, state, targets, holds, fail_on, budget)
+    return _plan(kb, state, targets, holds, fail_on, budget)
 
 
 def _plan(
@@ -209,85 +204,104 @@ def _plan(
             continue
         searches.append((t, search, path))
         evolving = search.walk(path)[-1]  # the state this path reaches
-    # a target's search from the installation as it is serves the direct jump as well: the
-    # same landing facts (so the same predicate outcomes), not built again
-    same = {s.product: s for _t, s, _p in searches if s.start_state is state}
-    direct = _direct(kb, idx, state, ordered, currents, holds, limit, fail_on, same)
+    # the searches keep their own truths (planner/onepass.py); the findings of the steps and
+    # of the direct jump judge the same predicates on the same facts again: the outcome found
+    # first is taken
+    with conditions.shared_outcomes():
+        # a target's search from the installation as it is serves the direct jump as well: the
+        # same landing facts (so the same predicate outcomes), not built again
+        same = {s.product: s for _t, s, _p in searches if s.start_state is state}
+        direct = _direct(kb, idx, state, ordered, currents, holds, limit, fail_on, same)
 
-    # fixes the installation needs where it stands (no hop of its product in the plan)
-    moving = {p for _t, s, _p in searches for p in (s.product, *s.carried)}
-    by_product: dict[str, list[Finding]] = {}
-    for f in pending:
-        if f.product not in moving:
-            by_product.setdefault(f.product, []).append(f)
-    for product, found in sorted(by_product.items()):
-        cur = state.installed(product) or ""
-        acc.steps.append(
-            _step(kb, None, product, cur, cur, state, state, [], found, acc, holds, fail_on, {}, ())
-        )
-    unsure = False  # a search so far stopped at its bound: what follows starts from its path
-    for _t, search, path in searches:
-        unsure = unsure or search.stopped is not None
-        states = search.walk(path)
-        for k, (a, b) in enumerate(itertools.pairwise(path)):
-            pre, post = states[k], states[k + 1]
-            hop = search.hop(a, b, pre, post)
-            hop_findings = search.hop_findings(a, b, pre, post)
-            for hz in hop.forbidden:
-                if hz not in acc.blocked_by:
-                    acc.blocked_by.append(hz)
-                if not unsure:
-                    sure.add(hz)
-            mine = [f for f in pending if f.product in (search.product, *search.carried)]
-            pending = [f for f in pending if f not in mine]
-            rel = search.nodes[b].release
+        # fixes the installation needs where it stands (no hop of its product in the plan)
+        moving = {p for _t, s, _p in searches for p in (s.product, *s.carried)}
+        by_product: dict[str, list[Finding]] = {}
+        for f in pending:
+            if f.product not in moving:
+                by_product.setdefault(f.product, []).append(f)
+        for product, found in sorted(by_product.items()):
+            cur = state.installed(product) or ""
             acc.steps.append(
                 _step(
                     kb,
-                    search,
-                    search.product,
-                    search.nodes[a].version,
-                    search.nodes[b].version,
-                    pre,
-                    post,
-                    hop_findings,
-                    mine,
+                    None,
+                    product,
+                    cur,
+                    cur,
+                    state,
+                    state,
+                    [],
+                    found,
                     acc,
                     holds,
                     fail_on,
-                    rel.bom if rel else {},
-                    rel.verify if rel else (),
+                    {},
+                    (),
                 )
             )
-    if acc.blocked_by:
-        # a search stopped at its bound has not ruled out a path around what blocks its path
-        verdict: Verdict = "blocked" if sure else "undetermined"
-    elif acc.steps:
-        verdict = worst(s.verdict for s in acc.steps)
-    else:
-        verdict = verdict_of(state_findings, fail_on)
-        if verdict == "blocked":
-            acc.blocked_by += [
-                f.hazard
-                for f in state_findings
-                if f.status == "applies" and SEVERITY_RANK[f.severity] >= limit
-            ]
-    current_map: dict[str, str | None] = {p: state.installed(p) for p in sorted(currents)}
-    for p in sorted(kb.products):
-        if p not in current_map and state.installed(p) is not None:
-            current_map[p] = state.installed(p)
-    return Plan(
-        schema_version=1,
-        targets=tuple(resolved),
-        current=current_map,
-        direct=direct,
-        steps=tuple(acc.steps),
-        verdict=verdict,
-        blocked_by=tuple(acc.blocked_by),
-        state_findings=state_findings,
-        held=holds,
-        state_name=state.name,
-    )
+        unsure = False  # a search so far stopped at its bound: what follows starts from its path
+        for _t, search, path in searches:
+            unsure = unsure or search.stopped is not None
+            states = search.walk(path)
+            for k, (a, b) in enumerate(itertools.pairwise(path)):
+                pre, post = states[k], states[k + 1]
+                hop = search.hop(a, b, pre, post)
+                hop_findings = search.hop_findings(a, b, pre, post)
+                for hz in hop.forbidden:
+                    if hz not in acc.blocked_by:
+                        acc.blocked_by.append(hz)
+                    if not unsure:
+                        sure.add(hz)
+                mine = [f for f in pending if f.product in (search.product, *search.carried)]
+                pending = [f for f in pending if f not in mine]
+                rel = search.nodes[b].release
+                acc.steps.append(
+                    _step(
+                        kb,
+                        search,
+                        search.product,
+                        search.nodes[a].version,
+                        search.nodes[b].version,
+                        pre,
+                        post,
+                        hop_findings,
+                        mine,
+                        acc,
+                        holds,
+                        fail_on,
+                        rel.bom if rel else {},
+                        rel.verify if rel else (),
+                    )
+                )
+        if acc.blocked_by:
+            # a search stopped at its bound has not ruled out a path around what blocks its path
+            verdict: Verdict = "blocked" if sure else "undetermined"
+        elif acc.steps:
+            verdict = worst(s.verdict for s in acc.steps)
+        else:
+            verdict = verdict_of(state_findings, fail_on)
+            if verdict == "blocked":
+                acc.blocked_by += [
+                    f.hazard
+                    for f in state_findings
+                    if f.status == "applies" and SEVERITY_RANK[f.severity] >= limit
+                ]
+        current_map: dict[str, str | None] = {p: state.installed(p) for p in sorted(currents)}
+        for p in sorted(kb.products):
+            if p not in current_map and state.installed(p) is not None:
+                current_map[p] = state.installed(p)
+        return Plan(
+            schema_version=1,
+            targets=tuple(resolved),
+            current=current_map,
+            direct=direct,
+            steps=tuple(acc.steps),
+            verdict=verdict,
+            blocked_by=tuple(acc.blocked_by),
+            state_findings=state_findings,
+            held=holds,
+            state_name=state.name,
+        )
 
 
 def _direct(

@@ -7,12 +7,13 @@ distinct *start classes*, because a hop's weight splits into what its start and 
 
     w(i, j) = HOP_COST + sum over movers m of P_m(class_m(i), ends_m(j)) + E_m(j) + R(j)
 
-The movers are the product and every exactly pinned component with hazards (lockstep: a
-release's BOM moves its pin). ``P_m`` sums the skip and transition hazards of ``m`` the start
-can meet and the end completes, each judged on the state at the start; ``E_m`` the landing and
-state hazards at the end, judged on the state at the end; ``R`` what the release's
-requirements add, judged on the state at the end. A start class is the set of those start
-hazards with their truth at that start; releases between two hazard boundaries share one.
+The movers are the product and every exactly pinned component with hazards that a landing of
+the window moves (lockstep: a release's BOM moves its pin). ``P_m`` sums the skip and
+transition hazards of ``m`` the start can meet and the end completes, each judged on the state
+at the start; ``E_m`` the landing and state hazards at the end, judged on the state at the
+end; ``R`` what the release's requirements add, judged on the state at the end. A start
+class is the set of those start hazards with their truth at that start; releases between two
+hazard boundaries share one.
 Each predicate of a hazard's condition is evaluated once per distinct value of the facts it
 reads (``Truths``), and a condition is decided by the predicates already known where they
 decide it; a hazard decided by facts no landing sets is judged once for the whole window.
@@ -311,7 +312,12 @@ def cheapest(s: Window, truths: Truths) -> list[int]:
     nodes, idx = s.nodes, s.idx
     n = len(nodes)
     movers = [_Mover(s, s.product, truths)]
-    movers += [_Mover(s, c, truths) for c in s.comps if idx.by_product.get(c)]
+    # a component no landing moves meets no hazard on any hop
+    movers += [
+        _Mover(s, c, truths)
+        for c in s.comps
+        if idx.by_product.get(c) and f"installed.{c}" in s.moving
+    ]
     # a start's class: one per mover; the combined classes are few (boundaries are rare)
     combined: dict[tuple[int, ...], int] = {}
     keys: list[tuple[int, ...]] = []  # per combined class: its movers' classes

@@ -7,6 +7,9 @@ from collections.abc import Sequence
 from upgradeplan import conditions, errors, releases
 from upgradeplan.conditions import missing_fact_hint
 from upgradeplan.model import Evidence, Finding, Hazard, KnowledgeBase, MissingFact, State, Truth
+from upgradeplan.planner.findings import evaluate_hazard
+from upgradeplan.planner.scopes import judged_before
+from upgradeplan.planner.targets import resolve_targets
 from upgradeplan.results import ConditionResult, Explanation
 
 
@@ -74,10 +77,6 @@ def _explain_hazard(
 ) -> Explanation:
     if state is None:
         return Explanation(kind="hazard", id=hazard.id, hazard=hazard, related=hazard.migrations)
-    from upgradeplan.planner.findings import evaluate_hazard
-    from upgradeplan.planner.scopes import judged_before
-    from upgradeplan.planner.targets import resolve_targets
-
     targets = resolve_targets(kb, state, to) if to else []
     from_version = state.installed(hazard.product)
     to_version = next((t.version for t in targets if t.product == hazard.product), None)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from upgradeplan.model import Action, Finding, KnowledgeBase, Plan, State
+from upgradeplan.planner.actions import fixable, render_action
 
 
 def current_actions(
@@ -22,8 +23,6 @@ def current_actions(
     skip: Sequence[str] = (),
 ) -> tuple[Action, ...]:
     """The migrations that fix ``findings`` that apply (once each; none in ``skip``)."""
-    from upgradeplan.planner.actions import fixable, render_action
-
     out: list[Action] = []
     seen: set[str] = set(skip)
     applying = {f.hazard for f in findings if f.status == "applies"}

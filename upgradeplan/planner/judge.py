@@ -20,7 +20,8 @@ from upgradeplan.model import (
 )
 from upgradeplan.planner.assemble import plan as make_plan
 from upgradeplan.planner.findings import current_findings
-from upgradeplan.planner.verdicts import verdict_of
+from upgradeplan.planner.scopes import judged_before, scope_of
+from upgradeplan.planner.verdicts import threshold, verdict_of
 from upgradeplan.provenance import Source
 from upgradeplan.state.derive import resting_on_guesses
 from upgradeplan.unreadable import Unreadable, depending, records
@@ -113,8 +114,6 @@ def held_fixes(
 ) -> tuple[str, ...]:
     """The held products whose pin move (a ``bom-pin`` migration of the hazard) fixes every
     finding that blocks; () when some blocking finding has no such fix."""
-    from upgradeplan.planner.verdicts import threshold
-
     limit = threshold(fail_on)
     held = set(holds)
     out: list[str] = []
@@ -319,8 +318,6 @@ def beyond_review(kb: KnowledgeBase, state: State, targets: Sequence[Target]) ->
 def ranged_running(kb: KnowledgeBase, state: State) -> list[str]:
     """One line per product pinned by a range whose running version nobody read, when a
     release the range admits runs into a landing or state hazard: what runs may carry it."""
-    from upgradeplan.planner.scopes import judged_before, scope_of
-
     out: list[str] = []
     for product in sorted(kb.products):
         pin = state.pin(product)

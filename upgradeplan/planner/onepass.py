@@ -45,6 +45,8 @@ from upgradeplan.planner.window import Window
 from upgradeplan.versions import parse_version
 
 _Key = tuple[Any, ...]
+# the predicates that read ``installed.<product>`` only to find the running release's defaults
+_VALUE_PREDICATES = frozenset({"value_set", "value_equals", "value_in", "value_contains"})
 _SCALARS = (str, bool, int, float)
 _ALL = "\0all"  # the evaluation iterated the facts: it may have read any of them
 
@@ -127,15 +129,24 @@ class Truths:
             hit = self._contents[id(cond)] = (cond, content)
         return hit[1]
 
-    def _values(self, keys: tuple[str, ...], state: State) -> _Key:
-        """What the facts under ``keys`` hold, as the truths are kept by."""
+    def _values(self, keys: tuple[str, ...], state: State, cond: Condition) -> _Key:
+        """What the facts under ``keys`` hold, as ``cond``'s truths are kept by: a value
+        predicate reads the installed version only for that release's chart defaults, so
+        versions whose releases share one ``defaults`` mapping answer alike (a pack's line of
+        a thousand releases shares one)."""
         out: list[Any] = []
         facts = state.facts
+        own = f"installed.{cond.args.get('product')}"
         for k in keys:
             fact = facts.get(k)
             if fact is None:
                 out.append(None)
                 continue
+            if k == own and cond.predicate in _VALUE_PREDICATES and isinstance(fact.value, str):
+                rel = self.kb.release(k[len("installed.") :], fact.value)
+                if rel is not None:
+                    out.append(("defaults", id(rel.defaults)))
+                    continue
             value: Any = fact.value
             if not isinstance(value, _SCALARS):
                 value = ("fact", id(fact))
@@ -154,7 +165,7 @@ class Truths:
                 value = None if fact is None else VALUE_CLASS[cond.predicate](fact.value)
                 hit = answers.get(("class", value))
             else:
-                hit = answers.get(self._values(keys, state))
+                hit = answers.get(self._values(keys, state, cond))
             if hit is not None:
                 self._moved = self._moved or moving
                 return hit
@@ -180,7 +191,7 @@ class Truths:
             value = None if fact is None else VALUE_CLASS[cond.predicate](fact.value)
             answers[("class", value)] = truth
         else:
-            answers[self._values(keys, state)] = truth
+            answers[self._values(keys, state, cond)] = truth
         return truth
 
     def _cached(self, cond: Condition, state: State) -> Truth | None:

@@ -11,9 +11,8 @@ import pytest
 
 from upgradeplan.errors import BadInput
 from upgradeplan.patches.files import content_hash, write_all
+from upgradeplan.patches.patchset import KeyEdit, ScalarEdit
 from upgradeplan.patches.yamledit import (
-    KeyEdit,
-    ScalarEdit,
     entry_paths_at,
     set_key,
     set_keys,

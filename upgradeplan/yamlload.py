@@ -1,16 +1,12 @@
 """Every YAML the tool reads, through PyYAML's C loader, bounded, with line numbers.
 
-libyaml (``yaml.CSafeLoader``) composes the nodes; one walk builds the data with the safe
-loader's types (YAML 1.1: ``0755`` is octal) and, where asked, lines from the nodes' marks:
-:func:`load_all` plain data (snapshots, kubeconfigs); :func:`load_lines` one document whose
-mappings and sequences remember the line of each key and item (the knowledge, accept files);
-:func:`load_paths` per path of keys and indexes the line of the value and of its key, the
-scalar as written and its style (the GitOps reader's ``file:line``).
-
-Every file is bounded (docs/state-format.md): :data:`MAX_BYTES` of text, :data:`MAX_DEPTH`
-levels of nesting, :data:`MAX_ALIASED` nodes built through aliases (an alias is expanded
-where it is used: an alias bomb is refused, not grown); a key written twice in one mapping
-is refused, as kustomize refuses it. Each refusal is a :class:`YamlError` with its line.
+libyaml (``yaml.CSafeLoader``) composes the nodes; one walk builds the safe loader's data
+(YAML 1.1: ``0755`` is octal): :func:`load_all` plain (snapshots, kubeconfigs),
+:func:`load_lines` with the line of each key and item (the knowledge, accept files),
+:func:`load_paths` with, per path, lines, the scalar as written and its style (GitOps).
+Bounded (docs/state-format.md): :data:`MAX_BYTES`, :data:`MAX_DEPTH` levels, :data:`MAX_ALIASED`
+nodes through aliases (an alias bomb is refused, not grown); a key written twice is refused,
+as kustomize refuses it. Each refusal is a :class:`YamlError` with its line.
 """
 
 from __future__ import annotations
@@ -142,20 +138,27 @@ class _Reanchoring(yaml.SafeLoader):
 class _Builder:
     """Data from composed nodes; with ``lines`` LineDict / LineList. ``aliases``: the text
     may hold aliases, so a node built again is counted against :data:`MAX_ALIASED` and a
-    node inside itself is refused. ``same``: equal strings made one object."""
+    node inside itself is refused. ``same``: equal strings made one object. ``lenient``: an
+    unknown tag or a bad value reads as the text (GitOps). ``duplicates``: a list to keep
+    keys written twice in, not raised."""
 
-    def __init__(self, *, aliases: bool, lines: bool = False, dates: bool = True) -> None:
-        self.aliases = aliases
-        self.lines = lines
-        self.dates = dates
-        self.lenient = False  # an unknown tag or a bad value reads as the text (GitOps)
-        self.same: Any = None
-        self.duplicates: list[DuplicateKey] | None = None  # a list: kept there, not raised
+    def __init__(self, *, aliases: bool, lines: bool = False, dates: bool = True, **how: Any):
+        self.aliases, self.lines, self.dates = aliases, lines, dates
+        self.lenient: bool = how.get("lenient", False)
+        self.same: Any = how.get("same")
+        self.duplicates: list[DuplicateKey] | None = how.get("duplicates")
+        self.offset: int = how.get("offset", 1)  # paths mode: the line of the text's first
+        self.data: Any = None
         self.constructor: Any = None
         self.seen: set[int] = set()
         self.active: set[int] = set()
         self.inside = 0  # > 0 while building through an alias
         self.budget = MAX_ALIASED
+        # paths mode (load_paths): per path, the value's line, its key's line, text, style
+        self.at: dict[PathKey, int] = {}
+        self.key_at: dict[PathKey, int] = {}
+        self.raw: dict[PathKey, str] = {}
+        self.styles: dict[PathKey, str] = {}
 
     def scalar(self, node: Any) -> Any:
         tag, value = node.tag, node.value
@@ -227,24 +230,35 @@ class _Builder:
                     raise YamlError("a merge key (<<) of something not a mapping", _at(key))
                 yield source
 
-    def build(self, node: Any, depth: int) -> Any:
+    def build(self, node: Any, depth: int, path: PathKey | None = None) -> Any:
+        """The data of ``node``; with ``path`` (paths mode) its line, text and style kept."""
         cls = node.__class__
-        if cls is _SCALAR or node.tag not in _PLAIN_TAGS:  # !!set, !!omap…: PyYAML's own
+        if path is not None:
+            self.at[path] = node.start_mark.line + self.offset
+            if cls is _SCALAR:
+                self.raw[path] = node.value
+                if node.style:
+                    self.styles[path] = node.style
+        # !!set, !!omap…: PyYAML's own (in paths mode, as plain collections, as Flux reads them)
+        if cls is _SCALAR or (node.tag not in _PLAIN_TAGS and path is None):
             return self.scalar(node)
         again = self.enter(node, depth)
         out: Any
-        if cls is _SEQUENCE:
+        if cls is _MAPPING:
+            out = self.mapping(node, depth, path)
+        elif path is not None:
+            out = [self.build(child, depth + 1, (*path, i)) for i, child in enumerate(node.value)]
+        else:
             out = [self.build(child, depth + 1) for child in node.value]
             if self.lines:
                 out = LineList(out)
                 out.line = node.start_mark.line + 1
                 out.lines = [child.start_mark.line + 1 for child in node.value]
-        else:
-            out = self.mapping(node, depth)
         self.leave(node, again)
         return out
 
-    def mapping(self, node: Any, depth: int) -> Any:
+    def mapping(self, node: Any, depth: int, path: PathKey | None, skip: Any = ()) -> Any:
+        """``skip``: keys not built (a merged source's keys the mapping has itself)."""
         lines, same = self.lines, self.same
         out: Any = LineDict() if lines else {}
         merges: list[Any] = []
@@ -257,14 +271,21 @@ class _Builder:
                 continue
             else:
                 key = self.key(key_node, out)
-            out[key] = self.build(value_node, depth + 1)
+            if key in skip:
+                continue
+            if path is None:
+                out[key] = self.build(value_node, depth + 1)
+            else:
+                here = (*path, key)
+                self.key_at[here] = key_node.start_mark.line + self.offset
+                out[key] = self.build(value_node, depth + 1, here)
             if lines:
                 out.lines[key] = key_node.start_mark.line + 1
         if merges:  # as the safe loader: the merged keys first, the earlier source winning
             own, out = out, LineDict() if lines else {}
             for source in reversed(list(self.sources(merges))):
                 again = self.enter(source, depth)
-                merged = self.mapping(source, depth)
+                merged = self.mapping(source, depth, path, own if path is not None else ())
                 self.leave(source, again)
                 out.update(merged)
                 if lines:
@@ -279,68 +300,6 @@ class _Builder:
 
 def _at(node: Any) -> int:
     return int(node.start_mark.line) + 1
-
-
-class _Paths(_Builder):
-    """Data, and per path its value's line, its key's line, the scalar as written, its style;
-    an unknown tag reads as the text it tags, as Flux's reader does."""
-
-    def __init__(self, *, aliases: bool, offset: int) -> None:
-        super().__init__(aliases=aliases)
-        self.lenient = True
-        self.offset = offset + 1
-        self.at: dict[PathKey, int] = {}
-        self.key_at: dict[PathKey, int] = {}
-        self.raw: dict[PathKey, str] = {}
-        self.styles: dict[PathKey, str] = {}
-
-    def build_at(self, node: Any, path: PathKey) -> Any:
-        self.at[path] = node.start_mark.line + self.offset
-        cls = node.__class__
-        if cls is _SCALAR:
-            self.raw[path] = node.value
-            if node.style:
-                self.styles[path] = node.style
-            return self.scalar(node)
-        again = self.enter(node, len(path))
-        out: Any
-        if cls is _SEQUENCE:
-            out = [self.build_at(child, (*path, i)) for i, child in enumerate(node.value)]
-        else:
-            out = {}
-            self.entries(node.value, path, out)
-        self.leave(node, again)
-        return out
-
-    def entries(self, pairs: Any, path: PathKey, out: Any, merged: bool = False) -> None:
-        at, key_at, raw, offset = self.at, self.key_at, self.raw, self.offset
-        merges: list[Any] = []
-        for key_node, value_node in pairs:
-            tag = key_node.tag
-            if tag == _STR and key_node.__class__ is _SCALAR and key_node.value not in out:
-                key = key_node.value
-            elif tag == _MERGE and key_node.__class__ is _SCALAR:
-                merges.append((key_node, value_node))
-                continue
-            elif merged:
-                key = self.scalar(key_node) if key_node.__class__ is _SCALAR else None
-                if key in out or key is None:
-                    continue
-            else:
-                key = self.key(key_node, out)
-            here = (*path, key)
-            key_at[here] = key_node.start_mark.line + offset
-            if value_node.__class__ is _SCALAR and value_node.tag == _STR:  # the most usual
-                at[here] = value_node.start_mark.line + offset
-                raw[here] = out[key] = value_node.value
-                if value_node.style:
-                    self.styles[here] = value_node.style
-            else:
-                out[key] = self.build_at(value_node, here)
-        for source in self.sources(merges):  # own keys win, then the earlier source
-            again = self.enter(source, len(path))
-            self.entries(source.value, path, out, merged=True)
-            self.leave(source, again)
 
 
 def _nodes(text: str) -> list[Any]:
@@ -387,23 +346,20 @@ def _error(exc: yaml.YAMLError) -> YamlError:
     return YamlError(f"YAML syntax error: {what}", line, what)
 
 
-def _aliased(text: str) -> bool:
-    """Whether ``text`` may hold an alias (``*name`` of an ``&name``)."""
-    return "*" in text and "&" in text
-
-
-def _run(build: Any, node: Any, *args: Any) -> Any:
+def _run(text: str, node: Any, path: PathKey | None = None, **how: Any) -> _Builder:
+    """``node`` built (``.data``); ``how``: the :class:`_Builder`'s options."""
+    builder = _Builder(aliases="*" in text and "&" in text, **how)  # may hold an alias
     try:
-        return build(node, *args)
+        builder.data = builder.build(node, 0, path)
     except yaml.MarkedYAMLError as exc:  # a bad value of a tag (!!int x, !!binary …)
         raise _error(exc) from None
+    return builder
 
 
 def load_all(text: str) -> list[Any]:
     """Every document of ``text`` as plain data (what ``yaml.load_all`` with the safe loader
     gives, aliases copied). Raises :class:`YamlError`."""
-    aliases = _aliased(text)
-    return [_run(_Builder(aliases=aliases).build, node, 0) for node in _nodes(text)]
+    return [_run(text, node).data for node in _nodes(text)]
 
 
 def load_one(text: str) -> Any:
@@ -431,10 +387,8 @@ def load_lines(
         raise YamlError("expected one YAML document, found more (a second ---)", _at(nodes[1]))
     if not nodes:
         return None
-    builder = _Builder(aliases=_aliased(text), lines=True, dates=dates)
-    builder.same = ({} if strings is None else strings).setdefault
-    builder.duplicates = duplicates
-    return _run(builder.build, nodes[0], 0)
+    same = ({} if strings is None else strings).setdefault
+    return _run(text, nodes[0], lines=True, dates=dates, same=same, duplicates=duplicates).data
 
 
 def load_paths(text: str, offset: int = 0) -> list[Located]:
@@ -443,7 +397,6 @@ def load_paths(text: str, offset: int = 0) -> list[Located]:
     the scalar as written (``4.10`` stays ``"4.10"``) and its style (``|``, ``"``…)."""
     out: list[Located] = []
     for node in _nodes(text):
-        builder = _Paths(aliases=_aliased(text), offset=offset)
-        data = _run(builder.build_at, node, ())
-        out.append((data, builder.at, builder.key_at, builder.raw, builder.styles))
+        b = _run(text, node, (), lenient=True, offset=offset + 1)
+        out.append((b.data, b.at, b.key_at, b.raw, b.styles))
     return out

@@ -30,12 +30,12 @@ from upgradeplan.patches.patchset import (
     KIND_OF_MIGRATION,
     FileChange,
     ItemKind,
+    KeyEdit,
     PatchItem,
     PatchSet,
+    ScalarEdit,
 )
 from upgradeplan.patches.yamledit import (
-    KeyEdit,
-    ScalarEdit,
     entry_paths_at,
     scalar_lines,
     set_keys,

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from upgradeplan.model import Step
-from upgradeplan.patches.yamledit import KeyEdit, ScalarEdit
 from upgradeplan.provenance import Source
 
+PathStep = str | int
+# an image reference whose tag is the version: registry/repo:tag (no digest: it pins the bytes)
+_IMAGE = re.compile(r"(?P<repo>[^\s@]*[^\s@:]):(?P<tag>[^\s:/@]+)")
 ItemKind = Literal["file-edit", "strategic-merge", "json6902", "manifest", "command", "snippet"]
 
 KIND_OF_MIGRATION: dict[str, ItemKind] = {
@@ -28,6 +31,45 @@ def files_of(source: Source) -> tuple[str, int] | None:
     if source.kind == "default":
         return source.file, source.line
     return source.file_line
+
+
+@dataclass(frozen=True)
+class ScalarEdit:
+    """Set the scalar written on ``line`` (1-based) whose value is ``before`` to ``after``."""
+
+    line: int
+    before: str
+    after: str
+    what: str = ""  # e.g. "pin.agent-platform-connectivity", for messages
+
+    def replaced(self, value: str) -> str | None:
+        """The new text of a scalar holding ``before`` (itself, ``v``-prefixed, or as the tag
+        of an image reference such as ``harness/delegate:0.29.0``), or None when it does not."""
+
+        def versioned(current: str) -> str | None:
+            if current == self.before:
+                return self.after
+            if current.startswith("v") and current[1:] == self.before and current[1:2].isdigit():
+                return self.after if self.after.startswith("v") else "v" + self.after
+            return None
+
+        whole = versioned(value)
+        image = _IMAGE.fullmatch(value) if whole is None else None
+        if image is None:
+            return whole
+        tag = versioned(image.group("tag"))
+        return f"{image.group('repo')}:{tag}" if tag is not None else None
+
+
+@dataclass(frozen=True)
+class KeyEdit:
+    """Set the string at ``path`` (keys and list indexes from the root of document ``doc``)."""
+
+    doc: int
+    path: tuple[PathStep, ...]
+    after: str
+    line: int = 0  # the line the edit is about (for messages), 1-based
+    what: str = ""  # e.g. "components.kagent.driftDetection.mode"
 
 
 @dataclass(frozen=True)

@@ -12,44 +12,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
 from upgradeplan.errors import BadInput
+from upgradeplan.patches.patchset import KeyEdit, PathStep, ScalarEdit
 from upgradeplan.yamlload import YamlError, load_all, load_one
 
-PathStep = str | int
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
-# an image reference whose tag is the version: registry/repo:tag (no digest: it pins the bytes)
-_IMAGE = re.compile(r"(?P<repo>[^\s@]*[^\s@:]):(?P<tag>[^\s:/@]+)")
-
-
-@dataclass(frozen=True)
-class ScalarEdit:
-    """Set the scalar written on ``line`` (1-based) whose value is ``before`` to ``after``."""
-
-    line: int
-    before: str
-    after: str
-    what: str = ""  # e.g. "pin.agent-platform-connectivity", for messages
-
-
-@dataclass(frozen=True)
-class KeyEdit:
-    """Set the string at ``path`` (keys and list indexes from the root of document ``doc``)."""
-
-    doc: int
-    path: tuple[PathStep, ...]
-    after: str
-    line: int = 0  # the line the edit is about (for messages), 1-based
-    what: str = ""  # e.g. "components.kagent.driftDetection.mode"
 
 
 def _compose_all(text: str, where: str) -> list[Any]:
     """ruamel's nodes of every document, once the text passed the loader's limits."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
-
     try:
         load_all(text)
         return [n for n in YAML(typ="rt").compose_all(text) if n is not None]
@@ -62,8 +39,6 @@ def _compose_all(text: str, where: str) -> list[Any]:
 
 def _walk(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any, Any]]:
     """``(path, key node or None, node)`` of every node under ``node``, in document order."""
-    from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
-
     if isinstance(node, MappingNode):
         for key, value in node.value:
             if isinstance(key, ScalarNode):
@@ -76,8 +51,6 @@ def _walk(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ..
 
 
 def _scalars(text: str, where: str) -> list[Any]:
-    from ruamel.yaml.nodes import ScalarNode
-
     docs = _compose_all(text, where)
     return [n for d in docs for _, _, n in _walk(d) if isinstance(n, ScalarNode)]
 
@@ -91,25 +64,6 @@ def _render(value: str, style: str | None) -> str:
     except YamlError:
         plain = False
     return value if plain else '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _replaced(value: str, before: str, after: str) -> str | None:
-    """The new text of a scalar holding ``before`` (itself, ``v``-prefixed, or as the tag of
-    an image reference such as ``harness/delegate:0.29.0``), or None when it does not."""
-
-    def versioned(current: str) -> str | None:
-        if current == before:
-            return after
-        if current.startswith("v") and current[1:] == before and current[1:2].isdigit():
-            return after if after.startswith("v") else "v" + after  # keeps its v prefix
-        return None
-
-    whole = versioned(value)
-    image = _IMAGE.fullmatch(value) if whole is None else None
-    if image is None:
-        return whole
-    tag = versioned(image.group("tag"))
-    return f"{image.group('repo')}:{tag}" if tag is not None else None
 
 
 def scalar_lines(text: str, value: str, *, where: str = "") -> list[int]:
@@ -136,7 +90,7 @@ def set_scalars(text: str, edits: Sequence[ScalarEdit], *, where: str = "") -> s
             for s in scalars
             if s.start_mark.line + 1 == edit.line
             and s.style != "|"
-            and _replaced(s.value, edit.before, edit.after) is not None
+            and edit.replaced(s.value) is not None
         ]
         if not hits:
             raise BadInput(
@@ -147,7 +101,7 @@ def set_scalars(text: str, edits: Sequence[ScalarEdit], *, where: str = "") -> s
         node = hits[-1]
         if node.style == ">":
             raise BadInput("cannot edit a folded scalar", location=loc if where else "")
-        new = _replaced(node.value, edit.before, edit.after) or edit.after
+        new = edit.replaced(node.value) or edit.after
         spans.add((node.start_mark.index, node.end_mark.index, _render(new, node.style)))
     for start, end, replacement in sorted(spans, reverse=True):
         text = text[:start] + replacement + text[end:]
@@ -178,8 +132,6 @@ def _refuse(edit: KeyEdit, where: str, why: str) -> BadInput:
 
 
 def _child(node: Any, step: PathStep) -> Any:
-    from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
-
     if isinstance(node, MappingNode):
         for key, value in node.value:
             if isinstance(key, ScalarNode) and key.value == step:
@@ -201,8 +153,6 @@ def _expected(text: str, edit: KeyEdit) -> list[Any]:
 
 def set_key(text: str, edit: KeyEdit, *, where: str = "") -> str:
     """``text`` with the value at ``edit.path`` set to ``edit.after``; missing keys are added."""
-    from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
-
     docs = _compose_all(text, where)
     if not 0 <= edit.doc < len(docs) or not edit.path:
         raise _refuse(edit, where, "no such document")

@@ -29,20 +29,15 @@ from upgradeplan import progress, provenance, versions
 from upgradeplan.errors import BadInput, UpgradeplanError
 from upgradeplan.model import NEXT, KnowledgeBase, State
 from upgradeplan.readers.gitops.charts import ChartPin, chart_pins
-from upgradeplan.readers.gitops.facts import (
-    DEFAULT,
-    HIGH,
-    LOW,
-    NORMAL,
-    NOT_VALUES,
-)
+from upgradeplan.readers.gitops.docs import View, iter_objects
+from upgradeplan.readers.gitops.facts import DEFAULT, HIGH, LOW, NORMAL, NOT_VALUES
 from upgradeplan.readers.gitops.flux import Applier, Installation, find_entries
 from upgradeplan.readers.gitops.gate import gitops_targets, pin_changes
 from upgradeplan.readers.gitops.objects import WORKLOAD_KINDS, ObjectFacts
 from upgradeplan.readers.gitops.render import KUSTOMIZATION_NAMES, YAML_SUFFIXES, Renderer
 from upgradeplan.readers.gitops.trees import Tree, norm, open_path, spelled
 from upgradeplan.readers.gitops.values import merged_values
-from upgradeplan.readers.gitops.yamldocs import Refused, View, iter_objects
+from upgradeplan.readers.gitops.yamldocs import Refused, embedded
 from upgradeplan.readers.kube.shapes import check_views
 from upgradeplan.readers.recognise import (
     ChartRef,
@@ -279,7 +274,7 @@ class _Reader(ObjectFacts):
             if not isinstance(key, str) or not (key.endswith(YAML_SUFFIXES) or key == "values"):
                 continue
             try:
-                docs = v.embedded("data", key)
+                docs = embedded(v, "data", key)
             except (Refused, BadInput) as exc:  # Refused: past a YAML limit, no chart's values
                 where = getattr(exc, "location", "") or v.doc.file
                 full = (*v.prefix, "data", key)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from upgradeplan.provenance import Source
-from upgradeplan.readers.gitops.yamldocs import View
+from upgradeplan.readers.gitops.docs import View
 from upgradeplan.readers.recognise import Pin, chart_ref, release_pin, source_pin
 from upgradeplan.results import MovedPin
 

@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from upgradeplan.readers.gitops.docs import Doc
 from upgradeplan.readers.gitops.facts import (
     MAY_FAIL,
     NOT_FOUND,
@@ -32,7 +33,6 @@ from upgradeplan.readers.gitops.postbuild import post_build, postbuild_line
 from upgradeplan.readers.gitops.render import YAML_SUFFIXES, Renderer
 from upgradeplan.readers.gitops.transform import identity, set_namespace
 from upgradeplan.readers.gitops.trees import Tree, norm
-from upgradeplan.readers.gitops.yamldocs import Doc
 from upgradeplan.unreadable import Unreadable
 
 FLUX_KS_GROUP = "kustomize.toolkit.fluxcd.io"

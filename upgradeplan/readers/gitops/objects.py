@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from upgradeplan.model import ObjectKind
+from upgradeplan.readers.gitops.docs import View
 from upgradeplan.readers.gitops.facts import LOW, NORMAL, FactSink, image_repo, image_tag
-from upgradeplan.readers.gitops.yamldocs import View
 from upgradeplan.readers.recognise import (
     image_matches,
     namespace_facts,

@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from upgradeplan.readers.gitops.docs import Doc, PathKey
 from upgradeplan.readers.gitops.transform import (
     clone,
     copy_provenance,
@@ -18,7 +19,6 @@ from upgradeplan.readers.gitops.transform import (
     identity,
     mapping_of,
 )
-from upgradeplan.readers.gitops.yamldocs import Doc, PathKey
 
 # Lists merged by name in a strategic merge patch of a built-in kind.
 _MERGE_BY_NAME = frozenset(

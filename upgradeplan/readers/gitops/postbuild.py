@@ -21,8 +21,8 @@ from typing import Any
 import yaml
 
 from upgradeplan.readers.gitops import envsubst
+from upgradeplan.readers.gitops.docs import Doc, PathKey
 from upgradeplan.readers.gitops.transform import clone, identity
-from upgradeplan.readers.gitops.yamldocs import Doc, PathKey
 
 GROUP = "kustomize.toolkit.fluxcd.io"
 _VALID_NAME = re.compile(r"[_A-Za-z][_A-Za-z0-9]*")

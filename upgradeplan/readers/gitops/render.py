@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from upgradeplan.errors import BadInput
+from upgradeplan.readers.gitops.docs import Doc, PathKey
 from upgradeplan.readers.gitops.facts import NOT_FOUND, NOT_RENDERED, OUTSIDE, REMOTE, Unread
 from upgradeplan.readers.gitops.patch import json6902, matches, self_target, strategic_merge
 from upgradeplan.readers.gitops.replacements import apply as replace
@@ -33,7 +34,7 @@ from upgradeplan.readers.gitops.transform import (
     sub_doc,
 )
 from upgradeplan.readers.gitops.trees import Tree, norm
-from upgradeplan.readers.gitops.yamldocs import Doc, PathKey, documents, parse
+from upgradeplan.readers.gitops.yamldocs import documents, parse
 from upgradeplan.unreadable import PARSE_ERROR, Unreadable
 
 YAML_SUFFIXES = (".yaml", ".yml")

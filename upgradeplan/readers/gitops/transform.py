@@ -1,6 +1,6 @@
 """kustomize's transformers and the copies they make, keeping every value's ``file:line``.
 
-An object is a :class:`~upgradeplan.readers.gitops.yamldocs.Doc`: its data and, per path, the
+An object is a :class:`~upgradeplan.readers.gitops.docs.Doc`: its data and, per path, the
 line (and file, once a patch or transformer wrote it) of each value. Objects are shared between
 builds; a transformer copies what it changes (:func:`clone`, or :func:`shallow` when it
 replaces whole values). ``namespace:`` / ``targetNamespace`` (:func:`set_namespace`),
@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from upgradeplan.readers.gitops.yamldocs import Doc, PathKey
+from upgradeplan.readers.gitops.docs import Doc, PathKey
 
 # Kinds kustomize's namespace transformer leaves alone (cluster-scoped).
 CLUSTER_SCOPED = frozenset(

@@ -22,9 +22,10 @@ from typing import Any
 
 from upgradeplan import keypath
 from upgradeplan.errors import BadInput
+from upgradeplan.readers.gitops.docs import Doc, PathKey, View
 from upgradeplan.readers.gitops.facts import NOT_FOUND, SECRET
 from upgradeplan.readers.gitops.transform import copy_provenance, drop_provenance
-from upgradeplan.readers.gitops.yamldocs import Doc, PathKey, View
+from upgradeplan.readers.gitops.yamldocs import embedded
 from upgradeplan.unreadable import PARSE_ERROR
 
 DEFAULT_KEY = "values.yaml"
@@ -106,7 +107,7 @@ def _merge_ref(
         _set_path(out, target, text, cm, key)
         return
     try:
-        docs = cm.embedded("data", key)
+        docs = embedded(cm, "data", key)
     except BadInput as exc:
         full = (*cm.prefix, "data", key)
         origin = cm.doc.embeds[full][0] if full in cm.doc.embeds else f"{shown} key {key}"

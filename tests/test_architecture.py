@@ -295,6 +295,61 @@ def test_the_yaml_modules_stay_under_700_lines() -> None:
     assert sum(lines.values()) < YAML_LINES, lines
 
 
+# Imports of the package's own modules inside functions (issue 29: "function-local imports
+# only for heavy optional dependencies"), outside planner/ (its own branch owns its imports).
+# What stays lazy keeps an offline ``check`` and ``--help`` from importing what they never
+# use; each entry: the module, how many, why. The list can only shrink.
+LOCAL_IMPORTS: dict[str, tuple[int, str]] = {
+    # one function per verb: a verb imports its reader, planner part or renderer when called
+    # (the kube transport, the GitOps reader, patches with ruamel, fleets with
+    # multiprocessing, diagnose with RE2 are not on an offline check's path)
+    "upgradeplan.api": (13, "the verbs' heavy readers and parts, imported when called"),
+    # one reader per kind of input, imported when that input is given
+    "upgradeplan.readers.gather": (6, "the snapshot, GitOps and cluster readers"),
+    # the renderer of the -o format asked for (text is at the top); the chart-archive checks
+    # (HTTP fetches, tar) when they are asked for
+    "upgradeplan.commands.judging": (6, "json/yaml, pr-comment, sarif, github; chart checks"),
+    "upgradeplan.commands.gate": (3, "the sarif, github and json/yaml renderers"),
+    # shell completion loads the knowledge only when the shell asks (not for --help)
+    "upgradeplan.commands.complete": (3, "the knowledge and the packs, for completion only"),
+    # the root settings read the packs when a command runs, not for --help
+    "upgradeplan.commands.settings": (2, "the packs, when a command runs"),
+}
+
+
+def _own_import(node: ast.AST) -> bool:
+    if isinstance(node, ast.ImportFrom):
+        return node.level > 0 or (node.module or "").startswith("upgradeplan")
+    return isinstance(node, ast.Import) and any(
+        a.name.startswith("upgradeplan") for a in node.names
+    )
+
+
+def _local_imports() -> dict[str, int]:
+    """Module -> imports of the package's own modules inside its functions."""
+    counts: dict[str, int] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = _module(path)
+        if module.startswith("upgradeplan.planner"):
+            continue
+        stack: list[tuple[ast.AST, bool]] = [(ast.parse(path.read_text(encoding="utf-8")), False)]
+        while stack:
+            node, inside = stack.pop()
+            if inside and _own_import(node):
+                counts[module] = counts.get(module, 0) + 1
+            inside = inside or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            stack.extend((child, inside) for child in ast.iter_child_nodes(node))
+    return counts
+
+
+def test_own_modules_are_imported_at_the_top() -> None:
+    counts = _local_imports()
+    over = {m: n for m, n in counts.items() if n > LOCAL_IMPORTS.get(m, (0, ""))[0]}
+    assert not over, f"import these at the module's top (or say why not in LOCAL_IMPORTS): {over}"
+    fewer = {m: counts.get(m, 0) for m, (n, _) in LOCAL_IMPORTS.items() if counts.get(m, 0) < n}
+    assert not fewer, f"fewer now, lower LOCAL_IMPORTS: {fewer}"
+
+
 def test_the_documented_tree_is_the_package() -> None:
     from support.tree import tree
 

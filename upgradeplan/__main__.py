@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import sys
 
+from upgradeplan.cli import cli, run
+
 
 def main() -> None:
     """Entry point of ``upgradeplan`` and ``kubectl-upgradeplan``."""
-    from upgradeplan.cli import run
 
     sys.exit(run(sys.argv[1:]))
 
@@ -22,8 +23,6 @@ def kubectl_complete(argv: list[str] | None = None) -> None:
     ``kubectl upgradeplan ARGS... INCOMPLETE``, one a line (a tab before its description), then
     ``:DIRECTIVE`` — the protocol kubectl's completion speaks with plugins."""
     from click.shell_completion import ShellComplete
-
-    from upgradeplan.cli import cli
 
     args = list(sys.argv[1:] if argv is None else argv)
     incomplete = args.pop() if args else ""

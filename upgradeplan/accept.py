@@ -28,9 +28,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from upgradeplan import errors
+from upgradeplan import errors, versions
+from upgradeplan.filekind import describe
 from upgradeplan.model import COMPUTED_CHECKS, Finding, KnowledgeBase
 from upgradeplan.provenance import Source, in_file
+from upgradeplan.yamlload import LineDict, LineList, YamlError, line_of, load_lines
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -84,8 +86,6 @@ class Acceptance:
         if self.installation and not _glob(installation, self.installation):
             return False
         if self.versions:
-            from upgradeplan import versions
-
             hop = [v for v in (finding.from_version, finding.to_version) if v]
             if not any(versions.check(self.versions, v) for v in hop):
                 return False
@@ -143,7 +143,6 @@ def _display(path: Path) -> str:
 
 def load_file(path: Path, kb: KnowledgeBase) -> list[Acceptance]:
     """The acceptances of ``path`` (key ``accept``: a list); BadInput naming file:line."""
-    from upgradeplan.yamlload import LineDict, LineList, YamlError, line_of, load_lines
 
     shown = _display(path)
     try:
@@ -167,8 +166,6 @@ def load_file(path: Path, kb: KnowledgeBase) -> list[Acceptance]:
     if isinstance(root, LineDict) and "accept" not in root and "packs" in root:
         return []  # the file enables knowledge packs only (upgradeplan.kb.packs)
     if not isinstance(root, LineDict) or "accept" not in root:  # not an accept file
-        from upgradeplan.filekind import describe
-
         raise errors.BadInput(
             f"not an accept file: it is {describe(root)}; expected a mapping with a list "
             "of acceptances under 'accept'",
@@ -225,8 +222,6 @@ def _entry(data: Any, where: str, kb: KnowledgeBase) -> Acceptance:
         raise errors.UnknownName(f"product ({where})", product, sorted(kb.products))
     versions_text = str(data.get("versions") or "")
     if versions_text:
-        from upgradeplan import versions
-
         try:
             versions.parse_constraint(versions_text)
         except errors.InvalidConstraint as exc:

@@ -14,10 +14,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from upgradeplan import errors
+from upgradeplan import errors, planner
+from upgradeplan.kb.crossing import with_notes
+from upgradeplan.kb.loader import load
 from upgradeplan.model import Action, Finding, KnowledgeBase, Plan, State, Target, Verdict
+from upgradeplan.planner import judge as judging
+from upgradeplan.planner.anymove import on_any_move
+from upgradeplan.planner.judge import judge as verdict
+from upgradeplan.planner.targets import resolve_targets as resolve
+from upgradeplan.planner.verdicts import threshold as rank
 from upgradeplan.provenance import Source
+from upgradeplan.readers import stated
+from upgradeplan.readers.gather import gather as read
 from upgradeplan.releases import check_version as check_version
+from upgradeplan.releases import latest
 from upgradeplan.releases import require_product as require_product
 from upgradeplan.results import EXIT_OF_VERDICT as EXIT_OF_VERDICT
 from upgradeplan.results import FAIL_ON_CHOICES as FAIL_ON_CHOICES
@@ -45,7 +55,6 @@ if TYPE_CHECKING:
 
 def load_kb(extra_dirs: Sequence[str | Path] = ()) -> KnowledgeBase:
     """The bundled knowledge merged with ``extra_dirs``; raises errors.KnowledgeError."""
-    from upgradeplan.kb.loader import load
 
     return load(list(extra_dirs))
 
@@ -53,7 +62,6 @@ def load_kb(extra_dirs: Sequence[str | Path] = ()) -> KnowledgeBase:
 def gather(kb: KnowledgeBase, inputs: Inputs) -> list[Gathered]:
     """Read every input: one entry for offline inputs (or per GitOps installation), one per
     cluster context. See :func:`upgradeplan.readers.gather.gather`."""
-    from upgradeplan.readers.gather import gather as read
 
     return read(kb, inputs)
 
@@ -62,28 +70,24 @@ def resolve_targets(
     kb: KnowledgeBase, state: State, to: Sequence[str], given: Sequence[Target] = ()
 ) -> list[Target]:
     """``--to`` values and targets the inputs asked for, resolved (see planner.targets)."""
-    from upgradeplan.planner.targets import resolve_targets as resolve
 
     return resolve(kb, state, to, given)
 
 
 def latest_version(kb: KnowledgeBase, product: str) -> str | None:
     """The newest released, not withdrawn, version of ``product`` (releases.latest)."""
-    from upgradeplan.releases import latest
 
     return latest(kb, product)
 
 
 def threshold(fail_on: str) -> int:
     """The lowest severity rank that fails; above every rank for ``never``."""
-    from upgradeplan.planner.verdicts import threshold as rank
 
     return rank(fail_on)
 
 
 def judge(findings: Sequence[Finding], fail_on: str, *, actions: bool = False) -> Verdict:
     """The verdict of the move as asked: every finding counts, fixable or not."""
-    from upgradeplan.planner.judge import judge as verdict
 
     return verdict(findings, fail_on, actions=actions)
 
@@ -116,7 +120,6 @@ def check(
 
     ``targets`` are targets the inputs asked for (the GitOps gate); ``to`` adds to them.
     """
-    from upgradeplan.planner import judge as judging
 
     threshold(fail_on)
     resolved = _validated(kb, state, to, targets, holds)
@@ -124,8 +127,6 @@ def check(
         kb, state, resolved, holds=holds, fail_on=fail_on, name=name, moved=moved, changed=changed
     )
     if not resolved:
-        from upgradeplan.planner.anymove import on_any_move
-
         judged = on_any_move(kb, judged, fail_on)
     return checked(judged)
 
@@ -141,7 +142,6 @@ def plan(
     targets: Sequence[Target] = (),
 ) -> PlanResult:
     """The recommended path to ``to``; exit 3 when no safe path, 4 when undetermined."""
-    from upgradeplan import planner
 
     threshold(fail_on)
     resolved = _validated(kb, state, to, targets, holds)
@@ -149,7 +149,6 @@ def plan(
         raise errors.BadInput(
             "plan needs a target", hint="use --to PRODUCT=VERSION, --to VERSION or --to latest"
         )
-    from upgradeplan.kb.crossing import with_notes
 
     result = with_notes(kb, planner.plan(kb, state, resolved, holds=list(holds), fail_on=fail_on))
     code = exit_of(result.verdict, fail_on)
@@ -218,7 +217,6 @@ def fleet(
     those of :func:`upgradeplan.fleet.run.judge_sources` (kubeconfig, contexts, gitops,
     holds, fail_on, hazard, workers: processes judging many local snapshot files)."""
     from upgradeplan.fleet import run
-    from upgradeplan.readers import stated
 
     said = stated.from_flags(kb, installed, pins, facts) if installed or pins or facts else None
     return run.judge_sources(kb, sources, to, stated=said, **options)
@@ -244,7 +242,6 @@ def graph(kb: KnowledgeBase, product: str, path: tuple[str, str] | None = None) 
     """The upgrade edges of ``product``; with ``path`` (from, to), the plan of a bare
     installation of it (no other facts) between them."""
     from upgradeplan.planner.graph import release_graph
-    from upgradeplan.readers import stated
 
     require_product(kb, product)
     found = None

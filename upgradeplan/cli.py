@@ -14,7 +14,12 @@ from typing import Any
 import click
 
 from upgradeplan import __version__
+from upgradeplan.commands import global_options
+from upgradeplan.commands.complete import bash_class
+from upgradeplan.commands.global_options import group_options, nearest_options, start
 from upgradeplan.errors import ExitCode, UpgradeplanError
+from upgradeplan.redact import clean
+from upgradeplan.suggest import nearest
 
 # name -> (module, attribute, short help). The help text is here so `--help` needs no import.
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -73,7 +78,6 @@ class LazyGroup(click.Group):
         module = importlib.import_module(entry[0])
         cmd = getattr(module, entry[1])
         assert isinstance(cmd, click.Command)
-        from upgradeplan.commands import global_options
 
         global_options.inject(cmd)
         return cmd
@@ -83,8 +87,6 @@ class LazyGroup(click.Group):
     ) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0] if args else ""
         if name and not name.startswith("-") and name not in COMMANDS:
-            from upgradeplan.suggest import nearest
-
             close = nearest(name, self.list_commands(ctx))
             hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
             raise click.UsageError(f"No such command {name!r}.{hint}", ctx)
@@ -106,7 +108,6 @@ class LazyGroup(click.Group):
             raise
         except UpgradeplanError as exc:
             _traceback(ctx)
-            from upgradeplan.redact import clean  # secrets a reader registered never shown
 
             click.echo(f"upgradeplan: error: {_one_line(clean(exc.one_line()))}", err=True)
             ctx.exit(int(exc.exit_code))
@@ -116,7 +117,6 @@ class LazyGroup(click.Group):
             ctx.exit(int(ExitCode.SAFE))
         except Exception as exc:
             _traceback(ctx)
-            from upgradeplan.redact import clean
 
             hint = "" if (ctx.obj or {}).get("debug") else " (run with --debug for the traceback)"
             click.echo(
@@ -154,21 +154,15 @@ def _traceback(ctx: click.Context) -> None:
         return
     import traceback
 
-    from upgradeplan.redact import clean
-
     click.echo(clean(traceback.format_exc()).rstrip("\n"), err=True)
 
 
 def _nearest_options(exc: click.NoSuchOption) -> None:
-    from upgradeplan.commands.global_options import nearest_options
-
     # click's attribute is Final for type checkers; the message is built from it at show()
     setattr(exc, "possibilities", nearest_options(exc))  # noqa: B010
 
 
 def _group_options(f: Any) -> Any:
-    from upgradeplan.commands.global_options import group_options
-
     return group_options(f)
 
 
@@ -202,7 +196,6 @@ def cli(ctx: click.Context, /, **options: Any) -> None:
     Exit codes: 0 safe, 1 unexpected error, 2 bad input, 3 a hazard applies or no safe
     path, 4 undetermined (a needed fact is missing). See docs/exit-codes.md.
     """
-    from upgradeplan.commands.global_options import start
 
     start(ctx, options)
     if ctx.invoked_subcommand is None:  # bare `upgradeplan`: the help, as kubectl and helm do
@@ -262,8 +255,6 @@ def completion_cmd(shell: str) -> None:
     """
     from click.shell_completion import get_completion_class
 
-    from upgradeplan.commands.complete import bash_class
-
     comp_cls = bash_class() if shell == "bash" else get_completion_class(shell)
     assert comp_cls is not None
     comp = comp_cls(cli, {}, "upgradeplan", "_UPGRADEPLAN_COMPLETE")
@@ -290,8 +281,6 @@ def help_cmd(ctx: click.Context, words: tuple[str, ...]) -> None:
             raise click.UsageError(f"{sub.command_path!r} has no subcommands", ctx)
         sub_cmd = cmd.get_command(sub, word)
         if sub_cmd is None:
-            from upgradeplan.suggest import nearest
-
             close = nearest(word, cmd.list_commands(sub))
             hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
             raise click.UsageError(f"No such command {word!r}.{hint}", ctx)

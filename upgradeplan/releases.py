@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from upgradeplan import errors
 from upgradeplan.model import NEXT, KnowledgeBase, Product, Release
+from upgradeplan.versions import Version, parse_constraint, parse_version, select, sort_versions
 
 
 def require_product(kb: KnowledgeBase, product: str) -> Product:
@@ -20,7 +21,6 @@ def require_product(kb: KnowledgeBase, product: str) -> Product:
 
 def check_version(text: str, flag: str) -> None:
     """Raise errors.InvalidVersion naming ``flag`` when ``text`` is not a chart version."""
-    from upgradeplan.versions import Version
 
     if text == NEXT:
         return
@@ -32,7 +32,6 @@ def check_version(text: str, flag: str) -> None:
 
 def planned(kb: KnowledgeBase, product: str) -> list[Release]:
     """Released, non-withdrawn releases of ``product``, ascending by version."""
-    from upgradeplan.versions import parse_version
 
     rels = [r for r in kb.releases.get(product, ()) if r.version != NEXT and r.withdrawn is None]
     return sorted(rels, key=lambda r: parse_version(r.version))
@@ -55,7 +54,6 @@ def find(kb: KnowledgeBase, product: str, text: str) -> Release | None:
     Withdrawn and unreleased releases are found too: what to do with them is the caller's
     question. An unparsable ``text`` finds only a release spelled exactly so.
     """
-    from upgradeplan.versions import Version
 
     rels = kb.releases.get(product, ())
     for rel in rels:
@@ -73,7 +71,6 @@ def find(kb: KnowledgeBase, product: str, text: str) -> Release | None:
 
 def nearest(kb: KnowledgeBase, product: str, text: str, n: int = 3) -> list[str]:
     """The known releases next to ``text`` in version order (below first, then above)."""
-    from upgradeplan.versions import Version, sort_versions
 
     known = sort_versions(r.version for r in kb.releases.get(product, ()) if r.version != NEXT)
     try:
@@ -95,7 +92,6 @@ def may_hop(release: Release, from_version: str) -> bool:
     """May ``from_version`` upgrade straight to ``release`` (its ``upgrade_from``)?"""
     if release.upgrade_from is None:
         return True
-    from upgradeplan.versions import parse_constraint
 
     return parse_constraint(release.upgrade_from).check(from_version)
 
@@ -108,7 +104,6 @@ def selects(kb: KnowledgeBase, product: str, pin: str) -> str | None:
     allows (an exact string match first), None when it allows none. An invalid pin raises
     errors.InvalidConstraint.
     """
-    from upgradeplan.versions import parse_constraint, select
 
     exact = parse_constraint(pin or "*").exact_version
     if exact is not None:

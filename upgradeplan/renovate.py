@@ -35,6 +35,7 @@ from typing import Any
 from upgradeplan import api
 from upgradeplan.model import NEXT, KnowledgeBase, State
 from upgradeplan.provenance import Source
+from upgradeplan.render.sarif import file_line
 
 SCHEMA = "https://docs.renovatebot.com/renovate-schema.json"
 _OCI_URL = re.compile(r"^\s*url:\s*[\"']?oci://(?P<url>[^\s\"']+)", re.M)
@@ -61,8 +62,6 @@ class Group:
 
 
 def _where(source: Source | None) -> tuple[str, int] | None:
-    from upgradeplan.render.sarif import file_line
-
     return file_line(source)
 
 

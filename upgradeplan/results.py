@@ -242,6 +242,9 @@ class Diagnosis:
 
 NOTHING_TO_JUDGE = "nothing-to-judge"  # CheckResult.shown_verdict; exit 0
 
+# how a diagnosis fits the installation's state (triage's fit), in words
+FIT_WORDS = {2: "fits the state", 1: "the state cannot tell", 0: "the state rules it out"}
+
 EXIT_OF_VERDICT: dict[str, errors.ExitCode] = {
     "blocked": errors.ExitCode.HAZARD,
     "undetermined": errors.ExitCode.UNDETERMINED,

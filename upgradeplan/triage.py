@@ -25,7 +25,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from upgradeplan import conditions
+from upgradeplan.conditions.evaluate import facts_read
+from upgradeplan.conditions.hints import missing_fact_hint
+from upgradeplan.linear import compile_pattern
 from upgradeplan.model import KnowledgeBase, State, Truth
+from upgradeplan.planner.scopes import judged_before, scope_of
+from upgradeplan.symptoms import CONFIDENCE_RANK
+from upgradeplan.versions import parse_version
 
 if TYPE_CHECKING:
     from upgradeplan.results import Diagnosis
@@ -85,7 +92,6 @@ def provider(text: str, state: State | None = None) -> Found | None:
         if isinstance(value, str) and value in PROVIDER_CLIS.values():
             fact = state.get("nodes.provider")
             return Found(value, str(fact.source) if fact is not None else "nodes.provider")
-    from upgradeplan.linear import compile_pattern
 
     seen: dict[str, int] = {}
     for rx, name in _PROVIDER_CLUES:  # one pass of each clue over the whole text, on RE2
@@ -149,9 +155,6 @@ def fit(kb: KnowledgeBase, hazard_id: str, state: State) -> int:
     """2: the state settles the scope (landing, state) and the conditions are not false;
     1: cannot tell (no version of the product, a skip or transition scope whose start a state
     does not hold); 0: the state rules the hazard out (outside its scope, a condition false)."""
-    from upgradeplan import conditions
-    from upgradeplan.planner.scopes import judged_before, scope_of
-    from upgradeplan.versions import parse_version
 
     hazard = kb.hazards[hazard_id]
     running = state.installed(hazard.product)
@@ -181,7 +184,6 @@ class Ranked:
 def rank(kb: KnowledgeBase, diagnoses: Sequence[Diagnosis], state: State | None) -> list[Ranked]:
     """The diagnoses, best first: by confidence, then fit to ``state`` (when given), then as
     matched. Those the state rules out come last (:func:`triage` drops them)."""
-    from upgradeplan.symptoms import CONFIDENCE_RANK
 
     if state is None:
         return [Ranked(d, None) for d in diagnoses]
@@ -198,8 +200,6 @@ def rank(kb: KnowledgeBase, diagnoses: Sequence[Diagnosis], state: State | None)
 def confirm(kb: KnowledgeBase, hazard_id: str) -> tuple[tuple[str, str], ...]:
     """The facts that would confirm ``hazard_id`` on an installation, and how to read each:
     the version of its product, then every fact its condition reads."""
-    from upgradeplan.conditions.evaluate import facts_read
-    from upgradeplan.conditions.hints import missing_fact_hint
 
     hazard = kb.hazards[hazard_id]
     keys = [f"installed.{hazard.product}"] if hazard.product else []
@@ -212,9 +212,6 @@ def confirm(kb: KnowledgeBase, hazard_id: str) -> tuple[tuple[str, str], ...]:
             how = ""
         out.append((key, how))
     return tuple(out)
-
-
-FIT_WORDS = {2: "fits the state", 1: "the state cannot tell", 0: "the state rules it out"}
 
 
 @dataclass(frozen=True)
@@ -260,7 +257,6 @@ def triage(
 
 
 __all__ = [
-    "FIT_WORDS",
     "Found",
     "Ranked",
     "Triage",

@@ -16,9 +16,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
+from upgradeplan import versions
 from upgradeplan.charts.archive import BadArchive, read
 from upgradeplan.charts.checks import Move, Read, findings
 from upgradeplan.charts.fetch import Fetcher, NotRead, cache_dir, from_folder
+from upgradeplan.errors import UpgradeplanError
 from upgradeplan.model import Finding, State
 from upgradeplan.planner.verdicts import verdict_of, worst
 from upgradeplan.results import CheckResult, MovedPin, exit_of
@@ -130,9 +132,6 @@ def _obtain(pin: MovedPin, version: str, settings: Settings, fetcher: Fetcher) -
 
 
 def _exact(text: str) -> bool:
-    from upgradeplan import versions
-    from upgradeplan.errors import UpgradeplanError
-
     try:
         return versions.parse_constraint(text).is_exact
     except UpgradeplanError:

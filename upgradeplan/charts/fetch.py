@@ -36,6 +36,9 @@ from typing import Any
 from urllib.parse import quote, urljoin, urlsplit
 
 from upgradeplan import redact, yamlload
+from upgradeplan.charts.archive import MAX_ARCHIVE
+from upgradeplan.readers.kube.kubeconfig import Connection, proxy_for
+from upgradeplan.readers.kube.transport import HttpTransport, NoAnswer, Unreachable
 
 HELM_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
 _MANIFESTS = (
@@ -231,8 +234,6 @@ class Fetcher:
     def _once(
         self, url: str, headers: Mapping[str, str]
     ) -> tuple[int, tuple[tuple[str, str], ...], bytes]:
-        from upgradeplan.readers.kube.transport import HttpTransport, NoAnswer, Unreachable
-
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise NotRead(f"{_shown(url)}: not an http(s) URL")
@@ -287,8 +288,6 @@ class Fetcher:
         raise NotRead(f"{_shown(url)}: {last or 'no answer'}")
 
     def _connection(self, url: str) -> Any:
-        from upgradeplan.readers.kube.kubeconfig import Connection, proxy_for
-
         parts = urlsplit(url)
         https = parts.scheme == "https"
         proxy, why = proxy_for(f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}", self.environ)
@@ -363,8 +362,6 @@ def from_folder(folder: Path, chart: str, version: str) -> tuple[bytes, str]:
     ):
         path = folder / name
         if path.is_file():
-            from upgradeplan.charts.archive import MAX_ARCHIVE
-
             if path.stat().st_size > MAX_ARCHIVE:
                 raise NotRead(f"{path}: larger than {MAX_ARCHIVE} bytes")
             try:

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 
 import click
 
+from upgradeplan.cli import cli
+
 WIDTH = 100
 
 HEADER = (
@@ -45,7 +47,6 @@ def _walk(
 
 def commands() -> list[tuple[str, str]]:
     """(full command name, --help text) of the group and every (nested) subcommand."""
-    from upgradeplan.cli import cli
 
     root = cli.make_context(
         "upgradeplan",

@@ -9,7 +9,11 @@ import click
 from upgradeplan import api
 from upgradeplan.commands import complete
 from upgradeplan.commands.options import kb_dirs
+from upgradeplan.commands.scan import write_atomically
 from upgradeplan.errors import BadInput, ExitCode
+from upgradeplan.patches.files import content_hash, write_all
+from upgradeplan.render import markdown, upgrade_doc
+from upgradeplan.render.doc_sections import splice, splice_report
 
 
 @click.group("docs")
@@ -92,7 +96,6 @@ def upgrade_md(
       upgradeplan docs upgrade-md --next --write UPGRADE.md
       upgradeplan docs upgrade-md --check UPGRADE.md
     """
-    from upgradeplan.render import markdown, upgrade_doc
 
     if next_only and (from_version or to_version):
         raise BadInput("--next cannot be combined with --from/--to", hint="use one or the other")
@@ -127,8 +130,6 @@ def _read(path: str) -> str | None:
 def _check(ctx: click.Context, path: str, rendered: str, *, whole: bool) -> None:
     import difflib
 
-    from upgradeplan.render.doc_sections import splice
-
     current = _read(path)
     if current is None:
         raise BadInput("no such file", location=path, hint="write it first with --write")
@@ -151,10 +152,6 @@ def _check(ctx: click.Context, path: str, rendered: str, *, whole: bool) -> None
 
 
 def _write(path: str, rendered: str, *, whole: bool) -> None:
-    from upgradeplan.commands.scan import write_atomically
-    from upgradeplan.patches.files import content_hash, write_all
-    from upgradeplan.render.doc_sections import splice_report
-
     current = _read(path)
     if current is None:
         write_atomically(path, rendered)

@@ -15,6 +15,7 @@ from upgradeplan.commands.options import (
     output_option,
     target_options,
 )
+from upgradeplan.fleet.render import render
 
 FLEET_FORMATS = ("text", "json", "yaml", "csv", "markdown")
 
@@ -158,7 +159,6 @@ def fleet(
         hazard=hazard,
         workers=jobs or _cores(),
     )
-    from upgradeplan.fleet.render import render
 
     click.echo(render(result, output), nl=False)
     ctx.exit(result.exit_code)

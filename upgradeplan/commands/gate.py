@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from upgradeplan import errors
+from upgradeplan.accept import to_dict
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -118,7 +119,6 @@ def with_acceptances(
     doc: dict[str, Any], results: Sequence[CheckResult], stale: Sequence[Acceptance]
 ) -> dict[str, Any]:
     """``check -o json``: each result's ``accepted`` findings, and the run's stale acceptances."""
-    from upgradeplan.accept import to_dict
     from upgradeplan.render import structured
 
     for entry, r in zip(doc.get("results", []), results, strict=False):

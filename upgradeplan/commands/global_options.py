@@ -19,6 +19,7 @@ import click
 from upgradeplan import progress
 from upgradeplan.commands import complete, settings
 from upgradeplan.commands.settings import remember, root_settings
+from upgradeplan.suggest import nearest
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +172,6 @@ def setting(ctx: click.Context | None, key: str, default: Any = None) -> Any:
 
 def nearest_options(exc: click.NoSuchOption) -> list[str]:
     """The options of the failing command nearest to the unknown one (``--too`` -> ``--to``)."""
-    from upgradeplan.suggest import nearest
 
     known: list[str] = []
     if exc.ctx is not None:

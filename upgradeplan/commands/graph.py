@@ -8,6 +8,7 @@ from upgradeplan import api
 from upgradeplan.commands import complete
 from upgradeplan.commands.options import kb_dirs, output_option
 from upgradeplan.errors import BadInput
+from upgradeplan.render import graphviz
 
 
 @click.command("graph")
@@ -62,7 +63,6 @@ def graph(
       upgradeplan graph --product agent-platform
       upgradeplan graph --product agent-platform --path-from 4.7.18 --path-to 4.8.1 -o dot
     """
-    from upgradeplan.render import graphviz
 
     if (path_from is None) != (path_to is None):
         raise BadInput("--path-from and --path-to go together", hint="give both, or neither")

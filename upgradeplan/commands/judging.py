@@ -15,8 +15,15 @@ from typing import Any
 
 from upgradeplan import accept, api, errors
 from upgradeplan.api import Inputs
+from upgradeplan.commands import gate
 from upgradeplan.commands.settings import setting
+from upgradeplan.kb.packs import packs_path
 from upgradeplan.model import Finding, KnowledgeBase
+from upgradeplan.render.firstscreen import check_screen
+from upgradeplan.render.summary import rerun
+from upgradeplan.render.text import render_check as everything
+from upgradeplan.render.text import use_color as decide
+from upgradeplan.unreadable import UNREACHABLE, Unreadable
 
 
 def inputs_from(params: Mapping[str, Any], obj: Mapping[str, Any] | None) -> Inputs:
@@ -45,8 +52,6 @@ def use_color(obj: Mapping[str, Any] | None) -> bool:
     """Whether text output is coloured: --color, and whether stdout is a terminal."""
     import sys
 
-    from upgradeplan.render.text import use_color as decide
-
     return decide(str((obj or {}).get("color") or "auto"), sys.stdout)
 
 
@@ -68,7 +73,6 @@ def gather(
 def _unreadable_check(g: api.Gathered, *, empty: bool = False) -> api.CheckResult:
     """A result for what could not be judged (exit 4): a context that could not be read, or
     (``empty``) a snapshot or tree with nothing in it that a target was asked of."""
-    from upgradeplan.unreadable import UNREACHABLE, Unreadable
 
     if empty:
         whole = Unreadable(g.name, "nothing read", kind="file", detail=g.error or "")
@@ -169,8 +173,6 @@ def rerun_params(
     """The options a command ran with, for the command line its text output suggests: the
     inputs, the targets, the ``--kb`` directories and ``--pack`` names given (not those of
     UPGRADEPLAN_KB, UPGRADEPLAN_PACKS or the config file)."""
-    from upgradeplan.kb.packs import packs_path
-
     env_dirs = {d for d in os.environ.get("UPGRADEPLAN_KB", "").split(os.pathsep) if d}
     packs = packs_path()
     given = [
@@ -198,18 +200,11 @@ def render_check(
     params: Mapping[str, Any] | None = None,
 ) -> str:
     """The results in ``output``'s format."""
-    from upgradeplan.commands import gate
 
     if output == "text":
-        from upgradeplan.render.summary import rerun
-
         if setting(obj, "verbose"):
-            from upgradeplan.render.text import render_check as everything
-
             shown = everything(results, use_color(obj))
         else:
-            from upgradeplan.render.firstscreen import check_screen
-
             shown = check_screen(results, use_color(obj), rerun("check", params or {}))
         return shown + gate.accepted_text(results, stale)
     if output in ("json", "yaml"):
@@ -235,7 +230,6 @@ def error_text(output: str, exc: errors.UpgradeplanError, params: Mapping[str, A
     """What ``-o sarif`` / ``-o github`` print on stdout when the check fails (else None)."""
     if output not in ("sarif", "github"):
         return None
-    from upgradeplan.commands import gate
 
     return gate.error_output(output, exc, params.get("gitops"))
 

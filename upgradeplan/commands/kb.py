@@ -9,8 +9,25 @@ from typing import Any
 
 import click
 
+from upgradeplan import api
 from upgradeplan.commands import complete, kb_new, kb_packs
+from upgradeplan.commands.kb_packs import manifest_problems
+from upgradeplan.commands.scan import write_atomically
 from upgradeplan.errors import ExitCode, UnknownName
+from upgradeplan.kb.lint import format_problems, lint
+from upgradeplan.kb.loader import bundled_dir, load, load_all
+from upgradeplan.kb.packs import directories
+from upgradeplan.kb.problems import CATALOGUE
+from upgradeplan.kb.sources import (
+    coverage,
+    coverage_markdown,
+    quotes,
+    read_source,
+    references,
+    verify,
+)
+from upgradeplan.render.github import escape_data, escape_property
+from upgradeplan.render.structured import serialise
 
 
 def _kb_dirs(ctx: click.Context) -> tuple[str, ...]:
@@ -100,8 +117,6 @@ def lint_cmd(
       upgradeplan kb lint ./team-knowledge --strict
       upgradeplan kb lint ./team-knowledge -o github
     """
-    from upgradeplan.kb.lint import format_problems, lint
-    from upgradeplan.kb.problems import CATALOGUE
 
     if list_checks:
         if output == "json":
@@ -119,11 +134,9 @@ def lint_cmd(
             for c in CATALOGUE:
                 click.echo(f"{c.code}  {c.severity:<7}  {c.name:<22}  {c.description}")
         ctx.exit(int(ExitCode.SAFE))
-    from upgradeplan.kb.packs import directories
 
     pack_dirs = directories(lint_packs)
     use: Sequence[str] = [*dirs, *pack_dirs] if dirs or pack_dirs else _kb_dirs(ctx)
-    from upgradeplan.commands.kb_packs import manifest_problems
 
     problems = _openable(
         [*lint(use, bundled=not no_bundled), *manifest_problems(pack_dirs, use, not no_bundled)],
@@ -177,8 +190,6 @@ def _openable(problems: Sequence[Any], dirs: Sequence[str], *, bundled: bool) ->
     from dataclasses import replace
     from pathlib import Path
 
-    from upgradeplan.kb.loader import bundled_dir
-
     roots = [Path(d).resolve() for d in dirs]
     if bundled:
         roots.append(bundled_dir().resolve())
@@ -212,7 +223,6 @@ def _openable(problems: Sequence[Any], dirs: Sequence[str], *, bundled: bool) ->
 
 def _github(problems: Sequence[Any]) -> str:
     """One workflow command per problem: ``::error file=F,line=N,title=KB004::message``."""
-    from upgradeplan.render.github import escape_data, escape_property
 
     lines = []
     for p in problems:
@@ -262,8 +272,6 @@ def coverage_cmd(
     Examples:
       upgradeplan kb coverage --upgrade-md UPGRADE.md --write docs/knowledge-sources.md
     """
-    from upgradeplan.kb.loader import load_all
-    from upgradeplan.kb.sources import coverage, coverage_markdown, read_source, references
 
     text = read_source(upgrade_md)
     loaded = load_all(_kb_dirs(ctx), bundled=not no_bundled, semantic=False)
@@ -271,8 +279,6 @@ def coverage_cmd(
     cov = coverage(loaded, text, name)
     doc = coverage_markdown(cov, references(loaded), source=name, address=address)
     if write is not None:
-        from upgradeplan.commands.scan import write_atomically
-
         write_atomically(write, doc)
     else:
         click.echo(doc, nl=False)
@@ -313,8 +319,6 @@ def verify_quotes_cmd(ctx: click.Context, source_files: tuple[str, ...], no_bund
     Examples:
       upgradeplan kb verify-quotes --source UPGRADE.md --source CHANGELOG.md
     """
-    from upgradeplan.kb.loader import load_all
-    from upgradeplan.kb.sources import quotes, read_source, verify
 
     texts = {os.path.basename(f): read_source(f) for f in source_files}
     loaded = load_all(_kb_dirs(ctx), bundled=not no_bundled, semantic=False)
@@ -349,7 +353,6 @@ def list_cmd(ctx: click.Context, product: str | None, output: str) -> None:
       upgradeplan kb list
       upgradeplan --kb ./team-kb kb list --product agent-platform -o json
     """
-    from upgradeplan.kb.loader import load
 
     knowledge = load(_kb_dirs(ctx))
     ids = sorted(set(knowledge.products) | set(knowledge.releases))
@@ -359,8 +362,6 @@ def list_cmd(ctx: click.Context, product: str | None, output: str) -> None:
         ids = [product]
     rows = [_product_row(knowledge, pid) for pid in ids]
     if output in ("json", "yaml"):
-        from upgradeplan.render.structured import serialise
-
         click.echo(serialise({"schema_version": 1, "products": rows}, output), nl=False)
     else:
         click.echo(_text(rows))
@@ -466,8 +467,6 @@ def new() -> None:
 def _known_products(ctx: click.Context, directory: str) -> list[str]:
     from pathlib import Path
 
-    from upgradeplan.kb.loader import load_all
-
     dirs = [*_kb_dirs(ctx), *([directory] if Path(directory).is_dir() else [])]
     loaded = load_all(dirs, semantic=False)
     return sorted(set(loaded.kb.products) | set(loaded.kb.releases))
@@ -497,8 +496,6 @@ def new_release(
       upgradeplan kb new release agent-platform 4.16.0 --date 2026-12-01 --title "…"
     """
     from pathlib import Path
-
-    from upgradeplan import api
 
     api.check_version(version, "VERSION")
     _require_product(ctx, product, directory)

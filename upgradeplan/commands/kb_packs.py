@@ -9,28 +9,30 @@ from typing import Any
 
 import click
 
+from upgradeplan.kb import packs
+from upgradeplan.kb.generate import origin_of, read_tags, write_releases
+from upgradeplan.kb.loader import load_all
+from upgradeplan.kb.packs import available
+from upgradeplan.kb.problems import problem
+from upgradeplan.model import Location
+
 
 def manifest_problems(pack_dirs: Sequence[str], use: Sequence[str], bundled: bool) -> list[Any]:
     """KB040 for what is wrong with each linted pack's ``pack.yaml``: a missing field, a
     product the pack does not define, a ``reviewed_through`` other than its product's."""
     if not pack_dirs:
         return []
-    from upgradeplan.kb.loader import load_all
-    from upgradeplan.kb.packs import manifest_problems, read
-    from upgradeplan.kb.problems import problem
-    from upgradeplan.model import Location
-
     kb = load_all(use, bundled=bundled, semantic=False).kb
     out: list[Any] = []
     for path in pack_dirs:
-        pack = read(path)
+        pack = packs.read(path)
         at = Location(f"{os.path.basename(path)}/pack.yaml", 1)
         own = [
             p.id
             for p in pack.products
             if os.path.isfile(os.path.join(path, "products", f"{p.id}.yaml"))
         ]
-        words = manifest_problems(pack, own)
+        words = packs.manifest_problems(pack, own)
         for p in pack.products:
             product = kb.products.get(p.id)
             if (
@@ -100,8 +102,6 @@ def releases_from_git_cmd(
     """
     import shlex
 
-    from upgradeplan.kb.generate import origin_of, read_tags, write_releases
-
     tagged = read_tags(repo, chart_dir, tag)
     command = shlex.join(
         [
@@ -145,7 +145,6 @@ def packs_cmd(ctx: click.Context, output: str) -> None:
       upgradeplan kb packs
       upgradeplan --pack kube-prometheus-stack kb packs -o json
     """
-    from upgradeplan.kb.packs import available
 
     enabled = set((ctx.find_root().obj or {}).get("packs", ()))
     rows: list[dict[str, Any]] = [

@@ -9,6 +9,8 @@ import click
 
 from upgradeplan import api, errors
 from upgradeplan.commands.options import inputs_from, kb_dirs, state_options, target_options
+from upgradeplan.patches.files import recover
+from upgradeplan.render import patches as render_patches
 
 
 def _output(value: str) -> tuple[str, str | None]:
@@ -121,7 +123,6 @@ def patch(
       upgradeplan patch --gitops . --to 4.8.1 --step 2
       upgradeplan patch --installed agent-platform=4.8.0 -o dir=./patches
     """
-    from upgradeplan.render import patches as render_patches
 
     fmt, folder = _output(output)
     inputs = inputs_from(params)
@@ -132,7 +133,6 @@ def patch(
             "--snapshot FILE or --kubeconfig",
         )
     kb = api.load_kb(kb_dirs(ctx))
-    from upgradeplan.patches.files import recover
 
     for path in recover():  # a step a killed --write left half done, finished before reading
         click.echo(f"upgradeplan: finished an interrupted write of {path}", err=True)

@@ -9,8 +9,9 @@ from typing import Any
 
 import click
 
-from upgradeplan import api, errors
+from upgradeplan import api, errors, symptoms, triage
 from upgradeplan.commands import complete
+from upgradeplan.commands.judging import rerun_params
 from upgradeplan.commands.options import (
     gather,
     inputs_from,
@@ -21,6 +22,11 @@ from upgradeplan.commands.options import (
     use_color,
 )
 from upgradeplan.model import KnowledgeBase, Plan, State
+from upgradeplan.pasted import read_paste
+from upgradeplan.render import markdown, structured
+from upgradeplan.render.firstscreen import plan_screen
+from upgradeplan.render.summary import rerun
+from upgradeplan.render.text import render_diagnose, render_explain, render_plan
 
 PLAN_FORMATS = ("text", "json", "yaml", "markdown")
 
@@ -31,8 +37,6 @@ def _markdown(
     named: bool = False,
     notes: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
-    from upgradeplan.render import markdown
-
     def said(state: State) -> str:
         lines = (notes or {}).get(state.name, ())
         return "".join(f"> {line}\n" for line in lines) + ("\n" if lines else "")
@@ -104,19 +108,11 @@ def plan(
     code = api.worst_exit([r.exit_code for r in results])
     if output == "text":
         if ctx.find_root().obj.get("verbose"):
-            from upgradeplan.render.text import render_plan
-
             text = render_plan(results, use_color(ctx))
         else:
-            from upgradeplan.commands.judging import rerun_params
-            from upgradeplan.render.firstscreen import plan_screen
-            from upgradeplan.render.summary import rerun
-
             command = rerun("plan", rerun_params(ctx.find_root().obj, params, to, holds))
             text = plan_screen(results, use_color(ctx), command)
     elif output in ("json", "yaml"):
-        from upgradeplan.render import structured
-
         text = structured.serialise(structured.plans_to_dict(results, code), output)
     else:
         text = _markdown(
@@ -163,13 +159,10 @@ def explain(
     else:
         explanations.append(api.explain(kb, ident, None, to=to))
     if output in ("json", "yaml"):
-        from upgradeplan.render import structured
-
         docs = [structured.explanation_to_dict(e) for e in explanations]
         doc = docs[0] if len(docs) == 1 else {"schema_version": 1, "results": docs}
         click.echo(structured.serialise(doc, output), nl=False)
         return
-    from upgradeplan.render.text import render_explain
 
     color = use_color(ctx)
     click.echo("\n".join(render_explain(e, color) for e in explanations), nl=False, color=color)
@@ -202,7 +195,6 @@ def diagnose(ctx: click.Context, /, file: str, output: str, top: int | None, **p
       upgradeplan diagnose helm-controller.log --installed agent-platform=4.8.0
       upgradeplan diagnose events.txt --snapshot prod.yaml -o json
     """
-    from upgradeplan import symptoms, triage
 
     paste = _read_paste(file)
     kb = api.load_kb(kb_dirs(ctx))
@@ -222,14 +214,11 @@ def diagnose(ctx: click.Context, /, file: str, output: str, top: int | None, **p
     shown = found.diagnoses[:top] if top is not None else found.diagnoses
     fits = found.fits[: len(shown)] if state is not None else ()
     if output in ("json", "yaml"):
-        from upgradeplan.render import structured
-
         doc = structured.diagnoses_to_dict(shown, fits, notes)
         if verbose:
             doc["ruled_out"] = [d.hazard.id for d in found.ruled_out]
         click.echo(structured.serialise(doc, output), nl=False)
         return
-    from upgradeplan.render.text import render_diagnose
 
     color = use_color(ctx)
     click.echo(render_diagnose(shown, color, fits, notes), nl=False, color=color)
@@ -252,8 +241,6 @@ def _diagnose_state(kb: KnowledgeBase, params: dict[str, Any]) -> State | None:
 
 
 def _read_paste(file: str) -> Any:
-    from upgradeplan.pasted import read_paste
-
     if file == "-":
         if sys.stdin.isatty():
             click.echo(

@@ -7,6 +7,7 @@ import json
 import click
 
 from upgradeplan import api, errors
+from upgradeplan import renovate as rules
 from upgradeplan.commands.options import kb_dirs
 
 
@@ -31,7 +32,6 @@ def renovate(ctx: click.Context, gitops: str) -> None:
     Examples:
       upgradeplan renovate --gitops . > renovate-upgradeplan.json
     """
-    from upgradeplan import renovate as rules
 
     kb = api.load_kb(kb_dirs(ctx))
     gathered = api.gather(kb, api.Inputs(gitops=gitops))

@@ -18,7 +18,9 @@ from upgradeplan.commands.options import (
     request_timeout_option,
     state_options,
 )
+from upgradeplan.fleet import s3
 from upgradeplan.model import State
+from upgradeplan.render.structured import serialise
 from upgradeplan.unreadable import failures
 
 SCAN_FORMATS = ("text", "json", "yaml")
@@ -122,8 +124,6 @@ def scan(ctx: click.Context, /, output: str, **params: Any) -> None:
     if output == "text":
         click.echo(render_scan(gathered), nl=False)
     else:
-        from upgradeplan.render.structured import serialise
-
         doc = scan_document(gathered, code)
         click.echo(serialise(doc, output), nl=False)
     ctx.exit(code)
@@ -219,8 +219,6 @@ def snapshot(
         output if output.startswith("s3://") else file if (file or "").startswith("s3://") else None
     )
     if url is not None:
-        from upgradeplan.fleet import s3
-
         s3.require()  # exit 2 naming the extra before the cluster is read
         output = (
             "json" if url.endswith(".json") else output if output in ("yaml", "json") else "yaml"

@@ -16,6 +16,7 @@ from upgradeplan.conditions.outcome import (
     _text,
     _truth,
     _unknown,
+    _version,
 )
 from upgradeplan.model import (
     Fact,
@@ -323,7 +324,6 @@ def p_facts_equal(args: Mapping[str, Any], state: State, kb: KnowledgeBase) -> O
 
 def _version_in(value: object) -> Any:
     """The version a fact names: a version, or the tag of an image reference (repo:tag)."""
-    from upgradeplan.conditions.outcome import _version
 
     if not isinstance(value, str):
         return None

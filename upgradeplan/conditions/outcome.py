@@ -16,6 +16,7 @@ from upgradeplan.model import (
     State,
     Truth,
 )
+from upgradeplan.versions import parse_constraint, parse_version
 
 Hop = tuple[str | None, str | None]
 
@@ -70,8 +71,6 @@ def _version(text: object) -> Any:
         return None
     hit = _VERSIONS.get(text, _UNSEEN)
     if hit is _UNSEEN:
-        from upgradeplan.versions import parse_version
-
         try:
             hit = parse_version(text)
         except errors.InvalidVersion:
@@ -83,8 +82,6 @@ def _version(text: object) -> Any:
 
 
 def _constraint(text: str) -> Any:
-    from upgradeplan.versions import parse_constraint
-
     return parse_constraint(text)
 
 

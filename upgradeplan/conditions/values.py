@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from upgradeplan import provenance
+from upgradeplan import keypath, provenance
 from upgradeplan.conditions.outcome import Outcome, _same, _text, _truth, _unknown
 from upgradeplan.model import Fact, KnowledgeBase, State, Truth
 
@@ -25,7 +25,6 @@ class ValueLookup:
 
 def _set_value(state: State, product: str, parts: list[str]) -> tuple[str, Any, Fact | None]:
     """("set", value, fact) / ("unset", None, fact) / ("unknown", None, None) for a key."""
-    from upgradeplan import keypath
 
     for i in range(len(parts), 0, -1):
         key = f"values.{product}.{keypath.join(parts[:i])}"
@@ -48,7 +47,6 @@ def _set_value(state: State, product: str, parts: list[str]) -> tuple[str, Any, 
 def lookup_value(state: State, kb: KnowledgeBase, product: str, key: str) -> ValueLookup:
     """The value of ``key`` for ``product``: the installation's, else the default of the
     release it runs (``defaults:``); unknown when neither is known."""
-    from upgradeplan import keypath
 
     full = f"values.{product}.{key}"
     parts = keypath.split(key)
@@ -124,8 +122,6 @@ def p_value_set(args: Mapping[str, Any], state: State, kb: KnowledgeBase) -> Out
 
 
 def _split_key(key: str) -> list[str]:
-    from upgradeplan import keypath
-
     return keypath.split(key)
 
 

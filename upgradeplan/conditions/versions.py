@@ -21,6 +21,7 @@ from upgradeplan.model import (
     State,
     Truth,
 )
+from upgradeplan.versions import is_exact, parse_constraint
 
 
 def _installed_cmp(
@@ -85,8 +86,6 @@ def pin_kind(value: object) -> str:
 
 
 def _pin_kind(value: object) -> str:
-    from upgradeplan.versions import is_exact
-
     if value is None or value == "":
         return "none"
     return "exact" if is_exact(str(value)) else "range"
@@ -188,7 +187,6 @@ def p_component_range_admits(args: Mapping[str, Any], state: State, kb: Knowledg
     """The range the release publishes for a component admits a known release of it that
     (optionally) was built against another release of ``built_against_other`` than the one
     the release publishes, and (optionally) is above ``above``."""
-    from upgradeplan.versions import parse_constraint
 
     product, comp = str(args["product"]), str(args["component"])
     other = args.get("built_against_other")
@@ -248,7 +246,6 @@ def p_component_range_admits(args: Mapping[str, Any], state: State, kb: Knowledg
 def p_app_version_matches(args: Mapping[str, Any], state: State, kb: KnowledgeBase) -> Outcome:
     """The app version (the chart's ``appVersion``) of release ``version`` of the product
     (default: the one it runs) satisfies ``range``; unknown where the release records none."""
-    from upgradeplan.versions import parse_constraint
 
     product, rng = str(args["product"]), str(args["range"])
     key = f"installed.{product}"

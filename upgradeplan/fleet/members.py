@@ -26,6 +26,9 @@ from pathlib import Path
 
 from upgradeplan import errors
 from upgradeplan.model import KnowledgeBase, State
+from upgradeplan.readers import gitops, snapshot
+from upgradeplan.readers.kube import cluster
+from upgradeplan.state.merge import merge
 
 SNAPSHOT_SUFFIXES = (".yaml", ".yml", ".json")
 GZIP_SUFFIX = ".gz"
@@ -77,7 +80,6 @@ def states_from_bytes(
 ) -> list[State]:
     """The installations one snapshot file holds (one per upgradeplan-state document, or one
     for its Kubernetes objects). Unnamed states get ``name`` (default: the file's stem)."""
-    from upgradeplan.readers import snapshot
 
     states = snapshot.states_of(decode(data, label), label, kb)
     fallback = name or stem(label)
@@ -108,7 +110,6 @@ def _file_members(path: str, kb: KnowledgeBase) -> Iterator[Member]:
 def _directory_member(path: str, kb: KnowledgeBase) -> Member:
     """A subdirectory: one installation made of every snapshot file under it, merged in
     sorted order (later files win per fact, as repeated ``--snapshot`` flags do)."""
-    from upgradeplan.state.merge import merge
 
     files = sorted(
         os.path.join(root, f)
@@ -181,7 +182,6 @@ def context_members(
     kb: KnowledgeBase, kubeconfig: str | None, contexts: Iterable[str]
 ) -> list[Member]:
     """Every context of a kubeconfig (or the named ones), read in parallel, read-only."""
-    from upgradeplan.readers.kube import cluster
 
     wanted = list(contexts)
     results = cluster.read_contexts(kb, kubeconfig, wanted, not wanted)
@@ -198,7 +198,6 @@ def context_members(
 def gitops_members(kb: KnowledgeBase, paths: Iterable[str]) -> Iterator[Member]:
     """Every installation of each GitOps tree (one per cluster entry point, read the way Flux
     applies the files; a tree without Flux Kustomizations is one installation)."""
-    from upgradeplan.readers import gitops
 
     for path in paths:
         fallback = os.path.basename(os.path.abspath(path)) or path

@@ -16,7 +16,7 @@ import multiprocessing
 from collections.abc import Iterator, MutableMapping, Sequence
 
 from upgradeplan.fleet.judge import Installation, Judge, Judgement, row_of
-from upgradeplan.fleet.members import Member
+from upgradeplan.fleet.members import Member, task_members
 
 CHUNK = 8
 
@@ -29,7 +29,6 @@ _SENT: set[bytes] = set()  # in a worker: the digests whose judgement it has sen
 def _judge_task(path: str) -> tuple[Rows, dict[bytes, Judgement], int]:
     """One file's (or subdirectory's) rows, the judgements this worker has not sent yet,
     and how many judgements it computed for them."""
-    from upgradeplan.fleet.members import task_members
 
     judge = _JUDGE
     assert judge is not None
@@ -88,6 +87,4 @@ def _collect(
 
 
 def _members(judge: Judge, path: str) -> Iterator[Member]:
-    from upgradeplan.fleet.members import task_members
-
     return task_members(path, judge.kb)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from upgradeplan.fleet.judge import FindingRow, Fleet, HazardHits, Installation
+from upgradeplan.render import structured
 
 SCHEMA_VERSION = 1
 VERDICTS = (
@@ -129,8 +130,6 @@ def to_dict(fleet: Fleet) -> dict[str, Any]:
 
 
 def _serialise(fleet: Fleet, fmt: str) -> str:
-    from upgradeplan.render import structured
-
     return structured.serialise(to_dict(fleet), fmt)
 
 

@@ -13,9 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from upgradeplan import errors
+from upgradeplan import errors, redact
+from upgradeplan.escape import control_char
 from upgradeplan.fleet.members import Member, is_snapshot_name, states_from_bytes, stem
 from upgradeplan.model import KnowledgeBase, State
+from upgradeplan.readers import snapshot
+from upgradeplan.redact import clean
 
 EXTRA_HINT = "install the s3 extra: pip install 'upgradeplan[s3]'"
 
@@ -48,9 +51,6 @@ def checked_endpoints() -> None:
     secret, so no message shows it."""
     import os
     from urllib.parse import urlsplit
-
-    from upgradeplan import redact
-    from upgradeplan.escape import control_char
 
     for var in ENDPOINT_VARS:
         value = os.environ.get(var, "")
@@ -94,7 +94,6 @@ def _problem(exc: BaseException, url: str) -> errors.UpgradeplanError:
         text = f"{url}: {code}" + (f" ({message})" if message else "")
     else:
         text = f"{url}: {type(exc).__name__}: {exc}"
-    from upgradeplan.redact import clean
 
     text = clean(text)  # an endpoint's user:password@ never shown
     if type(exc).__name__ in ("NoCredentialsError", "PartialCredentialsError"):
@@ -172,7 +171,6 @@ def members(url: str, kb: KnowledgeBase) -> Iterator[Member]:
 def write_states(url: str, states: Sequence[State], fmt: str) -> list[str]:
     """``snapshot --output URL``: a prefix ending in '/' gets one object per context
     (``<prefix><context>.<fmt>``); a full key gets them all as one stream. Returns the URLs."""
-    from upgradeplan.readers import snapshot
 
     split(url)
     kind = "application/json" if fmt == "json" else "application/yaml"

@@ -28,6 +28,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from upgradeplan.errors import InvalidVersion
 from upgradeplan.model import (
     NEXT,
     Condition,
@@ -40,6 +41,7 @@ from upgradeplan.model import (
     Release,
     Stepping,
 )
+from upgradeplan.versions import check, is_exact, parse_version
 
 CROSSING = "crossing"  # hazard ids: crossing:<product>@<version>:<id>
 STEPPING = "stepping"  # hazard ids: stepping:<product>@<stop>
@@ -154,7 +156,6 @@ def derived_hazards(
 
 def shipped_releases(note: CrossingNote, rels: Sequence[Release]) -> list[str]:
     """The versions of ``rels`` (the product's, released) that may have shipped ``note``."""
-    from upgradeplan.versions import check
 
     return [r.version for r in rels if r.version != NEXT and check(note.shipped, r.version)]
 
@@ -165,8 +166,6 @@ def notes_crossed(
     """The crossing notes a hop of ``product`` from ``from_version`` to ``to_version`` meets,
     each with whether it meets it for certain: only when ``shipped`` names one release (a range
     says the sources do not know which release, and may admit releases the knowledge lacks)."""
-    from upgradeplan.errors import InvalidVersion
-    from upgradeplan.versions import is_exact, parse_version
 
     known = kb.products.get(product)
     if known is None or not known.crossing_notes:

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from upgradeplan.errors import BadInput
+from upgradeplan.versions import compare, parse_version
+from upgradeplan.yamlload import YamlError, load_one
 
 if TYPE_CHECKING:
     from upgradeplan.versions import Version
@@ -66,8 +68,6 @@ def tag_pattern(template: str) -> re.Pattern[str]:
 
 def read_tags(clone: str, chart_dir: str, template: str) -> list[Tagged]:
     """Every release of the chart at ``chart_dir`` whose tag matches ``template``, by version."""
-    from upgradeplan.versions import compare, parse_version
-    from upgradeplan.yamlload import YamlError, load_one
 
     if not os.path.isdir(clone):
         raise BadInput(f"--repo {clone!r} is not a directory", hint="pass a local git clone")

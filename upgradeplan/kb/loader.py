@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from upgradeplan.errors import KnowledgeError
 from upgradeplan.kb import entries
 from upgradeplan.kb.amend import place
+from upgradeplan.kb.checks import run_checks
 from upgradeplan.kb.crossing import derived_hazards
 from upgradeplan.kb.documents import Document, Loaded
 from upgradeplan.kb.fields import DIRECTORIES, Fields
@@ -30,6 +31,7 @@ from upgradeplan.kb.problems import Problem, problem
 from upgradeplan.kb.roots import bundled_dir as bundled_dir  # re-exported
 from upgradeplan.kb.roots import root_dirs
 from upgradeplan.model import NEXT, Hazard, KnowledgeBase, Location, Migration, Product, Release
+from upgradeplan.versions import compare, parse_constraint, parse_version
 from upgradeplan.yamlload import MAX_BYTES, DuplicateKey, LineDict, YamlError, line_of, load_lines
 
 if TYPE_CHECKING:
@@ -72,8 +74,6 @@ def load_all(
     kb = builder.finish(tuple(roots))
     loaded = Loaded(kb, builder.problems, builder.documents)
     if semantic:
-        from upgradeplan.kb.checks import run_checks
-
         loaded.problems.extend(run_checks(loaded, lint=False))
     loaded.problems[:] = sorted(set(loaded.problems))
     return loaded
@@ -199,8 +199,6 @@ class _Builder:
         release's own ``defaults`` win), so the value predicates judge an unset key on them."""
         from dataclasses import replace
 
-        from upgradeplan.versions import parse_constraint, parse_version
-
         done: set[tuple[str, str, str]] = set()  # the same defaults stated by several hazards
         shared: dict[str, dict[str, Any]] = {}  # equal merged defaults: one mapping
         for hazard in self.hazards.values():
@@ -231,8 +229,6 @@ class _Builder:
         return releases
 
     def finish(self, roots: tuple[str, ...]) -> KnowledgeBase:
-        from upgradeplan.versions import compare, parse_version
-
         by_product: dict[str, list[tuple[Any, Release]]] = {}
         unreleased: dict[str, list[Release]] = {}
         for (product, version), release in self.releases.items():

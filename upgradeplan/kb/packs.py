@@ -15,6 +15,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from upgradeplan.errors import BadInput
+from upgradeplan.suggest import nearest
+from upgradeplan.versions import parse_version
+from upgradeplan.yamlload import LineDict, YamlError, line_of, load_lines
 
 MANIFEST = "pack.yaml"
 CONFIG = ".upgradeplan.yaml"  # the file accepted risks are read from too (upgradeplan.accept)
@@ -90,8 +93,6 @@ def directories(wanted: Iterable[str], root: str | None = None) -> list[str]:
     out: list[str] = []
     for name in dict.fromkeys(wanted):
         if name not in known:
-            from upgradeplan.suggest import nearest
-
             near = nearest(name, known)
             guess = f"did you mean {near[0]}? " if near else ""
             raise BadInput(
@@ -125,7 +126,6 @@ def _packs_of(path: str) -> list[str]:
         raise BadInput(f"config file {shown}: cannot read it ({exc})") from None
     if not any(line.startswith("packs:") for line in text.splitlines()):
         return []
-    from upgradeplan.yamlload import LineDict, YamlError, line_of, load_lines
 
     try:
         root = load_lines(text)
@@ -156,7 +156,6 @@ def available(root: str | None = None) -> list[Pack]:
 
 def read(path: str) -> Pack:
     """The pack in directory ``path`` (its ``pack.yaml``)."""
-    from upgradeplan.yamlload import LineDict, YamlError, load_lines
 
     manifest = os.path.join(path, MANIFEST)
     try:
@@ -186,7 +185,6 @@ def read(path: str) -> Pack:
 def manifest_problems(pack: Pack, product_ids: Sequence[str]) -> list[str]:
     """What is wrong with a pack's manifest, in words (empty when nothing): the fields it
     needs, its name against its directory, its products against the knowledge it loads."""
-    from upgradeplan.versions import parse_version
 
     out: list[str] = []
     if pack.name != os.path.basename(pack.path):

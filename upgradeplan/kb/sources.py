@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from upgradeplan.errors import BadInput
 from upgradeplan.kb.documents import Document, Loaded
 from upgradeplan.model import Location
 
@@ -322,7 +323,6 @@ def coverage_markdown(
 
 def read_source(path: str) -> str:
     """A source file's text (UTF-8); :class:`~upgradeplan.errors.BadInput` naming it."""
-    from upgradeplan.errors import BadInput
 
     try:
         with open(path, encoding="utf-8") as f:

@@ -41,6 +41,8 @@ from upgradeplan.patches.yamledit import (
     set_keys,
     set_scalars,
 )
+from upgradeplan.versions import is_exact
+from upgradeplan.yamlload import YamlError, load_all
 
 _WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 
@@ -49,14 +51,10 @@ _WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 
 
 def _is_exact(text: str) -> bool:
-    from upgradeplan.versions import is_exact
-
     return is_exact(text)
 
 
 def _yaml_docs(text: str) -> list[Any]:
-    from upgradeplan.yamlload import YamlError, load_all
-
     try:
         return [d for d in load_all(text) if d is not None]
     except YamlError:
@@ -132,7 +130,6 @@ def _of_action(item: PatchItem, action: Action) -> PatchItem:
 
 def _require_yaml(content: str, action: Action) -> None:
     """A rendered patch or manifest must be YAML; a value that breaks it is bad input."""
-    from upgradeplan.yamlload import YamlError, load_all
 
     try:
         load_all(content)

@@ -31,6 +31,7 @@ from typing import Any
 
 from upgradeplan.errors import BadInput
 from upgradeplan.model import Plan, State
+from upgradeplan.patches.patchset import files_of
 
 #: Called after every filesystem call of a write or a recovery with the call's name. Tests
 #: set it to stop the process at each point; None otherwise.
@@ -48,7 +49,6 @@ def _fs(name: str, fn: Callable[..., Any], *args: Any) -> Any:
 
 def read_named(plan: Plan | None, state: State) -> dict[str, str]:
     """The text of every file a fact or a move of ``plan`` names (file:line), as it is now."""
-    from upgradeplan.patches.patchset import files_of
 
     sources = [f.source for f in state]
     if plan is not None:

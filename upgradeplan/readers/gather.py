@@ -10,7 +10,11 @@ from typing import TYPE_CHECKING
 from upgradeplan import errors
 from upgradeplan.model import KnowledgeBase, State, Target
 from upgradeplan.provenance import Source
+from upgradeplan.readers import stated
 from upgradeplan.results import Gathered, Inputs, MovedPin
+from upgradeplan.state.changes import with_changes
+from upgradeplan.state.derive import derive
+from upgradeplan.state.merge import merge
 
 if TYPE_CHECKING:
     from upgradeplan.readers.gitops import Read
@@ -23,7 +27,6 @@ def gather(kb: KnowledgeBase, inputs: Inputs) -> list[Gathered]:
     stated flags. Cluster contexts are each merged with the offline inputs (stated last).
     Installed versions are derived from exact pins where unknown.
     """
-    from upgradeplan.readers import stated
 
     offline: list[State] = []
     if inputs.state_files:
@@ -53,7 +56,6 @@ def gather(kb: KnowledgeBase, inputs: Inputs) -> list[Gathered]:
             kb, inputs, offline, said, [(s, (), (), {}, (), (*o, *n)) for s, n, o in asis]
         )
     from upgradeplan.readers.gitops import gate as gitops_gate
-    from upgradeplan.state.changes import with_changes
 
     heads = {
         r.state.name: r
@@ -176,8 +178,6 @@ def _gathered_with(
     repo: Sequence[_RepoState],
 ) -> list[Gathered]:
     """One Gathered per GitOps installation (or one for the offline inputs), per context."""
-    from upgradeplan.state.derive import derive
-    from upgradeplan.state.merge import merge
 
     if inputs.cluster:
         return _contexts(kb, inputs, offline, said, repo)
@@ -212,8 +212,6 @@ def _contexts(
     """One Gathered per cluster context read, each merged with the offline inputs and the one
     GitOps installation (if any) that cluster runs."""
     from upgradeplan.readers.kube import cluster
-    from upgradeplan.state.derive import derive
-    from upgradeplan.state.merge import merge
 
     if len(repo) > 1:
         raise errors.BadInput(

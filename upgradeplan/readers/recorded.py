@@ -28,6 +28,7 @@ from collections.abc import Callable, Collection, MutableMapping
 
 from upgradeplan import provenance
 from upgradeplan.model import Fact, KnowledgeBase
+from upgradeplan.readers.kube import unknowns
 from upgradeplan.unreadable import Unreadable, covers
 
 TEXT_ONLY = "source recorded as text by an earlier version"
@@ -101,7 +102,6 @@ def _widened(
 ) -> tuple[Unreadable, ...]:
     """The records widened as the cluster reader widens them now, and the index entries no
     record names (a file written before records existed) widened with the same reason."""
-    from upgradeplan.readers.kube import unknowns
 
     recs = list(unknowns.widen(kb, unread, index, read))
     named = {k for r in recs for k in r.keys}

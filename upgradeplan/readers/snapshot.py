@@ -17,11 +17,17 @@ from typing import Any, Literal
 
 import yaml
 
-from upgradeplan import errors, provenance, yamlload
+from upgradeplan import errors, progress, provenance, yamlload
+from upgradeplan.filekind import describe, is_kubeconfig
+from upgradeplan.kb.loader import load
 from upgradeplan.model import Fact, FactValue, KnowledgeBase, State
 from upgradeplan.readers import recorded
+from upgradeplan.readers.inputs import read_bounded
+from upgradeplan.readers.kube.objects import server_version_object, state_from_objects
 from upgradeplan.state import keys
+from upgradeplan.state.merge import merge
 from upgradeplan.unreadable import Unreadable
+from upgradeplan.versions import Constraint, Version
 
 SCHEMA_VERSION = 1
 KIND = "upgradeplan-state"
@@ -32,7 +38,6 @@ _Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 def read(path: str, kb: KnowledgeBase | None = None) -> State:
     """Read a snapshot file (``-`` is stdin). Raises errors.BadInput with ``file:line``."""
     text, label = _read_text(path)
-    from upgradeplan.state.merge import merge
 
     return merge(*states_of(text, label, kb))
 
@@ -49,8 +54,6 @@ def states_of(text: str, label: str, kb: KnowledgeBase | None = None) -> list[St
         if doc is None:
             continue
         if not isinstance(doc, dict):
-            from upgradeplan.filekind import describe
-
             raise errors.BadInput(
                 f"not a snapshot: it is {describe(doc)}, expected a mapping",
                 location=label,
@@ -73,8 +76,6 @@ def states_of(text: str, label: str, kb: KnowledgeBase | None = None) -> list[St
                 )
             for i, item in enumerate(items):
                 if not isinstance(item, dict):
-                    from upgradeplan.filekind import describe
-
                     raise errors.BadInput(
                         f"{doc.get('kind')}.items[{i}] is {describe(item)}, expected an object",
                         location=_where(text, label, "items"),
@@ -85,12 +86,8 @@ def states_of(text: str, label: str, kb: KnowledgeBase | None = None) -> list[St
         elif isinstance(doc.get("kind"), str) and "apiVersion" in doc:
             objects.append(doc)
         elif isinstance(doc.get("serverVersion"), dict):  # kubectl version -o json|yaml
-            from upgradeplan.readers.kube.objects import server_version_object
-
             objects.append(server_version_object(doc["serverVersion"]))
         else:
-            from upgradeplan.filekind import describe
-
             kind = doc.get("kind")
             what = f"kind {str(kind)[:40]!r}" if kind is not None else "no kind"
             raise errors.BadInput(
@@ -109,15 +106,12 @@ MAX_INPUT = 256 * 1024 * 1024  # bytes of one snapshot file (20,000 HelmReleases
 
 
 def _is_kubeconfig(doc: Any) -> bool:
-    from upgradeplan.filekind import is_kubeconfig
-
     return is_kubeconfig(doc)
 
 
 def _read_text(path: str) -> tuple[str, str]:
     """The text of a snapshot file, or of stdin: regular files only, at most MAX_INPUT bytes
     (:mod:`upgradeplan.readers.inputs`: a FIFO or a device is refused by name)."""
-    from upgradeplan.readers.inputs import read_bounded
 
     if path == "-":
         return _decoded(sys.stdin.buffer.read(MAX_INPUT + 1), "<stdin>"), "<stdin>"
@@ -167,7 +161,6 @@ def _without_prompts(text: str, label: str) -> str:
             skipped.append(i)
     if not skipped:
         return text
-    from upgradeplan import progress
 
     for i in sorted(set(skipped)):
         progress.note(f"{label}:{i + 1}: skipped a shell prompt line: {lines[i].strip()}")
@@ -347,8 +340,6 @@ def _fact_value(key: str, value: Any, where: str) -> FactValue:
 
 
 def _check(key: str, value: str, where: str, *, version: bool) -> None:
-    from upgradeplan.versions import Constraint, Version
-
     try:
         if version:
             Version.parse(value)
@@ -359,8 +350,6 @@ def _check(key: str, value: str, where: str, *, version: bool) -> None:
 
 
 def _from_objects(kb: KnowledgeBase | None, objects: list[dict[str, Any]], label: str) -> State:
-    from upgradeplan.readers.kube.objects import state_from_objects
-
     state = state_from_objects(_kb(kb), objects, source_prefix=label)
     return (
         state if state.name else State(facts=state.facts, name=label, unreadable=state.unreadable)
@@ -371,7 +360,6 @@ def _kb(kb: KnowledgeBase | None) -> KnowledgeBase:
     """``kb``, else the bundled knowledge (loaded only when a reading needs it)."""
     if kb is not None:
         return kb
-    from upgradeplan.kb.loader import load
 
     return load()
 

@@ -8,6 +8,7 @@ from upgradeplan import errors
 from upgradeplan.model import Fact, FactValue, KnowledgeBase, State
 from upgradeplan.provenance import Source, flag
 from upgradeplan.state import keys
+from upgradeplan.versions import Constraint, Version
 
 SOURCE_INSTALLED = flag("--installed")
 SOURCE_PIN = flag("--pin")
@@ -150,8 +151,6 @@ def _require_product(kb: KnowledgeBase, product: str, flag: str) -> None:
 
 
 def _check_version(text: str, where: str) -> None:
-    from upgradeplan.versions import Version
-
     try:
         Version.parse(text)
     except errors.InvalidVersion as exc:
@@ -159,8 +158,6 @@ def _check_version(text: str, where: str) -> None:
 
 
 def _check_constraint(text: str, where: str) -> None:
-    from upgradeplan.versions import Constraint
-
     try:
         Constraint.parse(text)
     except errors.InvalidConstraint as exc:

@@ -23,6 +23,8 @@ from upgradeplan.render.sarif import (
     file_line,
     location_of,
 )
+from upgradeplan.render.text import moved_text
+from upgradeplan.results import EXIT_OF_VERDICT, NOTHING_TO_JUDGE
 
 if TYPE_CHECKING:
     from upgradeplan.accept import Acceptance
@@ -128,8 +130,6 @@ def render_check(
     for r in results:
         at = f"[{r.name}] " if r.name else ""
         for m in r.moved_pins:  # --base: every chart pin the change moves, first
-            from upgradeplan.render.text import moved_text
-
             loc = file_line(m.where)
             props = f"file={escape_property(loc[0])},line={loc[1]}," if loc else ""
             title = escape_property(f"upgradeplan {at}pin moved")
@@ -162,8 +162,6 @@ def render_check(
         level = "error" if " (exit 3)" in text or " (exit 4)" in text else "notice"
         out.append(f"::{level} title=upgradeplan::{escape_data(text)}")
     if len(results) > 1 and code is not None:
-        from upgradeplan.results import EXIT_OF_VERDICT, NOTHING_TO_JUDGE
-
         verdicts = {int(v): k for k, v in EXIT_OF_VERDICT.items() if k != "safe-with-actions"}
         overall = verdicts.get(code, "error")
         if all(r.shown_verdict == NOTHING_TO_JUDGE for r in results):

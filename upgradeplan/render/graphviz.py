@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from upgradeplan.model import NEXT, KnowledgeBase, Plan
+from upgradeplan.versions import Version, check
 
 EdgeStyle = str  # "chain" | "next" | "skip" | "path" | "direct" | "edge"
 
@@ -45,8 +46,6 @@ def node_id(product: str, version: str) -> str:
 
 
 def _in(constraint: str | None, version: str) -> bool:
-    from upgradeplan.versions import check
-
     return bool(constraint) and version != NEXT and check(str(constraint), version)
 
 
@@ -65,7 +64,6 @@ def release_view(
     predecessor is then drawn from its nearest allowed one, and a withdrawn release stands
     apart. ``all_edges`` also draws every allowed edge, thin.
     """
-    from upgradeplan.versions import Version
 
     releases = list(kb.releases.get(product, ()))
     released = [r.version for r in releases if r.version != NEXT]

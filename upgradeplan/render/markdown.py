@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from upgradeplan.conditions.hints import hint_parts, missing_fact_hint
 from upgradeplan.escape import code, fence, md_text
+from upgradeplan.kb.templating import make_env as kb_env
 from upgradeplan.model import (
     Action,
     Finding,
@@ -28,6 +30,8 @@ from upgradeplan.model import (
     Step,
 )
 from upgradeplan.render import upgrade_doc
+from upgradeplan.render.graphviz import path_view, to_mermaid
+from upgradeplan.versions import is_exact
 
 if TYPE_CHECKING:
     from jinja2 import Template
@@ -133,8 +137,6 @@ def action_md(a: ActionView) -> str:
 
 
 def make_env() -> Any:
-    from upgradeplan.kb.templating import make_env as kb_env
-
     env = kb_env()
     env.filters["wrap_md"] = wrap_md
     env.filters["bullet_md"] = bullet_md
@@ -247,7 +249,6 @@ _VERDICT_WORDS = {
 
 def _how(m: MissingFact) -> str:
     """A missing fact's hint as Markdown: the text escaped, each kubectl command a code span."""
-    from upgradeplan.conditions.hints import hint_parts, missing_fact_hint
 
     if m.how != missing_fact_hint(m.key):
         return md_text(m.how)  # a hint worded elsewhere: all text
@@ -304,11 +305,9 @@ def _move_text(m: Move, state: State | None, pin_moves: frozenset[str] = frozens
     elif m.kind == "installed" and state is not None and m.product not in pin_moves:
         # a product pinned exactly in a file moves by editing that pin
         pin = state.get(f"pin.{m.product}")
-        if pin is not None and isinstance(pin.value, str) and pin.source.file_line:
-            from upgradeplan.versions import is_exact
-
-            if is_exact(pin.value):
-                text += f" (pinned in {code(pin.source)})"
+        value = pin.value if pin is not None and pin.source.file_line else None
+        if pin is not None and isinstance(value, str) and is_exact(value):
+            text += f" (pinned in {code(pin.source)})"
     return text
 
 
@@ -389,7 +388,6 @@ def runbook(
     with this installation's names. Without targets the runbook is about the installation
     as it is.
     """
-    from upgradeplan.render.graphviz import path_view, to_mermaid
 
     targets = "; ".join(
         f"{t.product} {plan.current.get(t.product) or '?'} → {t.version}" for t in plan.targets

@@ -15,6 +15,7 @@ from upgradeplan.errors import BadInput
 from upgradeplan.model import Step
 from upgradeplan.patches.build import dump_yaml
 from upgradeplan.patches.patchset import PatchItem, PatchSet
+from upgradeplan.yamlload import YamlError, load_one
 
 __all__ = ["dir_layout", "render_json", "render_text"]
 
@@ -113,8 +114,6 @@ def _slug(text: str) -> str:
 
 
 def _json6902_as_yaml(content: str, where: str) -> str:
-    from upgradeplan.yamlload import YamlError, load_one
-
     try:
         ops = load_one(content)
     except YamlError as exc:

@@ -22,7 +22,8 @@ from upgradeplan import unreadable
 from upgradeplan.model import Finding, Plan
 from upgradeplan.provenance import Source
 from upgradeplan.render.sarif import counts, fallback_locations, file_line, location_of
-from upgradeplan.results import NOTHING_TO_JUDGE
+from upgradeplan.render.text import moved_text
+from upgradeplan.results import EXIT_OF_VERDICT, NOTHING_TO_JUDGE
 
 if TYPE_CHECKING:
     from upgradeplan.accept import Acceptance
@@ -153,8 +154,6 @@ def _result(result: CheckResult, fail_on: str, root: Path | None) -> list[str]:
         head += f": {_fix_words(result.fix_in_change)}"
     out = [head, "", f"Move: {_cell(_title(result.plan))}", ""]
     if result.moved_pins:
-        from upgradeplan.render.text import moved_text
-
         out += ["Pins this change moves:", ""]
         out += [f"- {_cell(moved_text(m))}" for m in result.moved_pins]
         out.append("")
@@ -204,8 +203,6 @@ def render(
     root: Path | None = None,
     stale: Sequence[Acceptance] = (),
 ) -> str:
-    from upgradeplan.results import EXIT_OF_VERDICT
-
     verdicts = [r.shown_verdict for r in results]
     overall = next(
         (v for v in ("blocked", "undetermined") if int(EXIT_OF_VERDICT[v]) == code), None

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from upgradeplan import __version__
+from upgradeplan.accept import rule_id as stable
 from upgradeplan.model import SEVERITY_RANK, Finding, Hazard, KnowledgeBase, Plan
 from upgradeplan.provenance import Source
 from upgradeplan.results import NOTHING_TO_JUDGE
@@ -57,7 +58,6 @@ _REFERENCE = re.compile(r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#(?P<number>
 
 def rule_id(hazard: str) -> str:
     """The rule id of a hazard, the same across targets (``requires:P@V`` -> ``requires:P``)."""
-    from upgradeplan.accept import rule_id as stable
 
     return stable(hazard)
 

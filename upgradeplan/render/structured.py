@@ -23,6 +23,8 @@ from upgradeplan.model import (
     Step,
     Withdrawn,
 )
+from upgradeplan.render.summary import shown, stop_reasons, to_decide
+from upgradeplan.results import FIT_WORDS
 
 if TYPE_CHECKING:
     from upgradeplan.results import CheckResult, Diagnosis, Explanation, MovedPin, PlanResult
@@ -149,7 +151,6 @@ def step_to_dict(s: Step) -> dict[str, Any]:
 
 def _stops(plan: Plan, direct: Sequence[Finding] = ()) -> list[dict[str, str]]:
     """Every stop of the path after the start, with why the path stops there (one line)."""
-    from upgradeplan.render.summary import stop_reasons
 
     return [
         {"product": product, "version": version, "reason": reason}
@@ -159,7 +160,6 @@ def _stops(plan: Plan, direct: Sequence[Finding] = ()) -> list[dict[str, str]]:
 
 def _to_decide(findings: Sequence[Finding]) -> list[dict[str, Any]]:
     """Each fact a finding that may apply is missing, once: how to state it, what shows it."""
-    from upgradeplan.render.summary import shown, to_decide
 
     return [n.to_dict() for n in to_decide(shown(findings))]
 
@@ -366,8 +366,6 @@ def diagnoses_to_dict(
     if notes:
         doc["notes"] = list(notes)
     if fits:
-        from upgradeplan.triage import FIT_WORDS
-
         for match, fit in zip(doc["matches"], fits, strict=False):
             match["state"] = None if fit is None else FIT_WORDS[fit]
     return doc

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from upgradeplan.model import Evidence, Finding, Plan, Step
+from upgradeplan.results import FIT_WORDS, NOTHING_TO_JUDGE
 from upgradeplan.unreadable import Unreadable
 
 if TYPE_CHECKING:
@@ -193,8 +194,6 @@ def _findings_section(label: str, findings: Sequence[Finding], s: Style) -> list
 
 
 def _check_full(results: Sequence[CheckResult], s: Style) -> str:
-    from upgradeplan.results import NOTHING_TO_JUDGE
-
     out: list[str] = []
     for r in results:
         if out:
@@ -478,7 +477,6 @@ def render_diagnose(
 ) -> str:
     """Best match first; ``fits`` (per diagnosis, with a state) and ``notes`` (placeholders
     filled, the cloud chosen) from :mod:`upgradeplan.triage`."""
-    from upgradeplan.triage import FIT_WORDS
 
     s = Style(color)
     out: list[str] = [f"Note: {n}" for n in notes]

@@ -27,7 +27,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from upgradeplan.errors import BadInput, UnknownName
+from upgradeplan.kb.crossing import shipped_releases
+from upgradeplan.kb.placeholders import first_in
 from upgradeplan.model import NEXT, CrossingNote, Hazard, KnowledgeBase, Note, Product, Release
+from upgradeplan.versions import Version, check
 
 CURRENT_LABEL = r"\<current\>"
 NEXT_LABEL = r"\<next\>"
@@ -83,8 +86,6 @@ def _released(kb: KnowledgeBase, product: str) -> list[Release]:
 
 
 def _version_in(constraint: str | None, version: str) -> bool:
-    from upgradeplan.versions import check
-
     return bool(constraint) and version != NEXT and check(str(constraint), version)
 
 
@@ -100,7 +101,6 @@ def _previous(kb: KnowledgeBase, release: Release) -> Release | None:
 
 def _before(kb: KnowledgeBase, product: str, version: str) -> str | None:
     """The newest released version below ``version``."""
-    from upgradeplan.versions import Version
 
     wanted = Version.parse(version)
     below = [r.version for r in _released(kb, product) if Version.parse(r.version) < wanted]
@@ -183,7 +183,6 @@ def _path_bullets(kb: KnowledgeBase, release: Release) -> list[Bullet]:
 def _skip_aside(kb: KnowledgeBase, release: Release, stop: str, start: str) -> str:
     """ "(from P or earlier straight to R)"; with a skip's ``from``, the releases it starts
     from: "(from L–P straight to R; a start below L is not exposed)"."""
-    from upgradeplan.versions import Version
 
     earlier = _before(kb, release.product, stop)
     to = f"straight to {release.version}"
@@ -215,7 +214,6 @@ def _scope_range(hazard: Hazard) -> str | None:
 
 def _note_home(kb: KnowledgeBase, product: str, note: CrossingNote) -> str | None:
     """The release whose section renders a crossing note: the newest ``shipped`` admits."""
-    from upgradeplan.kb.crossing import shipped_releases
 
     try:
         shipped = shipped_releases(note, kb.releases.get(product, ()))
@@ -279,7 +277,6 @@ def _hazard_bullets(kb: KnowledgeBase, release: Release) -> list[Bullet]:
 
 def _crossing_note_bullets(kb: KnowledgeBase, release: Release) -> list[Bullet]:
     """One bullet per crossing note at home in this release's section."""
-    from upgradeplan.kb.crossing import shipped_releases
 
     product = kb.products.get(release.product)
     out: list[Bullet] = []
@@ -487,7 +484,6 @@ def select(
     next_only: bool = False,
 ) -> list[Release]:
     """The releases to document, newest first: (from, to], or only ``next``, or all."""
-    from upgradeplan.versions import Version
 
     _require(kb, product)
     releases = list(kb.releases.get(product, ()))
@@ -520,7 +516,6 @@ def select(
 
 def _refuse_placeholders(kb: KnowledgeBase, product: str, releases: Sequence[Release]) -> None:
     """Bad input when a text that would be rendered is still a ``kb new`` placeholder."""
-    from upgradeplan.kb.placeholders import first_in
 
     texts = [(r.location, n, getattr(r, n)) for r in releases for n in ("title", "summary")]
     texts += [(r.location, "notes", f"{n.condition} {n.text}") for r in releases for n in r.notes]

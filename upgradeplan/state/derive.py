@@ -13,11 +13,11 @@ from upgradeplan import errors, provenance
 from upgradeplan.model import Fact, Finding, KnowledgeBase, State
 from upgradeplan.provenance import derived_from_pin
 from upgradeplan.unreadable import covers
+from upgradeplan.versions import parse_constraint
 
 
 def derive(state: State, kb: KnowledgeBase | None = None) -> State:
     """Add ``installed.X`` from an exact ``pin.X`` where the installed version is unknown."""
-    from upgradeplan.versions import parse_constraint
 
     added: list[Fact] = []
     for key, fact in state.facts.items():

@@ -23,6 +23,8 @@ from upgradeplan.kb.checks.context import (
 from upgradeplan.kb.crossing import is_derived, shipped_releases
 from upgradeplan.kb.documents import Loaded
 from upgradeplan.kb.problems import Problem, problem
+from upgradeplan.kb.templating import render_migration
+from upgradeplan.linear import PatternError, compile_pattern
 from upgradeplan.model import KnowledgeBase, Location, ObjectKind
 from upgradeplan.state import keys
 
@@ -42,7 +44,6 @@ def check_patterns(loaded: Loaded) -> Iterator[Problem]:
                     yield problem(
                         "KB015", cond.location, f"pattern {pattern!r} does not compile: {exc}"
                     )
-    from upgradeplan.linear import PatternError, compile_pattern
 
     for hz in all_hazards(ctx.kb):
         for i, symptom in enumerate(hz.symptoms):
@@ -288,8 +289,6 @@ def sample_values(kb: KnowledgeBase, migration: Any) -> dict[str, Any]:
 def check_templates(loaded: Loaded) -> Iterator[Problem]:
     """KB014: every migration template renders against a sample state."""
     from jinja2 import TemplateError, TemplateSyntaxError
-
-    from upgradeplan.kb.templating import render_migration
 
     ctx = Ctx(loaded)
     for mig in ctx.kb.migrations.values():

@@ -13,6 +13,7 @@ from typing import Any
 from upgradeplan.kb.documents import Document, Loaded
 from upgradeplan.kb.problems import Problem, problem
 from upgradeplan.model import NEXT, Condition, Hazard, KnowledgeBase, Location, Release
+from upgradeplan.versions import parse_constraint, parse_version
 
 HOP_VARIABLES = ("$from", "$to")
 REFERENCE = re.compile(
@@ -45,8 +46,6 @@ class Ctx:
     def known(self, product: str) -> list[tuple[Any, Release]]:
         """Released versions of ``product`` (ascending, parsed)."""
         if product not in self._known:
-            from upgradeplan.versions import parse_version
-
             out = []
             for rel in self.kb.releases.get(product, ()):
                 if rel.version == NEXT:
@@ -68,8 +67,6 @@ def resolve(where: Where) -> Location:
 
 
 def version_problem(text: str, where: Where, what: str) -> Problem | None:
-    from upgradeplan.versions import parse_version
-
     try:
         parse_version(text)
     except ValueError as exc:
@@ -78,8 +75,6 @@ def version_problem(text: str, where: Where, what: str) -> Problem | None:
 
 
 def constraint(text: str, where: Where, what: str, out: list[Problem]) -> Any:
-    from upgradeplan.versions import parse_constraint
-
     try:
         return parse_constraint(text)
     except ValueError as exc:

@@ -25,6 +25,7 @@ from upgradeplan.kb.checks.context import (
 from upgradeplan.kb.documents import Loaded
 from upgradeplan.kb.problems import Problem, problem
 from upgradeplan.model import Condition, Location
+from upgradeplan.versions import compare, parse_constraint, parse_version
 
 # --------------------------------------------------------------------------- references
 
@@ -171,8 +172,6 @@ def check_hazard_ranges(loaded: Loaded) -> Iterator[Problem]:
 
             stop = None
             if hz.stop is not None:
-                from upgradeplan.versions import parse_version
-
                 bad = version_problem(hz.stop, stop_loc, "skip stop")
                 if bad is not None:
                     out.append(bad)
@@ -208,7 +207,6 @@ def check_hazard_ranges(loaded: Loaded) -> Iterator[Problem]:
             if stop is None:
                 continue
             lowest_v, lowest = matching[0]
-            from upgradeplan.versions import compare
 
             if compare(stop, lowest_v) >= 0:
                 out.append(
@@ -262,7 +260,6 @@ def check_hazard_ranges(loaded: Loaded) -> Iterator[Problem]:
 
 def check_upgrade_edges(loaded: Loaded) -> Iterator[Problem]:
     """KB012/KB013: upgrade_from must admit some earlier release and no later one."""
-    from upgradeplan.versions import parse_constraint
 
     ctx = Ctx(loaded)
     for product in ctx.kb.releases:

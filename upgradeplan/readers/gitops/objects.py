@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from upgradeplan import keypath
 from upgradeplan.model import ObjectKind
 from upgradeplan.readers.gitops.docs import View
 from upgradeplan.readers.gitops.facts import LOW, NORMAL, FactSink, image_repo, image_tag
@@ -68,7 +69,6 @@ class ObjectFacts(FactSink):
         decl = self._declared.get(kind)
         if decl is None or decl.api_version != api:
             return
-        from upgradeplan import keypath
 
         name = v.text("metadata", "name")
         ns = v.text("metadata", "namespace") or default_ns

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from upgradeplan.errors import BadInput
+from upgradeplan.filekind import describe
 from upgradeplan.readers.gitops.docs import Doc, PathKey
 from upgradeplan.readers.gitops.facts import NOT_FOUND, NOT_RENDERED, OUTSIDE, REMOTE, Unread
 from upgradeplan.readers.gitops.patch import json6902, matches, self_target, strategic_merge
@@ -496,7 +497,6 @@ _LIST_FIELDS = (
 def _check_lists(k: Doc, display: str) -> None:
     """BadInput at its line when a list field of a kustomization holds something else (as
     kustomize refuses it): read as an empty list, the build would silently lose files."""
-    from upgradeplan.filekind import describe
 
     for key in _LIST_FIELDS:
         value = k.data.get(key)

@@ -24,9 +24,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from upgradeplan.readers.gitops.docs import Doc, PathKey
 from upgradeplan.readers.gitops.patch import matches
 from upgradeplan.readers.gitops.transform import clone, drop_provenance
-from upgradeplan.readers.gitops.yamldocs import Doc, PathKey
 
 _SEGMENT = re.compile(r"\[[^\]]*\]|[^.\[\]]+")
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Protocol
 
 from upgradeplan.errors import BadInput
-from upgradeplan.readers.inputs import file_kind
+from upgradeplan.readers.inputs import file_kind, read_bounded
 
 MAX_FILE = 64 * 1024 * 1024  # bytes of one file of a GitOps tree
 
@@ -101,7 +101,6 @@ class WorkTree:
     def read(self, rel: str) -> bytes:
         """A file's bytes: a regular file of at most MAX_FILE bytes (a FIFO or a device in
         the tree is refused by name, never opened)."""
-        from upgradeplan.readers.inputs import read_bounded
 
         return read_bounded(self._path(rel), rel or self._path(rel), cap=MAX_FILE)
 

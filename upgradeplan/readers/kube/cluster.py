@@ -35,8 +35,8 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
-from upgradeplan import progress
-from upgradeplan.errors import BadInput, UnknownName, UpgradeplanError
+from upgradeplan import progress, redact
+from upgradeplan.errors import BadInput, MissingExtra, UnknownName, UpgradeplanError
 from upgradeplan.model import KnowledgeBase, State
 from upgradeplan.readers.kube.kubeconfig import Connection, Kubeconfig, connection
 from upgradeplan.readers.kube.kubeconfig import load as load_kubeconfig
@@ -150,8 +150,6 @@ def new_client(kubeconfig: str | None, context: str, *, why: str = "") -> Any:
         from kubernetes.client import configuration
         from kubernetes.config import kube_config
     except ImportError:  # the optional extra upgradeplan[kubernetes]
-        from upgradeplan.errors import MissingExtra
-
         raise MissingExtra(
             f"context {context!r} needs the kubernetes client" + (f" ({why})" if why else ""),
             extra="kubernetes",
@@ -262,7 +260,6 @@ def read_contexts(
 
 def _redacted(res: ContextResult) -> ContextResult:
     """The context boundary: every message a context's read produced, through redact.clean."""
-    from upgradeplan import redact
 
     error = None if res.error is None else redact.clean(res.error)
     state = res.state

@@ -31,6 +31,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from upgradeplan.errors import BadInput, ExitCode, UpgradeplanError
+from upgradeplan.escape import control_char
+from upgradeplan.filekind import describe
+from upgradeplan.readers.inputs import read_bounded, regular_file
 from upgradeplan.redact import register
 from upgradeplan.yamlload import YamlError, load_one
 
@@ -157,8 +160,6 @@ MAX_TOKEN_FILE = 1024 * 1024  # bytes of a tokenFile
 
 
 def _read(path: Path) -> Mapping[str, Any]:
-    from upgradeplan.readers.inputs import read_bounded
-
     data = read_bounded(path, f"kubeconfig {path}", cap=MAX_KUBECONFIG)
     try:
         text = data.decode("utf-8")
@@ -224,7 +225,6 @@ def _check_fields(body: Mapping[str, Any], section: str, name: str, path: Path) 
     """BadInput naming the entry and field when a field is of the wrong type (kubectl refuses
     such a file as a whole); the value is not shown (it may be a credential). A line break in
     a text field fails only the contexts that use it (:func:`_check_line`)."""
-    from upgradeplan.filekind import describe
 
     where = f"kubeconfig {path}: {section} entry {name!r}"
     for key in _TEXT_FIELDS[section]:
@@ -408,8 +408,6 @@ def _check_token(token: str, what: str) -> None:
 
 
 def _check_line(text: str, what: str) -> None:
-    from upgradeplan.escape import control_char
-
     found = control_char(text)
     if found is not None:
         raise BadInput(
@@ -527,7 +525,6 @@ def _tls(cluster: Named, user: Named | None) -> dict[str, Any]:
 
 def _regular(entry: Named, key: str) -> Path:
     """A file field naming a regular file (a FIFO or a device would block the TLS setup)."""
-    from upgradeplan.readers.inputs import regular_file
 
     path = entry.path(key)
     if os.path.exists(path):  # a missing one is named when the connection needs it
@@ -537,7 +534,6 @@ def _regular(entry: Named, key: str) -> Path:
 
 def _token_file(path: Path, user: str) -> str:
     """The token a tokenFile holds: a regular file (a FIFO or device refused), bounded."""
-    from upgradeplan.readers.inputs import read_bounded
 
     what = f"tokenFile {path} of user {user!r}"
     if not os.path.exists(path):

@@ -6,7 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support.cli import check
+
+from upgradeplan import conditions, provenance
+from upgradeplan.conditions.vocabulary import ARG_CLASS
+from upgradeplan.model import Condition, Fact, State, Truth
 
 PRODUCT = """schema_version: 1
 kind: product
@@ -142,3 +148,42 @@ def test_a_bad_defaults_range_is_a_lint_error(kb_dir: Path) -> None:
     code, out = run("kb", "lint", str(kb_dir))
     assert code == 2
     assert "app-job-off.yaml:12 KB009 defaults versions" in out
+
+
+# -- the class of an installed version (conditions.vocabulary.ARG_CLASS) --------------------
+
+_VERSIONS = st.builds(
+    "{}.{}.{}".format, st.integers(0, 4), st.integers(0, 4), st.integers(0, 4)
+) | st.sampled_from([None, "latest", "1.2", "2.0.0-rc.1"])
+_CONDS = st.sampled_from(
+    [
+        ("version_below", {"product": "app", "version": "2.1.0"}),
+        ("version_at_least", {"product": "app", "version": "1.3.0"}),
+        ("version_matches", {"product": "app", "range": ">=1.0.0 <3.0.0"}),
+        ("version_matches", {"product": "app", "range": "~2.2"}),
+    ]
+)
+
+
+def _truth_on(name: str, args: dict[str, str], value: str | None) -> Truth:
+    fact = Fact("installed.app", value, provenance.flag("--installed"))
+    state = State(facts={"installed.app": fact})
+    return conditions.truth(Condition(op="pred", predicate=name, args=args), state, None)  # type: ignore[arg-type]
+
+
+@settings(max_examples=200, deadline=None)
+@given(_CONDS, _VERSIONS, _VERSIONS)
+def test_installed_versions_of_one_class_have_one_truth(
+    cond: tuple[str, dict[str, str]], a: str | None, b: str | None
+) -> None:
+    # the planner judges a version comparison again only where its class changes: two
+    # installed versions of one class must give the same truth
+    name, args = cond
+    if ARG_CLASS[name](args, a) == ARG_CLASS[name](args, b):
+        assert _truth_on(name, args, a) is _truth_on(name, args, b)
+
+
+def test_installed_class_turns_where_the_comparison_turns() -> None:
+    below = [ARG_CLASS["version_below"]({"version": "2.1.0"}, v) for v in ("2.0.9", "2.1.0")]
+    assert below == [True, False]
+    assert ARG_CLASS["version_below"]({"version": "2.1.0"}, None) == "absent"

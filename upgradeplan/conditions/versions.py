@@ -69,6 +69,25 @@ def p_version_matches(args: Mapping[str, Any], state: State, kb: KnowledgeBase) 
     return _installed_cmp(args, state, claim, lambda v: bool(con.check(v)))
 
 
+def installed_class(predicate: str, args: Mapping[str, Any], value: object) -> object:
+    """The class of an installed version for ``version_below``, ``version_at_least`` and
+    ``version_matches`` with ``args``: every value of one class gives the same truth (what
+    ``_installed_cmp`` answers on it): not installed, not a version, or the test's answer.
+    Along a window of releases the class changes only where the comparison turns."""
+    if value is None:
+        return "absent"
+    v = _version(value)
+    if v is None:
+        return "not a version"
+    try:
+        if predicate == "version_matches":
+            return bool(_constraint(str(args["range"])).check(v))
+        bound = _bound_version(args, "version")
+    except errors.UpgradeplanError:
+        return ("value", value)  # a bad bound: kept by the value itself
+    return bool(v < bound) if predicate == "version_below" else bool(v >= bound)
+
+
 # pin_kind of the pin texts seen (a search asks again for every landing's pin)
 _PIN_KINDS: dict[str, str] = {}
 

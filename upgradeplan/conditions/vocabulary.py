@@ -6,6 +6,7 @@ Nothing from the knowledge is ever executed: a predicate name selects one entry 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -42,6 +43,7 @@ from upgradeplan.conditions.values import (
     p_value_set,
 )
 from upgradeplan.conditions.versions import (
+    installed_class,
     p_app_version_matches,
     p_change_moves,
     p_component_range_admits,
@@ -276,4 +278,13 @@ PREDICATES: dict[str, PredicateSpec] = dict(
 VALUE_CLASS: dict[str, Callable[[Any], Any]] = {
     "pin_exact": pin_kind,  # the kind of the pin: none, exact or range
     "pin_kind": pin_kind,
+}
+
+# Per predicate whose truth depends, with the same arguments, on a class of the value of the
+# one fact it reads (``installed.<product>``), computed from the arguments and the value: the
+# planner keeps its truth by that class, so that along a window a version comparison is judged
+# again only where it turns.
+ARG_CLASS: dict[str, Callable[[Mapping[str, Any], Any], Any]] = {
+    name: functools.partial(installed_class, name)
+    for name in ("version_below", "version_at_least", "version_matches")
 }

@@ -38,7 +38,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from upgradeplan import conditions
-from upgradeplan.conditions.vocabulary import VALUE_CLASS
+from upgradeplan.conditions.vocabulary import ARG_CLASS, VALUE_CLASS
 from upgradeplan.model import Condition, Fact, Hazard, KnowledgeBase, State, Truth
 from upgradeplan.planner.costs import HOP_COST
 from upgradeplan.planner.window import Window
@@ -49,6 +49,20 @@ _Key = tuple[Any, ...]
 _VALUE_PREDICATES = frozenset({"value_set", "value_equals", "value_in", "value_contains"})
 _SCALARS = (str, bool, int, float)
 _ALL = "\0all"  # the evaluation iterated the facts: it may have read any of them
+
+
+_CLASSED = frozenset(VALUE_CLASS) | frozenset(ARG_CLASS)
+
+
+def _class(cond: Condition, fact: Fact | None) -> Any:
+    """The class of the one fact ``cond`` read that its truth depends on alone (None: no
+    such fact): ``VALUE_CLASS`` by the value, ``ARG_CLASS`` by the arguments and the value."""
+    if fact is None:
+        return None
+    by_value = VALUE_CLASS.get(cond.predicate)
+    if by_value is not None:
+        return by_value(fact.value)
+    return ARG_CLASS[cond.predicate](cond.args, fact.value)
 
 
 class _Reads(Mapping[str, Fact]):
@@ -89,7 +103,8 @@ class Truths:
     (name and arguments) and, per key read, the fact's value (scalars; else the fact itself)
     and the kind of its source, or the class of the value where the predicate read only that
     key (``conditions.vocabulary.VALUE_CLASS``: a pin moved from one exact version to another
-    is not judged again). Any later state with the same values under those keys takes the
+    is not judged again; ``ARG_CLASS``: a version comparison is judged again only where it
+    turns along the window). Any later state with the same values under those keys takes the
     truth found. A condition tree is combined with Kleene logic, whose answer does not depend
     on the order of the children, so the children already known are looked at first: one
     deciding child spares the others. A hazard whose truth was decided by predicates reading
@@ -160,10 +175,8 @@ class Truths:
         if not known:
             return None
         for keys, (moving, answers) in known.items():
-            if len(keys) == 1 and cond.predicate in VALUE_CLASS:
-                fact = state.facts.get(keys[0])
-                value = None if fact is None else VALUE_CLASS[cond.predicate](fact.value)
-                hit = answers.get(("class", value))
+            if len(keys) == 1 and cond.predicate in _CLASSED:
+                hit = answers.get(("class", _class(cond, state.facts.get(keys[0]))))
             else:
                 hit = answers.get(self._values(keys, state, cond))
             if hit is not None:
@@ -186,10 +199,8 @@ class Truths:
         self._moved = self._moved or moving
         known = self._known.setdefault(self._content(cond), {})
         answers = known.setdefault(keys, (moving, {}))[1]
-        if len(keys) == 1 and cond.predicate in VALUE_CLASS:
-            fact = state.facts.get(keys[0])
-            value = None if fact is None else VALUE_CLASS[cond.predicate](fact.value)
-            answers[("class", value)] = truth
+        if len(keys) == 1 and cond.predicate in _CLASSED:
+            answers[("class", _class(cond, state.facts.get(keys[0])))] = truth
         else:
             answers[self._values(keys, state, cond)] = truth
         return truth

@@ -180,3 +180,62 @@ def test_a_condition_that_reads_no_landed_key_is_evaluated_once() -> None:
     a = State(facts={"cloud.a": Fact("cloud.a", "x", flag("--fact"))})
     truths.of(h, a)
     assert truths.fixed == {"h": truths.of(h, a)}
+
+
+_LEAVES = st.sampled_from(
+    [
+        Condition("pred", predicate="version_below", args={"product": "c", "version": "1.3.0"}),
+        Condition("pred", predicate="version_at_least", args={"product": P, "version": "1.2.0"}),
+        Condition("pred", predicate="version_matches", args={"product": "c", "range": "~1.1"}),
+        Condition("pred", predicate="fact_equals", args={"fact": "cloud.a", "value": "x"}),
+    ]
+)
+_TREES = st.recursive(
+    _LEAVES,
+    lambda inner: (
+        st.builds(lambda c: Condition("not", children=(c,)), inner)
+        | st.builds(lambda cs: Condition("all", children=tuple(cs)), st.lists(inner, min_size=1))
+        | st.builds(lambda cs: Condition("any", children=tuple(cs)), st.lists(inner, min_size=1))
+    ),
+    max_leaves=5,
+)
+_STATES = st.lists(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            f"installed.{P}": st.sampled_from([v(i) for i in range(4)]),
+            "installed.c": st.sampled_from([None, "x", *(v(i) for i in range(5))]),
+            "cloud.a": st.sampled_from(["x", "y"]),
+        },
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_TREES, min_size=1, max_size=3), _STATES)
+def test_kept_truths_are_what_each_condition_gives_on_each_state(
+    whens: list[Condition], states: list[dict[str, Any]]
+) -> None:
+    # Truths keeps each hazard's truth by what its predicates see of a state; on every state
+    # of a window, in any order, it must answer what evaluating the condition answers
+    from upgradeplan import conditions
+
+    hazards = [
+        Hazard(f"h{k}", "h", P, "warning", "state", "breaks", when=w, from_range=">=1.0.0")
+        for k, w in enumerate(whens)
+    ]
+    kb = KnowledgeBase(
+        products={P: Product(P, P, "chart", "", Recognise())},
+        releases={},
+        hazards={h.id: h for h in hazards},
+        migrations={},
+    )
+    # every key may change from state to state: every one is set by some landing
+    truths = onepass.Truths(kb, frozenset({f"installed.{P}", "installed.c", "cloud.a"}))
+    for facts in states:
+        state = State(facts={k: Fact(k, x, flag("--fact")) for k, x in facts.items()})
+        for h in hazards:
+            assert h.when is not None
+            assert truths.of(h, state) is conditions.truth(h.when, state, kb)

@@ -122,6 +122,9 @@ class Truths:
         self._known: dict[_Key, dict[tuple[str, ...], tuple[bool, dict[_Key, Truth]]]] = {}
         self._kept: list[State] = []  # states whose facts key answers by identity
         self._moved = False  # the evaluation under way read a moving key
+        self._unkeyed: set[_Key] = set()  # contents whose evaluation read every fact
+        # per hazard: its predicates' contents, and its truths by what they see (``_seen``)
+        self._hazards: dict[str, tuple[list[tuple[Condition, _Key]], dict[_Key, Truth]]] = {}
 
     def of(self, h: Hazard, state: State) -> Truth:
         """The truth of ``h``'s condition on ``state`` (what ``conditions.truth`` gives)."""
@@ -131,11 +134,48 @@ class Truths:
         if h.when is None:
             self.fixed[h.id] = Truth.TRUE
             return Truth.TRUE
+        memo = self._hazards.get(h.id)
+        if memo is not None:
+            seen = self._seen(memo[0], state)
+            if seen is not None:
+                hit = memo[1].get(seen)
+                if hit is not None:
+                    return hit
         self._moved = False
         truth = self._eval(h.when, state)
         if not self._moved:
             self.fixed[h.id] = truth
+            return truth
+        if memo is None:
+            preds = [(c, self._content(c)) for c in _predicates(h.when)]
+            memo = self._hazards[h.id] = (preds, {})
+        seen = self._seen(memo[0], state)
+        if seen is not None:
+            memo[1][seen] = truth
         return truth
+
+    def _seen(self, preds: list[tuple[Condition, _Key]], state: State) -> _Key | None:
+        """What a hazard's predicates see of ``state``, as their truths are kept by (None:
+        a predicate's truths are kept under more than one set of keys, or it read every
+        fact). A predicate not yet evaluated sees nothing: where it is still not evaluated
+        after the condition was, the other predicates decided it. Two states a hazard's
+        predicates see alike give it one truth."""
+        out: list[Any] = []
+        for cond, content in preds:
+            known = self._known.get(content)
+            if not known:
+                if content in self._unkeyed:
+                    return None
+                out.append(None)
+                continue
+            if len(known) != 1:
+                return None
+            keys = next(iter(known))
+            if len(keys) == 1 and cond.predicate in _CLASSED:
+                out.append(("class", _class(cond, state.facts.get(keys[0]))))
+            else:
+                out.append(self._values(keys, state, cond))
+        return tuple(out)
 
     def _content(self, cond: Condition) -> _Key:
         hit = self._contents.get(id(cond))
@@ -194,6 +234,7 @@ class Truths:
         keys = tuple(dict.fromkeys(reads.read))
         if _ALL in keys:
             self._moved = True
+            self._unkeyed.add(self._content(cond))
             return truth
         moving = any(k in self.moving for k in keys)
         self._moved = self._moved or moving
@@ -238,6 +279,14 @@ class Truths:
         if unknown:
             return Truth.UNKNOWN
         return Truth.TRUE if cond.op == "all" else Truth.FALSE
+
+
+def _predicates(cond: Condition) -> Iterator[Condition]:
+    """The predicate nodes of ``cond``'s tree."""
+    if cond.op == "pred":
+        yield cond
+    for child in cond.children:
+        yield from _predicates(child)
 
 
 def applies(s: Window, dependent: tuple[str, ...]) -> bool:

@@ -57,6 +57,31 @@ def test_quotes_of_a_source_not_given_are_counted_not_checked() -> None:
     )
 
 
+def test_one_source_at_two_versions_is_checked_in_either_never_across(tmp_path: Path) -> None:
+    text = (SMALL / "UPGRADE.md").read_text()
+    cut = text.index("## 0.9.0 → 1.0.0")
+    (tmp_path / "v1").mkdir()
+    (tmp_path / "v2").mkdir()
+    (tmp_path / "v1" / "UPGRADE.md").write_text("# Upgrading gadget\n\n" + text[cut:])
+    (tmp_path / "v2" / "UPGRADE.md").write_text(text[:cut])
+    both = [arg for v in ("v1", "v2") for arg in ("--source", str(tmp_path / v / "UPGRADE.md"))]
+    result = invoke("--kb", KB, "kb", "verify-quotes", "--no-bundled", *both)
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert "2 quotes checked: 2 found, 0 not found" in result.stderr
+
+    root = tmp_path / "kb"
+    shutil.copytree(KB, root)
+    first = root / "releases" / "gadget" / "1.0.0.yaml"
+    first.write_text(
+        first.read_text().replace(
+            '"Nothing to do for anyone."', '"Nothing to do for anyone. # Upgrading gadget"'
+        )
+    )
+    across = invoke("--kb", str(root), "kb", "verify-quotes", "--no-bundled", *both)
+    assert across.exit_code == 2
+    assert across.stdout.startswith("kb/releases/gadget/1.0.0.yaml:12 release gadget 1.0.0: not in")
+
+
 def test_coverage_has_a_row_per_section_modelled_or_not_and_why() -> None:
     result = invoke(
         "--kb", KB, "kb", "coverage", "--no-bundled", "--upgrade-md", str(SMALL / "UPGRADE.md")

@@ -23,6 +23,7 @@ from upgradeplan.kb.sources import (
     coverage_markdown,
     quotes,
     read_source,
+    read_sources,
     references,
     verify,
 )
@@ -313,14 +314,18 @@ def verify_quotes_cmd(ctx: click.Context, source_files: tuple[str, ...], no_bund
     A quote must be in the file its 'source' names (white space and Markdown's \\< \\>
     escapes aside), under the section it names when that is a heading of the file. Each quote
     not found is printed as 'file:line entry: why: "quote"'. Quotes of a source not given are
-    counted, not checked. Exit 0 when every checked quote is found, 2 otherwise.
+    counted, not checked. The same file name given twice (a source at several versions) is
+    one source: a quote is found when it is in any of them. Exit 0 when every checked quote
+    is found, 2 otherwise.
 
     \b
     Examples:
       upgradeplan kb verify-quotes --source UPGRADE.md --source CHANGELOG.md
+      upgradeplan --pack cilium kb verify-quotes --no-bundled \\
+        --source v1.16/upgrade.rst --source v1.17/upgrade.rst
     """
 
-    texts = {os.path.basename(f): read_source(f) for f in source_files}
+    texts = read_sources(source_files)
     loaded = load_all(_kb_dirs(ctx), bundled=not no_bundled, semantic=False)
     found, unfound, unchecked = verify(quotes(loaded), texts)
     for u in unfound:

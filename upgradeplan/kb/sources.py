@@ -186,34 +186,47 @@ class Unfound:
     why: str
 
 
-def verify(all_quotes: Iterable[Quote], sources: dict[str, str]) -> tuple[int, list[Unfound], int]:
+def verify(
+    all_quotes: Iterable[Quote], sources: dict[str, list[str]]
+) -> tuple[int, list[Unfound], int]:
     """(quotes found, quotes not found, quotes of a source not given). ``sources``: file name
-    -> text. A quote naming a section must be in that section."""
-    plain_text = {name: plain(text) for name, text in sources.items()}
-    by_section = {
-        name: {section_title(s.heading): plain(s.text) for s in sections(text)}
-        for name, text in sources.items()
-    }
+    -> its texts (one per version given). A quote naming a section must be in that section of
+    one of them."""
     found, unfound, unchecked = 0, [], 0
+    versions = {name: [_Checked(text) for text in texts] for name, texts in sources.items()}
     for q in all_quotes:
         name = os.path.basename(q.source)
-        if name not in sources:
+        if name not in versions:
             unchecked += 1
             continue
-        wanted = plain(q.text)
-        if wanted not in plain_text[name]:
-            unfound.append(Unfound(q, f"not in {name}"))
+        whys = [v.why_not(q) for v in versions[name]]
+        if None in whys:
+            found += 1
             continue
-        title = section_title(q.section) if q.section else ""
-        in_sections = by_section[name]
-        if title and title in in_sections and wanted not in in_sections[title]:
-            unfound.append(Unfound(q, f"in {name}, but not under '{q.section}'"))
-            continue
-        if title and in_sections and title not in in_sections and not _entry_heading(title):
-            unfound.append(Unfound(q, f"{name} has no section '{q.section}'"))
-            continue
-        found += 1
+        specific = [w for w in whys if w and not w.startswith("not in ")]  # in it, misplaced
+        unfound.append(Unfound(q, (specific or whys)[0] or "not found"))
     return found, unfound, unchecked
+
+
+class _Checked:
+    """One version of a source, as quotes are compared with it."""
+
+    def __init__(self, text: str) -> None:
+        self.text = plain(text)
+        self.sections = {section_title(s.heading): plain(s.text) for s in sections(text)}
+
+    def why_not(self, q: Quote) -> str | None:
+        """Why ``q`` is not in this text (None: it is)."""
+        name = os.path.basename(q.source)
+        wanted = plain(q.text)
+        if wanted not in self.text:
+            return f"not in {name}"
+        title = section_title(q.section) if q.section else ""
+        if title and title in self.sections and wanted not in self.sections[title]:
+            return f"in {name}, but not under '{q.section}'"
+        if title and self.sections and title not in self.sections and not _entry_heading(title):
+            return f"{name} has no section '{q.section}'"
+        return None
 
 
 def _entry_heading(title: str) -> bool:
@@ -321,6 +334,17 @@ def coverage_markdown(
     return "\n".join(lines) + "\n"
 
 
+def read_sources(paths: Iterable[str]) -> dict[str, list[str]]:
+    """The source files' texts by file name. A name given more than once (the same file at
+    several versions, ``v1.16/upgrade.rst`` and ``v1.17/upgrade.rst``) is one source: a quote
+    naming it is found when it is in any one of them."""
+
+    texts: dict[str, list[str]] = {}
+    for path in paths:
+        texts.setdefault(os.path.basename(path), []).append(read_source(path))
+    return texts
+
+
 def read_source(path: str) -> str:
     """A source file's text (UTF-8); :class:`~upgradeplan.errors.BadInput` naming it."""
 
@@ -350,6 +374,7 @@ __all__ = [
     "plain",
     "quotes",
     "read_source",
+    "read_sources",
     "references",
     "sections",
     "verify",

@@ -17,7 +17,7 @@ from upgradeplan import accept, api, errors
 from upgradeplan.api import Inputs
 from upgradeplan.commands import gate
 from upgradeplan.commands.settings import setting
-from upgradeplan.kb.packs import packs_path
+from upgradeplan.kb import packs as kb_packs
 from upgradeplan.model import Finding, KnowledgeBase
 from upgradeplan.render.firstscreen import check_screen
 from upgradeplan.render.summary import rerun
@@ -174,7 +174,7 @@ def rerun_params(
     inputs, the targets, the ``--kb`` directories and ``--pack`` names given (not those of
     UPGRADEPLAN_KB, UPGRADEPLAN_PACKS or the config file)."""
     env_dirs = {d for d in os.environ.get("UPGRADEPLAN_KB", "").split(os.pathsep) if d}
-    packs = packs_path()
+    packs = kb_packs.packs_path()
     given = [
         d
         for d in setting(obj, "kb_dirs", ())

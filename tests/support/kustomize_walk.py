@@ -4,9 +4,12 @@ For one installation (an entry directory of a repository) the walk does what Flu
 cluster, step by step, with ``kubectl kustomize`` doing every build:
 
 * The sources are laid out as source-controller packs them: a copy of the directory without
-  what source-controller leaves out by default (``.git/``, ``.github/``, ``.sops.yaml`` …;
-  a repository's ``.sourceignore`` is not modelled). An ``ExternalArtifact`` that an
-  ``ArtifactGenerator`` found on the way makes is laid out by its ``copy`` rules, with the
+  what its ignore rules leave out (``.git/`` always; the default list ``.github/``,
+  ``*.png``, ``.sops.yaml`` … unless the repository's ``.sourceignore`` files or its
+  GitRepository's ``spec.ignore``, found here by scanning the files, replace it; the
+  matching is the reader's, upgradeplan/readers/gitops/sourceignore.py, so both read one
+  model). An ``ExternalArtifact`` that an ``ArtifactGenerator`` found on the way makes is
+  laid out by its ``copy`` rules from that artifact, with the
   ``cp``-like meaning Flux documents (``@src/dir/**`` copies what is in ``dir``;
   ``@src/dir/`` copies ``dir`` itself into the destination; a file copies to a file or into
   a directory).
@@ -34,7 +37,7 @@ except which installations there are and which sources are the repository's own.
 
 from __future__ import annotations
 
-import fnmatch
+import os
 import posixpath
 import re
 import shutil
@@ -48,33 +51,6 @@ from typing import Any
 import yaml
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
-# source-controller's default exclusions (files a source artifact never holds)
-DEFAULT_IGNORE = (
-    ".git",
-    ".gitignore",
-    ".gitmodules",
-    ".gitattributes",
-    ".github",
-    ".circleci",
-    ".travis.yml",
-    ".gitlab-ci.yml",
-    "appveyor.yml",
-    ".drone.yml",
-    "cloudbuild.yaml",
-    "codeship-services.yml",
-    "codeship-steps.yml",
-    ".goreleaser.yml",
-    ".sops.yaml",
-    ".flux.yaml",
-    "*.jpg",
-    "*.jpeg",
-    "*.gif",
-    "*.png",
-    "*.wmv",
-    "*.flv",
-    "*.tar.gz",
-    "*.zip",
-)
 FLUX_KS = "kustomize.toolkit.fluxcd.io/"
 SUBSTITUTE_KEY = "kustomize.toolkit.fluxcd.io/substitute"
 _EXPR = re.compile(r"\$\$|\$\{([^{}]*)\}")
@@ -130,18 +106,55 @@ def substitute(text: str, env: dict[str, str]) -> str:
     return _EXPR.sub(one, text)
 
 
-def _ignored(name: str) -> bool:
-    return any(fnmatch.fnmatch(name, pattern) for pattern in DEFAULT_IGNORE)
+def _copy_tree(src: Path, dst: Path, ignore: str | None = None, *, packed: bool = False) -> None:
+    """Copy ``src`` to ``dst``; ``packed``: as source-controller archives it (its default
+    exclusions, or the ``.sourceignore`` files and ``ignore`` (``spec.ignore``) that replace
+    them; the reader's model in upgradeplan/readers/gitops/sourceignore.py)."""
+    if not packed:
+        shutil.copytree(src, dst, symlinks=True, dirs_exist_ok=True)
+        return
+    from upgradeplan.readers.gitops.sourceignore import Artifact
+    from upgradeplan.readers.gitops.trees import WorkTree
+
+    artifact = Artifact(WorkTree(src), "", ignore)
+    for folder, dirs, files in os.walk(src):
+        here = Path(folder).relative_to(src)
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in [*files, *(d for d in dirs if (Path(folder) / d).is_symlink())]:
+            rel = (here / name).as_posix()
+            if artifact.excluded(rel) is not None:
+                continue
+            target = dst / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if (Path(folder) / name).is_symlink():
+                target.symlink_to(os.readlink(Path(folder) / name))
+            else:
+                shutil.copy2(Path(folder) / name, target)
 
 
-def _copy_tree(src: Path, dst: Path) -> None:
-    shutil.copytree(
-        src,
-        dst,
-        symlinks=True,
-        ignore=lambda _d, names: [n for n in names if _ignored(n)],
-        dirs_exist_ok=True,
-    )
+def own_ignore(root: Path, own: set[str]) -> str | None:
+    """The ``spec.ignore`` of the GitRepository that is this repository, when the files
+    under ``root`` define it (one text, however many copies); None otherwise."""
+    texts: set[str] = set()
+    for path in root.rglob("*.y*ml"):
+        if ".git" in path.parts or not path.is_file():
+            continue
+        raw = path.read_bytes()
+        if b"GitRepository" not in raw or b"ignore" not in raw:
+            continue
+        try:
+            docs = list(yaml.load_all(raw, Loader=_Loader))
+        except yaml.YAMLError:
+            continue
+        for doc in docs:
+            if not isinstance(doc, dict) or doc.get("kind") != "GitRepository":
+                continue
+            meta, spec = _meta(doc), doc.get("spec")
+            ignore = spec.get("ignore") if isinstance(spec, dict) else None
+            in_flux = (meta.get("namespace") or "flux-system") == "flux-system"
+            if meta.get("name") in own and in_flux and isinstance(ignore, str):
+                texts.add(ignore)
+    return texts.pop() if len(texts) == 1 else None
 
 
 def _kustomization_file(folder: Path) -> Path | None:
@@ -217,10 +230,13 @@ class Walk:
     OCI artifact (an OCIRepository is read from it), or None.
     """
 
-    def __init__(self, root: Path, own: set[str], pushed: Path | None = None) -> None:
+    def __init__(
+        self, root: Path, own: set[str], pushed: Path | None = None, ignore: str | None = None
+    ) -> None:
         self.root = root
         self.own = own
         self.pushed = pushed
+        self.ignore = ignore  # the own GitRepository's spec.ignore
         self.tmp = Path(tempfile.mkdtemp(prefix="kustomize-walk-"))
         self.copies: dict[Path, Path] = {}
         self.generators: list[dict[str, Any]] = []
@@ -240,7 +256,7 @@ class Walk:
     def _copy_of(self, src: Path) -> Path:
         if src not in self.copies:
             dst = self.tmp / f"source-{len(self.copies)}"
-            _copy_tree(src, dst)
+            _copy_tree(src, dst, self.ignore if src == self.root else None, packed=True)
             self.copies[src] = dst
         return self.copies[src]
 
@@ -262,9 +278,9 @@ class Walk:
             if not isinstance(src, dict) or src.get("alias") != alias:
                 continue
             if src.get("kind") == "GitRepository" and src.get("name") in self.own:
-                return self.root
+                return self._copy_of(self.root)  # the generator reads the source's artifact
             if src.get("kind") == "OCIRepository" and self.pushed is not None:
-                return self.pushed
+                return self._copy_of(self.pushed)
         return None
 
     def _artifact(self, name: str) -> Path | None:
@@ -533,8 +549,9 @@ def compare(repo: Path) -> list[Row]:
     pushed = applier._pushed()
     source_root = repo / tree.repo_rel if tree.repo_rel else repo
     rows: list[Row] = []
+    own = set(renderer.own_sources)
     with Walk(
-        source_root, set(renderer.own_sources), source_root / pushed[0] if pushed else None
+        source_root, own, source_root / pushed[0] if pushed else None, own_ignore(repo, own)
     ) as walk:
         for name, root in entries:
             inst = applier.apply(name, root)

@@ -30,6 +30,8 @@ NOT_RENDERED = "rendered at apply time"
 UNRESOLVED = "unresolved substitution"
 SUBSTITUTION_FAILS = "post-build substitution fails"
 MAY_FAIL = "post-build substitution may fail"
+# a Flux Kustomization whose build needs a file source-controller leaves out of the artifact
+NOT_IN_ARTIFACT = "not in the source artifact"
 SECRET = "secret data not read"
 NOT_A_VERSION = "not a version"
 # data of a ConfigMap no HelmRelease reads, refused by the YAML loader: no chart's values

@@ -31,6 +31,7 @@ from upgradeplan.readers.gitops.facts import (
 )
 from upgradeplan.readers.gitops.postbuild import post_build, postbuild_line
 from upgradeplan.readers.gitops.render import YAML_SUFFIXES, Renderer
+from upgradeplan.readers.gitops.sourceignore import Archives, refusal
 from upgradeplan.readers.gitops.transform import identity, set_namespace
 from upgradeplan.readers.gitops.trees import Tree, norm
 from upgradeplan.unreadable import Unreadable
@@ -98,6 +99,10 @@ def find_entries(tree: Tree, start: str, renderer: Renderer) -> list[tuple[str, 
         if b"ArtifactGenerator" in head:
             renderer.generators += [
                 d for d in renderer.docs(rel) if identity(d)[1] == "ArtifactGenerator"
+            ]
+        if b"GitRepository" in head and b"ignore" in head:  # spec.ignore: what it archives
+            renderer.git_repositories += [
+                (rel, d) for d in renderer.docs(rel) if identity(d)[1] == "GitRepository"
             ]
         if FLUX_KS_GROUP.encode() not in head and not instance:
             continue
@@ -288,6 +293,7 @@ class Applier:
         self.generators: list[Doc] = []
         self.pushed: list[str] | None = None  # directories the repository's CI pushes
         self.artifacts = artifacts or {}  # --gitops-artifact: source name -> directory
+        self.archives = Archives(tree, display)  # what each source's artifact holds
 
     def apply(self, name: str, root: str) -> Installation:
         inst = Installation(name, root)
@@ -523,7 +529,12 @@ class Applier:
             for c in spec.get("components") or []
             if isinstance(c, str)
         )
-        objs = self.renderer.build(path, comps)
+        archive = self.archives.of(doc, base, inst.root, self.base)
+        objs, refused = self.renderer.build_in(archive, path, comps)
+        if refused:  # kustomize fails: Flux applies none of it
+            rec = refusal(doc, refused, self.display)
+            inst.unread.add(rec.keys[0], f"{rec.location}: {rec.detail}", rec)
+            return []
         for i, item in enumerate(spec.get("patches") or []):
             if isinstance(item, dict) and isinstance(item.get("patch"), str):
                 target = item.get("target") if isinstance(item.get("target"), dict) else None

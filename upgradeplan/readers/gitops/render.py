@@ -27,6 +27,7 @@ from upgradeplan.readers.gitops.docs import Doc, PathKey
 from upgradeplan.readers.gitops.facts import NOT_FOUND, NOT_RENDERED, OUTSIDE, REMOTE, Unread
 from upgradeplan.readers.gitops.patch import json6902, matches, self_target, strategic_merge
 from upgradeplan.readers.gitops.replacements import apply as replace
+from upgradeplan.readers.gitops.sourceignore import Artifact
 from upgradeplan.readers.gitops.transform import (
     merge_generated,
     rename,
@@ -69,6 +70,12 @@ class Renderer:
     own_sources: set[str] = field(default_factory=lambda: {"flux-system"})
     generators: list[Doc] = field(default_factory=list)  # ArtifactGenerators of the tree
     unapplied: list[str] = field(default_factory=list)  # directories no entry point applies
+    # GitRepository objects that set spec.ignore: (tree path of the file, the object)
+    git_repositories: list[tuple[str, Doc]] = field(default_factory=list)
+    # the source artifact a Flux build reads (None: every file of the tree), and the files
+    # that build needed but the artifact leaves out: (file, why)
+    artifact: Artifact | None = None
+    refused: list[tuple[str, str]] = field(default_factory=list)
     # shared between the renderers of one tree (one parse per file)
     _parsed: dict[str, list[Doc]] = field(default_factory=dict)
     _errors: dict[str, tuple[str, str, Unreadable]] = field(default_factory=dict)
@@ -165,10 +172,26 @@ class Renderer:
             objs = self._component(comp, objs, "the Flux Kustomization")
         return objs
 
+    def build_in(
+        self, artifact: Artifact, rel: str, components: tuple[str, ...] = ()
+    ) -> tuple[list[Doc], list[tuple[str, str]]]:
+        """:meth:`build` as kustomize-controller runs it on a source's ``artifact``: the
+        objects, or none and the files the build needs that the artifact leaves out (tree
+        path, why): kustomize then fails."""
+        gone = artifact.excluded(rel, is_dir=True)
+        if gone is not None:
+            return [], [(rel, f"spec.path, {Artifact.why(gone)}")]
+        self.artifact, self.refused = artifact, []
+        try:
+            objs = self.build(rel, components)
+        finally:
+            self.artifact = None
+        return ([], self.refused) if self.refused else (objs, [])
+
     def _kustomization_in(self, rel: str) -> str | None:
         for name in KUSTOMIZATION_NAMES:
             candidate = norm(posixpath.join(rel, name))
-            if self.tree.is_file(candidate):
+            if self.tree.is_file(candidate) and not self._left_out(candidate):
                 return candidate
         return None
 
@@ -179,6 +202,8 @@ class Renderer:
             if name.startswith("."):
                 continue
             child = norm(posixpath.join(rel, name))
+            if self._left_out(child):
+                continue  # not in the artifact: kustomize-controller never sees it
             if self.tree.is_dir(child):
                 if self.tree.is_file(posixpath.join(child, "Chart.yaml")):
                     if self.loose:
@@ -225,7 +250,22 @@ class Renderer:
         if not (self.tree.is_dir(target) or self.tree.is_file(target)):
             self._skip(self.display(target), f"listed in {shown} but not found", NOT_FOUND)
             return None
+        if self._left_out(target):
+            assert self.artifact is not None
+            pattern = self.artifact.excluded(target)
+            assert pattern is not None
+            why = f"listed in {shown}; {Artifact.why(pattern)}"
+            self.refused.append((target, why))
+            return None
         return target
+
+    def _left_out(self, rel: str) -> bool:
+        """Whether ``rel`` is a file of the tree that the artifact being built leaves out."""
+        return (
+            self.artifact is not None
+            and self.tree.is_file(rel)
+            and self.artifact.excluded(rel) is not None
+        )
 
     def _kustomization(self, kust: str) -> list[Doc]:
         docs = self.docs(kust)

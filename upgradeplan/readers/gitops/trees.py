@@ -37,6 +37,8 @@ class Tree(Protocol):
 
     def read(self, rel: str) -> bytes: ...
 
+    def files_named(self, rel: str, name: str) -> list[str]: ...
+
 
 _YAML = (".yaml", ".yml")
 
@@ -103,6 +105,19 @@ class WorkTree:
         the tree is refused by name, never opened)."""
 
         return read_bounded(self._path(rel), rel or self._path(rel), cap=MAX_FILE)
+
+    def files_named(self, rel: str, name: str) -> list[str]:
+        """Tree paths of the regular files called ``name`` in and below ``rel``, as
+        source-controller finds its ``.sourceignore`` files: ``.git`` and symlinked
+        directories are not entered."""
+        top = self._path(rel)
+        out: list[str] = []
+        for folder, dirs, files in os.walk(top):
+            dirs[:] = [d for d in dirs if d != ".git"]
+            if name in files and os.path.isfile(os.path.join(folder, name)):
+                inside = os.path.relpath(os.path.join(folder, name), top).replace(os.sep, "/")
+                out.append(norm(posixpath.join(rel, inside)))
+        return out
 
 
 def work_tree(root: Path) -> WorkTree:
@@ -229,6 +244,19 @@ class GitTree:
 
     def list_dir(self, rel: str) -> list[str]:
         return sorted(self._children.get(self._repo_path(rel), ()))
+
+    def files_named(self, rel: str, name: str) -> list[str]:
+        """Tree paths of the files called ``name`` in and below ``rel`` at this commit."""
+        top = self._repo_path(rel)
+        out = []
+        for path in self._blobs:
+            if posixpath.basename(path) != name or "/.git/" in f"/{path}":
+                continue
+            if top and not path.startswith(top + "/"):
+                continue
+            inside = path[len(top) + 1 :] if top else path
+            out.append(norm(posixpath.join(rel, inside)))
+        return sorted(out)
 
     def read(self, rel: str) -> bytes:
         path = self._repo_path(rel)

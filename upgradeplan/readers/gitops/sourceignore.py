@@ -128,8 +128,22 @@ def _class_char(pattern: str, i: int) -> tuple[str | None, int]:
 
 
 def _name_match(glob: str, name: str) -> bool:
+    return _matcher(glob)(name)
+
+
+@lru_cache(maxsize=4096)
+def _matcher(glob: str) -> Callable[[str], bool]:
+    """A test of one name against ``glob``: plain text and ``*.ext`` without RE2 (most
+    patterns are one of those), anything else on RE2."""
+    if not any(c in glob for c in "*?[\\"):
+        return glob.__eq__
+    if glob.startswith("*") and not any(c in glob[1:] for c in "*?[\\"):
+        tail = glob[1:]
+        return lambda name: name.endswith(tail)
     compiled = _glob(glob)
-    return compiled is not None and compiled.fullmatch(name) is not None
+    if compiled is None:
+        return lambda _name: False
+    return lambda name: compiled.fullmatch(name) is not None
 
 
 @dataclass(frozen=True)

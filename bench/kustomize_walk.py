@@ -1,7 +1,9 @@
 """HelmReleases per installation: the GitOps reader against kustomize-controller's walk.
 
 The walk (tests/support/kustomize_walk.py, the same code the differential test runs) models
-kustomize-controller with the real kustomize: every Flux Kustomization built with its
+kustomize-controller with the real kustomize: each source laid out as source-controller
+archives it (its default exclusions, or the repository's ``.sourceignore`` files and its
+GitRepository's ``spec.ignore``), every Flux Kustomization built with its
 ``spec.targetNamespace``, ``spec.patches``, ``spec.components`` and ``spec.images`` written
 into the kustomization as Flux writes them, post-build substitution from ``substitute`` and
 ``substituteFrom`` ConfigMaps (a Secret is never read), ExternalArtifacts laid out by their

@@ -143,8 +143,13 @@ def test_a_bgpv1_peering_policy_blocks_1_19() -> None:
 
 def test_no_peering_policies_leave_1_19_with_no_known_hazard() -> None:
     code, found = judge("1.18.12", "1.19.0", NOTHING_SET, "object.CiliumBGPPeeringPolicy=[]")
-    # 1.19 is above the pack's reviewed_through (1.17.0): "no known hazards", never "safe"
-    assert (code, found[BGP]) == (4, "does-not-apply")
+    # 1.19 is above the pack's reviewed_through (1.17.0): "no known hazards", never "safe",
+    # and like a chart the knowledge does not know it does not fail the run
+    assert (code, found[BGP]) == (0, "does-not-apply")
+    assert check(*PACK, "--installed", "cilium=1.18.12", "--to", "cilium=1.19.0", "--fact",
+                 NOTHING_SET, "--fact", "object.CiliumBGPPeeringPolicy=[]")[1]["verdict"] == (
+        "no-known-hazards"
+    )  # fmt: skip
 
 
 def test_peering_policies_not_listed_leave_1_19_undetermined() -> None:
@@ -158,7 +163,7 @@ def test_a_cluster_mesh_without_the_policy_option_blocks_1_19() -> None:
     assert (code, found[LOCAL]) == (3, "applies")
     kept = values(clustermesh__useAPIServer=True, clustermesh__policyDefaultLocalCluster=False)
     code, found = judge("1.18.12", "1.19.0", *kept, "object.CiliumBGPPeeringPolicy=[]")
-    assert (code, found[LOCAL]) == (4, "does-not-apply")  # above reviewed_through: not "safe"
+    assert (code, found[LOCAL]) == (0, "does-not-apply")  # above reviewed_through: not "safe"
 
 
 def test_no_cluster_mesh_no_local_cluster_finding() -> None:

@@ -152,7 +152,10 @@ def plan(
 
     result = with_notes(kb, planner.plan(kb, state, resolved, holds=list(holds), fail_on=fail_on))
     code = exit_of(result.verdict, fail_on)
-    return PlanResult(name=name or state.name, state=state, plan=result, exit_code=code)
+    reviewed = {p: through for p, (_v, through) in judging.beyond_review(kb, state, resolved).items()}
+    return PlanResult(
+        name=name or state.name, state=state, plan=result, exit_code=code, reviewed=reviewed
+    )
 
 
 def now_actions(kb: KnowledgeBase, plan: Plan, state: State) -> tuple[Action, ...]:

@@ -465,6 +465,8 @@ def run_of(
         "verdict": result.shown_verdict,
         "exitCode": result.exit_code,
     }
+    if result.reviewed:
+        properties["reviewed_through"] = dict(sorted(result.reviewed.items()))
     if result.plan is not None and properties["verdict"] != NOTHING_TO_JUDGE:
         properties["recommended_verdict"] = (result.recommended or result.plan).verdict
     return {

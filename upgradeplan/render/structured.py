@@ -209,6 +209,8 @@ def check_to_dict(results: Sequence[CheckResult], exit_code: int) -> dict[str, A
             "verdict": r.shown_verdict,
             "exit_code": r.exit_code,
         }
+        if r.reviewed:
+            item["reviewed_through"] = dict(sorted(r.reviewed.items()))
         item["unreadable"] = [u.to_dict() for u in r.unreadable]
         if r.moved_pins:
             item["moved"] = [moved_to_dict(m) for m in r.moved_pins]
@@ -247,6 +249,11 @@ def plans_to_dict(results: Sequence[PlanResult], exit_code: int) -> dict[str, An
             item["error"] = r.error
         if r.plan is not None:
             item["plan"] = plan_to_dict(r.plan)
+            item["plan"]["verdict"] = r.shown_verdict
+            for step, shown in zip(item["plan"]["steps"], r.plan.steps, strict=True):
+                step["verdict"] = r.step_verdict(shown)
+            if r.reviewed:
+                item["plan"]["reviewed_through"] = dict(sorted(r.reviewed.items()))
             steps = [f for st in r.plan.steps for f in st.findings]
             item["to_decide"] = _to_decide(steps if r.plan.steps else r.plan.direct.findings)
         out.append(item)

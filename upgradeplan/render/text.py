@@ -210,7 +210,7 @@ def _check_full(results: Sequence[CheckResult], s: Style) -> str:
                 out.append("  no product of the knowledge base was found installed here")
             out.extend(unreadable_lines(r.unreadable))
             continue
-        out.append(f"check {_jump_title(r.plan)}{name}: {s.verdict(r.verdict)}")
+        out.append(f"check {_jump_title(r.plan)}{name}: {s.verdict(r.verdict_text)}")
         out.extend(f"  {note}" for note in r.notes)
         shown = [f for f in r.findings if not out_of_scope(f)]
         if not shown:
@@ -281,10 +281,10 @@ def unreadable_lines(unread: Sequence[Unreadable]) -> list[str]:
     return out
 
 
-def step_lines(index: int, step: Step, s: Style) -> list[str]:
+def step_lines(index: int, step: Step, s: Style, verdict: str | None = None) -> list[str]:
     out = [
         f"Step {index}: {step.product} {step.from_version} {ARROW} {step.to_version} "
-        f"({s.verdict(step.verdict)})"
+        f"({s.verdict(verdict or step.verdict)})"
     ]
     for m in step.moves:
         where = f" ({m.source})" if m.source else ""
@@ -322,7 +322,7 @@ def _plan_full(results: Sequence[PlanResult], s: Style) -> str:
             out.append(_could_not_read("plan", name, r.error, s))
             continue
         plan = r.plan
-        out.append(f"plan {_jump_title(plan)}{name}: {s.verdict(plan.verdict)}")
+        out.append(f"plan {_jump_title(plan)}{name}: {s.verdict(r.verdict_text)}")
         if plan.held:
             out.append(f"  held: {', '.join(plan.held)}")
         if plan.blocked_by:
@@ -331,7 +331,7 @@ def _plan_full(results: Sequence[PlanResult], s: Style) -> str:
             out.append("Path:")
             out.extend(path_lines(plan))
             for i, step in enumerate(plan.steps, start=1):
-                out.extend(step_lines(i, step, s))
+                out.extend(step_lines(i, step, s, r.step_text(step)))
         elif not plan.blocked_by:
             out.append("  nothing to do: already at the target")
         blocking = [f for f in plan.direct.findings if f.status != "does-not-apply"]

@@ -208,3 +208,44 @@ def test_gitops_bump_with_the_cluster_renamed_first_passes(tmp_path: Path) -> No
     release.write_text(release.read_text().replace("version: 1.16.19", "version: 1.17.0"))
     code, out = run(*PACK, "check", "--gitops", str(repo), "--base", "HEAD")
     assert code == 0, out
+
+
+# --------------------------------------------------------------- newer than the pack
+
+
+def test_a_release_newer_than_the_pack_is_judged_not_refused() -> None:
+    # 1.20.1 came out after the pack's snapshot (it lists 1.20.0 and 1.21.0-pre.0)
+    for command in ("check", "plan"):
+        code, out = run(*PACK, command, "--installed", "cilium=1.20.0", "--to", "cilium=1.20.1")
+        assert code == 0, out
+        assert "no known hazards (knowledge reviewed through 1.17.0)" in out.splitlines()[0]
+    code, res = check(*PACK, "--installed", "cilium=1.20.1")
+    assert (code, res["verdict"]) == (0, "no-known-hazards")
+    assert not any("not in the knowledge base" in n for n in res["notes"])
+
+
+def test_a_malformed_or_unlisted_older_version_is_still_bad_input() -> None:
+    code, out = run(*PACK, "check", "--installed", "cilium=1.19.6", "--to", "cilium=1.20.x")
+    assert code == 2 and "invalid version '1.20.x'" in out
+    # between known releases: a version the chart index never had (a typo), with the nearest
+    code, out = run(*PACK, "check", "--installed", "cilium=1.19.6", "--to", "cilium=1.19.99")
+    assert code == 2 and "unknown cilium release (--to) '1.19.99'" in out
+
+
+def test_gitops_bump_past_the_pack_goes_green_naming_the_review(tmp_path: Path) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repo = tmp_path / "repo"
+    shutil.copytree(FIXTURE, repo)
+    release = repo / "clusters" / "lab" / "kube-system" / "helmrelease.yaml"
+    text = release.read_text().replace("name: Lab_West", "name: lab-west")
+    release.write_text(text.replace("version: 1.16.19", "version: 1.20.0"))
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
+    release.write_text(release.read_text().replace("version: 1.20.0", "version: 1.20.1"))
+    code, out = run(*PACK, "check", "--gitops", str(repo), "--base", "HEAD", "--no-chart-checks")
+    assert code == 0, out
+    assert "cilium 1.20.0 → 1.20.1" in out
+    assert "no known hazards (knowledge reviewed through 1.17.0)" in out
+    assert "selects no release" not in out

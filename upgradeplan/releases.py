@@ -6,6 +6,8 @@ the condition predicates and the facade agree. Pure functions over model objects
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from upgradeplan import errors
 from upgradeplan.model import NEXT, KnowledgeBase, Product, Release
 from upgradeplan.versions import Version, parse_constraint, parse_version, select, sort_versions
@@ -112,6 +114,63 @@ def selects(kb: KnowledgeBase, product: str, pin: str) -> str | None:
     return select(pin, known_versions(kb, product), flavour="flux")
 
 
+def newer_than_known(kb: KnowledgeBase, product: str, text: str) -> bool:
+    """Whether ``text`` is an exact version of a chart or agent product the knowledge knows,
+    newer than the newest release it lists (of the same kind: a stable version is compared
+    with the stable releases, so a listed pre-release of the next line does not hide a patch
+    release that came out after the knowledge was written). A release the knowledge lists, a
+    version below or between its releases, and a malformed version are not."""
+    from upgradeplan.versions import Version
+
+    found = kb.products.get(product)
+    if found is None or found.kind not in ("chart", "agent") or text == NEXT:
+        return False
+    try:
+        wanted = Version.parse(text)
+    except errors.InvalidVersion:
+        return False
+    listed = [Version.parse(r.version) for r in kb.releases.get(product, ()) if r.version != NEXT]
+    if not wanted.prerelease:
+        listed = [v for v in listed if not v.prerelease]
+    return bool(listed) and all(wanted > v for v in listed)
+
+
+def with_newer(kb: KnowledgeBase, versions: Iterable[tuple[str, str]]) -> KnowledgeBase:
+    """``kb`` with a bare release for each (product, version) newer than every release it
+    lists (:func:`newer_than_known`): what came out after the knowledge (or a pack) was
+    written. Nothing is known of it, so its product's ``reviewed_through`` (its newest listed
+    release when it states none) makes the verdict "no known hazards", never "safe"
+    (planner.judge.beyond_review). ``kb`` itself when there is none."""
+    from dataclasses import replace
+
+    from upgradeplan.versions import parse_version
+
+    added: dict[str, list[str]] = {}
+    for product, version in versions:
+        if newer_than_known(kb, product, version) and version not in added.get(product, []):
+            added.setdefault(product, []).append(version)
+    if not added:
+        return kb
+    releases = dict(kb.releases)
+    products = dict(kb.products)
+    for product, extra in added.items():
+        rels = [r for r in releases[product] if r.version != NEXT]
+        nxt = [r for r in releases[product] if r.version == NEXT]
+        through = products[product].reviewed_through or (latest(kb, product) or "")
+        products[product] = replace(products[product], reviewed_through=through)
+        for version in sorted(extra, key=parse_version):
+            rels.append(
+                Release(
+                    product=product,
+                    version=version,
+                    title=f"{product} {version}: newer than the knowledge",
+                    summary=f"Not in the knowledge (reviewed through {through}).",
+                )
+            )
+        releases[product] = (*rels, *nxt)
+    return replace(kb, products=products, releases=releases)
+
+
 __all__ = [
     "check_version",
     "find",
@@ -119,7 +178,9 @@ __all__ = [
     "latest",
     "may_hop",
     "nearest",
+    "newer_than_known",
     "planned",
     "require_product",
     "selects",
+    "with_newer",
 ]

@@ -277,8 +277,11 @@ class Judge:
             (p, v) for p in sorted(self.kb.products) if (v := state.installed(p)) is not None
         )
         try:
-            resolved = resolve_targets(self.kb, state, to)
-            judged = judging.check(self.kb, state, resolved, holds=self.holds, fail_on=self.fail_on)
+            from upgradeplan.api import with_newer
+
+            kb = with_newer(self.kb, state, to)
+            resolved = resolve_targets(kb, state, to)
+            judged = judging.check(kb, state, resolved, holds=self.holds, fail_on=self.fail_on)
             result = checked(judged)
         except errors.UpgradeplanError as exc:
             error = f"cannot be judged: {exc.one_line()}"

@@ -216,4 +216,6 @@ def _selects(kb: KnowledgeBase, product: str, pin: Fact) -> str | None:
         chosen = releases.selects(kb, product, text)
     except UpgradeplanError as exc:
         raise BadInput(str(exc), location=str(pin.source)) from None
+    if chosen is not None and releases.newer_than_known(kb, product, chosen):
+        return chosen  # released after the knowledge was written: judged, not refused
     return chosen if chosen is not None and kb.release(product, chosen) is not None else None

@@ -202,6 +202,7 @@ def test_gitops_bump_that_removes_the_key_in_the_same_change_passes(tmp_path: Pa
     code, out = run(*PACK, "check", "--gitops", str(repo), "--base", "HEAD", "--no-chart-checks")
     assert code == 0, out
     assert REMOVED not in out
+    assert "cert-manager v1.20.3 → v1.21.1" in out  # the moved pin, on the first screen
 
 
 def test_gitops_bump_that_removes_the_whole_prometheus_block_passes(tmp_path: Path) -> None:

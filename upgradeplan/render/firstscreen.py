@@ -210,8 +210,7 @@ def check_screen(
             out.append(_check_full([r], s).rstrip("\n"))
             continue
         live = shown(r.findings)
-        if any(f.hazard.startswith("chart.") for f in r.findings):  # computed from the charts
-            out.extend(moved_lines(r))
+        out.extend(moved_lines(r))  # every pin the change moves, known or not
         title = f"check {_jump_title(r.plan)}{name}"
         out.extend(_headline(title, r.verdict_text, live, s, width))
         out.extend(f"  {note}" for note in r.notes)

@@ -432,7 +432,10 @@ def run_of(
     ]
     if result.moved_pins:
         rules.append(_MOVED_RULE)
-        results += [_moved(m, len(rules) - 1, name, entry, root) for m in result.moved_pins]
+        results += [
+            _moved(m, len(rules) - 1, name, entry, root, result.findings, result.reviewed)
+            for m in result.moved_pins
+        ]
     notes: list[Any] = []
     if result.error is not None:
         notes.append(_notification("error", f"{name}: could not be read: {result.error}"))
@@ -493,22 +496,26 @@ _MOVED_RULE: dict[str, Any] = {
 
 
 def _moved(
-    m: MovedPin, index: int, name: str, entry: tuple[str, int], root: Path | None
+    m: MovedPin,
+    index: int,
+    name: str,
+    entry: tuple[str, int],
+    root: Path | None,
+    findings: Sequence[Finding] = (),
+    reviewed: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """A note-level result at the changed line of a moved pin."""
+    from upgradeplan.render.text import moved_text
+
     where = file_line(m.where) or entry
-    said = (
-        "not in the knowledge, no known hazards"
-        if m.product is None
-        else f"{m.product}, judged in this run"
-    )
+    said = moved_text(m, findings, reviewed, located=False).replace(", judged below", ", judged")
     prefix = f"{name}: " if name else ""
     return {
         "ruleId": MOVED_RULE_ID,
         "ruleIndex": index,
         "kind": "informational",
         "level": "none",
-        "message": {"text": f"{prefix}{m.describe()}: {said}."},
+        "message": {"text": f"{prefix}{said}."},
         "locations": [
             {
                 "physicalLocation": {

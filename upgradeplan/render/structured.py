@@ -188,8 +188,11 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
 # --------------------------------------------------------------------------- command results
 
 
-def moved_to_dict(m: MovedPin) -> dict[str, Any]:
-    """A pin the change moves: ``product`` null when the knowledge does not know the chart."""
+def moved_to_dict(m: MovedPin, findings: Sequence[Finding] = ()) -> dict[str, Any]:
+    """A pin the change moves: ``product`` null when the knowledge does not know the chart;
+    ``judged`` when the knowledge, a pack or the checks computed from its charts judged it."""
+    from upgradeplan.render.text import moved_judged
+
     return {
         "name": m.chart,
         "object": m.key,
@@ -197,7 +200,7 @@ def moved_to_dict(m: MovedPin) -> dict[str, Any]:
         "after": m.after,
         "source": str(m.where) if m.where is not None else None,
         "product": m.product,
-        "judged": m.product is not None,
+        "judged": moved_judged(m, findings),
     }
 
 
@@ -213,7 +216,7 @@ def check_to_dict(results: Sequence[CheckResult], exit_code: int) -> dict[str, A
             item["reviewed_through"] = dict(sorted(r.reviewed.items()))
         item["unreadable"] = [u.to_dict() for u in r.unreadable]
         if r.moved_pins:
-            item["moved"] = [moved_to_dict(m) for m in r.moved_pins]
+            item["moved"] = [moved_to_dict(m, r.findings) for m in r.moved_pins]
         if r.error is not None:
             item["error"] = r.error
         else:

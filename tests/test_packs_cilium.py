@@ -227,9 +227,16 @@ def test_a_release_newer_than_the_pack_is_judged_not_refused() -> None:
 def test_a_malformed_or_unlisted_older_version_is_still_bad_input() -> None:
     code, out = run(*PACK, "check", "--installed", "cilium=1.19.6", "--to", "cilium=1.20.x")
     assert code == 2 and "invalid version '1.20.x'" in out
-    # between known releases: a version the chart index never had (a typo), with the nearest
-    code, out = run(*PACK, "check", "--installed", "cilium=1.19.6", "--to", "cilium=1.19.99")
-    assert code == 2 and "unknown cilium release (--to) '1.19.99'" in out
+    # below the newest listed release of its line: one the chart index never had (a typo)
+    code, out = run(*PACK, "check", "--installed", "cilium=1.18.0", "--to", "cilium=1.19.3-rc.5")
+    assert code == 2 and "unknown cilium release (--to) '1.19.3-rc.5'" in out
+
+
+def test_a_late_patch_of_an_older_line_is_newer_than_the_pack() -> None:
+    # 1.19.7 would be a patch of the 1.19 line released after the snapshot (which lists 1.20.0)
+    code, out = run(*PACK, "check", "--installed", "cilium=1.19.6", "--to", "cilium=1.19.7")
+    assert code == 0, out
+    assert "no known hazards (knowledge reviewed through 1.17.0)" in out.splitlines()[0]
 
 
 def test_gitops_bump_past_the_pack_goes_green_naming_the_review(tmp_path: Path) -> None:

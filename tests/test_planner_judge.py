@@ -71,3 +71,52 @@ def test_markdown_github_and_sarif_say_no_known_hazards() -> None:
         {"widget": "1.1.0"},
     )
     assert run("check", "-o", "json", *args)[0] == 0
+
+
+def _two_packs_tree(root: Path) -> Path:
+    """One Flux installation of our own running cert-manager v1.20.2 and cilium 1.19.6 (above
+    the cilium pack's reviewed_through, 1.17.0), committed; the tree is the fixture trees of
+    both packs side by side."""
+    import shutil
+
+    from support.cli import git
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    packs = Path(__file__).resolve().parent / "fixtures" / "packs"
+    home = root / "clusters" / "home"
+    shutil.copytree(packs / "cert-manager" / "clusters" / "home" / "infra", home / "infra")
+    shutil.copytree(packs / "cilium" / "clusters" / "lab" / "kube-system", home / "kube-system")
+    (home / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+        "resources:\n  - infra\n  - kube-system\n"
+    )
+    cilium = home / "kube-system" / "helmrelease.yaml"
+    text = cilium.read_text().replace("name: Lab_West", "name: lab-west")
+    cilium.write_text(text.replace("version: 1.16.19", "version: 1.19.6"))
+    cert = home / "infra" / "helmrelease.yaml"
+    cert.write_text(cert.read_text().replace("version: v1.20.3", "version: v1.20.2"))
+    git(root, "init", "-q")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "base")
+    cert.write_text(cert.read_text().replace("version: v1.20.2", "version: v1.20.3"))
+    return root
+
+
+def test_a_product_left_alone_above_its_review_does_not_colour_another_bump(
+    tmp_path: Path,
+) -> None:
+    repo = _two_packs_tree(tmp_path / "repo")
+    packs = ("--pack", "cert-manager", "--pack", "cilium")
+    gate = ("--gitops", str(repo), "--base", "HEAD", "--no-chart-checks")
+    code, res = check(*packs, *gate)
+    assert (code, res["verdict"]) == (0, "safe"), res
+    assert "reviewed_through" not in res
+    assert {m["name"]: m["judged"] for m in res["moved"]} == {"cert-manager": True}
+    # the same tree as it is: cilium runs above its review, so nothing is called safe
+    code, res = check(*packs, "--gitops", str(repo))
+    assert (code, res["verdict"], res["reviewed_through"]) == (
+        0,
+        "no-known-hazards",
+        {"cilium": "1.17.0"},
+    )

@@ -114,12 +114,17 @@ def selects(kb: KnowledgeBase, product: str, pin: str) -> str | None:
     return select(pin, known_versions(kb, product), flavour="flux")
 
 
+NEWER = "newer than the knowledge"  # Release.inferred["version"] of a release it does not list
+
+
 def newer_than_known(kb: KnowledgeBase, product: str, text: str) -> bool:
     """Whether ``text`` is an exact version of a chart or agent product the knowledge knows,
-    newer than the newest release it lists (of the same kind: a stable version is compared
-    with the stable releases, so a listed pre-release of the next line does not hide a patch
-    release that came out after the knowledge was written). A release the knowledge lists, a
-    version below or between its releases, and a malformed version are not."""
+    newer than the newest release it lists, or than the newest it lists of the same
+    ``major.minor`` line (a patch of a maintained older line, released after the knowledge
+    was written). Compared with releases of the same kind: a stable version with the stable
+    releases, so a listed pre-release of the next line does not hide a later patch. A release
+    the knowledge lists, a version below the newest of its line that it does not list, and a
+    malformed version are not."""
     from upgradeplan.versions import Version
 
     found = kb.products.get(product)
@@ -132,7 +137,10 @@ def newer_than_known(kb: KnowledgeBase, product: str, text: str) -> bool:
     listed = [Version.parse(r.version) for r in kb.releases.get(product, ()) if r.version != NEXT]
     if not wanted.prerelease:
         listed = [v for v in listed if not v.prerelease]
-    return bool(listed) and all(wanted > v for v in listed)
+    if not listed or any(v == wanted for v in listed):
+        return False
+    line = [v for v in listed if (v.major, v.minor) == (wanted.major, wanted.minor)]
+    return all(wanted > v for v in (line or listed))
 
 
 def with_newer(kb: KnowledgeBase, versions: Iterable[tuple[str, str]]) -> KnowledgeBase:
@@ -154,19 +162,21 @@ def with_newer(kb: KnowledgeBase, versions: Iterable[tuple[str, str]]) -> Knowle
     releases = dict(kb.releases)
     products = dict(kb.products)
     for product, extra in added.items():
-        rels = [r for r in releases[product] if r.version != NEXT]
         nxt = [r for r in releases[product] if r.version == NEXT]
         through = products[product].reviewed_through or (latest(kb, product) or "")
         products[product] = replace(products[product], reviewed_through=through)
-        for version in sorted(extra, key=parse_version):
+        rels = [r for r in releases[product] if r.version != NEXT]
+        for version in extra:
             rels.append(
                 Release(
                     product=product,
                     version=version,
-                    title=f"{product} {version}: newer than the knowledge",
+                    title=f"{product} {version}: {NEWER}",
                     summary=f"Not in the knowledge (reviewed through {through}).",
+                    inferred={"version": NEWER},
                 )
             )
+        rels.sort(key=lambda r: parse_version(r.version))
         releases[product] = (*rels, *nxt)
     return replace(kb, products=products, releases=releases)
 

@@ -313,8 +313,9 @@ def beyond_review(
             above = Version.parse(version) > Version.parse(through)
         except errors.InvalidVersion:
             continue
-        if above:
-            out[product] = (version, through)
+        rel = kb.release(product, version)
+        if above or (rel is not None and rel.inferred.get("version") == releases.NEWER):
+            out[product] = (version, through)  # or released after the knowledge was written
     return out
 
 

@@ -29,6 +29,7 @@ from upgradeplan.readers.gather import gather as read
 from upgradeplan.releases import check_version as check_version
 from upgradeplan.releases import latest
 from upgradeplan.releases import require_product as require_product
+from upgradeplan.releases import with_newer_of
 from upgradeplan.results import EXIT_OF_VERDICT as EXIT_OF_VERDICT
 from upgradeplan.results import FAIL_ON_CHOICES as FAIL_ON_CHOICES
 from upgradeplan.results import CheckResult as CheckResult
@@ -92,35 +93,6 @@ def judge(findings: Sequence[Finding], fail_on: str, *, actions: bool = False) -
     return verdict(findings, fail_on, actions=actions)
 
 
-def with_newer(
-    kb: KnowledgeBase, state: State, to: Sequence[str] = (), targets: Sequence[Target] = ()
-) -> KnowledgeBase:
-    """``kb`` with a bare release for each version newer than the knowledge that the state
-    runs or pins exactly, a ``--to PRODUCT=VERSION`` names, or a target asks for
-    (releases.with_newer): a pin bumped past the knowledge is judged, not refused."""
-    from upgradeplan.releases import with_newer as extended
-    from upgradeplan.versions import parse_constraint
-
-    wanted: list[tuple[str, str]] = [(t.product, t.version) for t in targets]
-    for raw in to:
-        product, sep, version = raw.strip().partition("=")
-        if sep:
-            wanted.append((product.strip(), version.strip()))
-    for product in kb.products:
-        installed = state.installed(product)
-        if isinstance(installed, str):
-            wanted.append((product, installed))
-        pin = state.pin(product)
-        if pin is not None and isinstance(pin.value, str):
-            try:
-                exact = parse_constraint(pin.value).exact_version
-            except errors.InvalidConstraint:
-                exact = None
-            if exact is not None:
-                wanted.append((product, pin.value.strip().lstrip("=").strip()))
-    return extended(kb, wanted)
-
-
 def _validated(
     kb: KnowledgeBase,
     state: State,
@@ -151,7 +123,7 @@ def check(
     """
 
     threshold(fail_on)
-    kb = with_newer(kb, state, to, targets)
+    kb = with_newer_of(kb, state, to, targets)  # versions released after the knowledge
     resolved = _validated(kb, state, to, targets, holds)
     judged = judging.check(
         kb, state, resolved, holds=holds, fail_on=fail_on, name=name, moved=moved, changed=changed
@@ -174,19 +146,16 @@ def plan(
     """The recommended path to ``to``; exit 3 when no safe path, 4 when undetermined."""
 
     threshold(fail_on)
-    kb = with_newer(kb, state, to, targets)
+    kb = with_newer_of(kb, state, to, targets)  # versions released after the knowledge
     resolved = _validated(kb, state, to, targets, holds)
     if not resolved:
         raise errors.BadInput(
             "plan needs a target", hint="use --to PRODUCT=VERSION, --to VERSION or --to latest"
         )
-
     result = with_notes(kb, planner.plan(kb, state, resolved, holds=list(holds), fail_on=fail_on))
     code = exit_of(result.verdict, fail_on)
-    reviewed = {p: through for p, (_v, through) in judging.beyond_review(kb, state, resolved).items()}
-    return PlanResult(
-        name=name or state.name, state=state, plan=result, exit_code=code, reviewed=reviewed
-    )
+    reviewed = {p: v[1] for p, v in judging.beyond_review(kb, state, resolved).items()}
+    return PlanResult(name or state.name, state, result, code, reviewed=reviewed)
 
 
 def now_actions(kb: KnowledgeBase, plan: Plan, state: State) -> tuple[Action, ...]:
@@ -211,7 +180,7 @@ def patch(
     from upgradeplan.patches import files as disk
     from upgradeplan.planner.fixes import current_actions
 
-    kb = with_newer(kb, state, to)
+    kb = with_newer_of(kb, state, to)
     if to:
         found = plan(kb, state, to, holds=holds).plan
         now = found.state_findings if found is not None else ()

@@ -6,10 +6,10 @@ the condition predicates and the facade agree. Pure functions over model objects
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from upgradeplan import errors
-from upgradeplan.model import NEXT, KnowledgeBase, Product, Release
+from upgradeplan.model import NEXT, KnowledgeBase, Product, Release, State, Target
 from upgradeplan.versions import Version, parse_constraint, parse_version, select, sort_versions
 
 
@@ -119,12 +119,14 @@ NEWER = "newer than the knowledge"  # Release.inferred["version"] of a release i
 
 def newer_than_known(kb: KnowledgeBase, product: str, text: str) -> bool:
     """Whether ``text`` is an exact version of a chart or agent product the knowledge knows,
-    newer than the newest release it lists, or than the newest it lists of the same
-    ``major.minor`` line (a patch of a maintained older line, released after the knowledge
-    was written). Compared with releases of the same kind: a stable version with the stable
+    newer than the newest release it lists; for a pack's product (its releases generated from
+    the chart's index, so complete when the pack was made) also newer than the newest it
+    lists of the same ``major.minor`` line: a patch of a maintained older line, released
+    after. Compared with releases of the same kind: a stable version with the stable
     releases, so a listed pre-release of the next line does not hide a later patch. A release
-    the knowledge lists, a version below the newest of its line that it does not list, and a
-    malformed version are not."""
+    the knowledge lists, a version below or between what it lists (hand-written knowledge
+    lists some releases only, so 4.8.2 beside 4.8.1 and 4.9.1 may be a typo), and a malformed
+    version are not."""
     from upgradeplan.versions import Version
 
     found = kb.products.get(product)
@@ -140,7 +142,19 @@ def newer_than_known(kb: KnowledgeBase, product: str, text: str) -> bool:
     if not listed or any(v == wanted for v in listed):
         return False
     line = [v for v in listed if (v.major, v.minor) == (wanted.major, wanted.minor)]
-    return all(wanted > v for v in (line or listed))
+    return all(wanted > v for v in (line if line and _of_pack(kb, product) else listed))
+
+
+def _of_pack(kb: KnowledgeBase, product: str) -> bool:
+    """Whether a pack defines ``product``: a directory the knowledge was loaded from holds
+    ``pack.yaml`` and ``products/PRODUCT.yaml``."""
+    from pathlib import Path
+
+    return any(
+        (Path(root) / "pack.yaml").is_file()
+        and (Path(root) / "products" / f"{product}.yaml").is_file()
+        for root in kb.roots
+    )
 
 
 def with_newer(kb: KnowledgeBase, versions: Iterable[tuple[str, str]]) -> KnowledgeBase:
@@ -181,6 +195,37 @@ def with_newer(kb: KnowledgeBase, versions: Iterable[tuple[str, str]]) -> Knowle
     return replace(kb, products=products, releases=releases)
 
 
+def with_newer_of(
+    kb: KnowledgeBase,
+    state: State,
+    to: Sequence[str] = (),
+    targets: Sequence[Target] = (),
+) -> KnowledgeBase:
+    """``kb`` with a bare release (:func:`with_newer`) for each version newer than the
+    knowledge that the state runs or pins exactly, a ``--to PRODUCT=VERSION`` names, or a
+    target asks for: a pin bumped past the knowledge is judged, not refused."""
+    from upgradeplan.versions import parse_constraint
+
+    wanted: list[tuple[str, str]] = [(t.product, t.version) for t in targets]
+    for raw in to:
+        product, sep, version = raw.strip().partition("=")
+        if sep:
+            wanted.append((product.strip(), version.strip()))
+    for product in kb.products:
+        installed = state.installed(product)
+        if isinstance(installed, str):
+            wanted.append((product, installed))
+        pin = state.pin(product)
+        if pin is not None and isinstance(pin.value, str):
+            try:
+                exact = parse_constraint(pin.value).exact_version
+            except errors.InvalidConstraint:
+                exact = None
+            if exact is not None:
+                wanted.append((product, pin.value.strip().lstrip("=").strip()))
+    return with_newer(kb, wanted)
+
+
 __all__ = [
     "check_version",
     "find",
@@ -193,4 +238,5 @@ __all__ = [
     "require_product",
     "selects",
     "with_newer",
+    "with_newer_of",
 ]

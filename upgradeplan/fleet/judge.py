@@ -277,9 +277,9 @@ class Judge:
             (p, v) for p in sorted(self.kb.products) if (v := state.installed(p)) is not None
         )
         try:
-            from upgradeplan.api import with_newer
+            from upgradeplan.releases import with_newer_of
 
-            kb = with_newer(self.kb, state, to)
+            kb = with_newer_of(self.kb, state, to)
             resolved = resolve_targets(kb, state, to)
             judged = judging.check(kb, state, resolved, holds=self.holds, fail_on=self.fail_on)
             result = checked(judged)

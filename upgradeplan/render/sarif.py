@@ -432,10 +432,7 @@ def run_of(
     ]
     if result.moved_pins:
         rules.append(_MOVED_RULE)
-        results += [
-            _moved(m, len(rules) - 1, name, entry, root, result.findings, result.reviewed)
-            for m in result.moved_pins
-        ]
+        results += [_moved(m, len(rules) - 1, name, entry, root, result) for m in result.moved_pins]
     notes: list[Any] = []
     if result.error is not None:
         notes.append(_notification("error", f"{name}: could not be read: {result.error}"))
@@ -496,19 +493,13 @@ _MOVED_RULE: dict[str, Any] = {
 
 
 def _moved(
-    m: MovedPin,
-    index: int,
-    name: str,
-    entry: tuple[str, int],
-    root: Path | None,
-    findings: Sequence[Finding] = (),
-    reviewed: Mapping[str, str] | None = None,
+    m: MovedPin, index: int, name: str, entry: tuple[str, int], root: Path | None, r: CheckResult
 ) -> dict[str, Any]:
-    """A note-level result at the changed line of a moved pin."""
+    """A note-level result at the changed line of a moved pin: what the text says of it."""
     from upgradeplan.render.text import moved_text
 
     where = file_line(m.where) or entry
-    said = moved_text(m, findings, reviewed, located=False).replace(", judged below", ", judged")
+    said = moved_text(m, r.findings, r.reviewed, located=False).replace(" below", "")
     prefix = f"{name}: " if name else ""
     return {
         "ruleId": MOVED_RULE_ID,

@@ -119,11 +119,11 @@ NEWER = "newer than the knowledge"  # Release.inferred["version"] of a release i
 
 def newer_than_known(kb: KnowledgeBase, product: str, text: str) -> bool:
     """Whether ``text`` is an exact version of a chart or agent product the knowledge knows,
-    newer than the newest release it lists; for a pack's product (its releases generated from
-    the chart's index, so complete when the pack was made) also newer than the newest it
-    lists of the same ``major.minor`` line: a patch of a maintained older line, released
-    after. Compared with releases of the same kind: a stable version with the stable
-    releases, so a listed pre-release of the next line does not hide a later patch. A release
+    newer than every release it lists (pre-releases included: ``0.11.0-gs.6`` is a release);
+    for a pack's product (its releases generated from the chart's index, so complete when the
+    pack was made) it is enough to be newer than the releases it lists of the same
+    ``major.minor`` line, the stable ones for a stable version: a patch of a maintained older
+    line released after (cilium 1.20.1 beside a listed 1.21.0-pre.0). A release
     the knowledge lists, a version below or between what it lists (hand-written knowledge
     lists some releases only, so 4.8.2 beside 4.8.1 and 4.9.1 may be a typo), and a malformed
     version are not."""
@@ -137,12 +137,18 @@ def newer_than_known(kb: KnowledgeBase, product: str, text: str) -> bool:
     except errors.InvalidVersion:
         return False
     listed = [Version.parse(r.version) for r in kb.releases.get(product, ()) if r.version != NEXT]
-    if not wanted.prerelease:
-        listed = [v for v in listed if not v.prerelease]
     if not listed or any(v == wanted for v in listed):
         return False
-    line = [v for v in listed if (v.major, v.minor) == (wanted.major, wanted.minor)]
-    return all(wanted > v for v in (line if line and _of_pack(kb, product) else listed))
+    if _of_pack(kb, product):  # the stable releases of its line, when the index has any
+        line = [
+            v
+            for v in listed
+            if (v.major, v.minor) == (wanted.major, wanted.minor)
+            and (wanted.prerelease or not v.prerelease)
+        ]
+        if line:
+            return all(wanted > v for v in line)
+    return all(wanted > v for v in listed)
 
 
 def _of_pack(kb: KnowledgeBase, product: str) -> bool:

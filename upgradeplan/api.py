@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from upgradeplan import errors, planner
+from upgradeplan import errors, planner, releases
 from upgradeplan.kb.crossing import with_notes
 from upgradeplan.kb.loader import load
 from upgradeplan.model import Action, Finding, KnowledgeBase, Plan, State, Target, Verdict
@@ -29,7 +29,6 @@ from upgradeplan.readers.gather import gather as read
 from upgradeplan.releases import check_version as check_version
 from upgradeplan.releases import latest
 from upgradeplan.releases import require_product as require_product
-from upgradeplan.releases import with_newer_of
 from upgradeplan.results import EXIT_OF_VERDICT as EXIT_OF_VERDICT
 from upgradeplan.results import FAIL_ON_CHOICES as FAIL_ON_CHOICES
 from upgradeplan.results import CheckResult as CheckResult
@@ -99,10 +98,11 @@ def _validated(
     to: Sequence[str],
     given: Sequence[Target],
     holds: Sequence[str],
-) -> list[Target]:
+) -> tuple[KnowledgeBase, list[Target]]:
     for product in holds:
         require_product(kb, product)
-    return resolve_targets(kb, state, to, given)
+    kb = releases.with_newer_of(kb, state, to, given)  # versions released after the knowledge
+    return kb, resolve_targets(kb, state, to, given)
 
 
 def check(
@@ -123,8 +123,7 @@ def check(
     """
 
     threshold(fail_on)
-    kb = with_newer_of(kb, state, to, targets)  # versions released after the knowledge
-    resolved = _validated(kb, state, to, targets, holds)
+    kb, resolved = _validated(kb, state, to, targets, holds)
     judged = judging.check(
         kb, state, resolved, holds=holds, fail_on=fail_on, name=name, moved=moved, changed=changed
     )
@@ -146,16 +145,16 @@ def plan(
     """The recommended path to ``to``; exit 3 when no safe path, 4 when undetermined."""
 
     threshold(fail_on)
-    kb = with_newer_of(kb, state, to, targets)  # versions released after the knowledge
-    resolved = _validated(kb, state, to, targets, holds)
+    kb, resolved = _validated(kb, state, to, targets, holds)
     if not resolved:
         raise errors.BadInput(
             "plan needs a target", hint="use --to PRODUCT=VERSION, --to VERSION or --to latest"
         )
     result = with_notes(kb, planner.plan(kb, state, resolved, holds=list(holds), fail_on=fail_on))
     code = exit_of(result.verdict, fail_on)
-    reviewed = {p: v[1] for p, v in judging.beyond_review(kb, state, resolved).items()}
-    return PlanResult(name or state.name, state, result, code, reviewed=reviewed)
+    return PlanResult(
+        name or state.name, state, result, code, judging.reviewed_of(kb, state, resolved)
+    )
 
 
 def now_actions(kb: KnowledgeBase, plan: Plan, state: State) -> tuple[Action, ...]:
@@ -180,7 +179,7 @@ def patch(
     from upgradeplan.patches import files as disk
     from upgradeplan.planner.fixes import current_actions
 
-    kb = with_newer_of(kb, state, to)
+    kb = releases.with_newer_of(kb, state, to)
     if to:
         found = plan(kb, state, to, holds=holds).plan
         now = found.state_findings if found is not None else ()

@@ -171,9 +171,9 @@ class PlanResult:
     state: State | None
     plan: Plan | None
     exit_code: int = 0
-    error: str | None = None
     # product -> reviewed_through: the products the path takes above their reviewed knowledge
     reviewed: Mapping[str, str] = field(default_factory=dict)
+    error: str | None = None
 
     @property
     def shown_verdict(self) -> str:

@@ -319,6 +319,11 @@ def beyond_review(
     return out
 
 
+def reviewed_of(kb: KnowledgeBase, state: State, targets: Sequence[Target]) -> dict[str, str]:
+    """Product -> ``reviewed_through`` for the products of :func:`beyond_review`."""
+    return {p: through for p, (_v, through) in beyond_review(kb, state, targets).items()}
+
+
 def review_notes(unreviewed: Mapping[str, tuple[str, str]]) -> list[str]:
     """One line per product above its reviewed knowledge."""
     return [

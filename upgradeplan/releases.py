@@ -127,8 +127,6 @@ def newer_than_known(kb: KnowledgeBase, product: str, text: str) -> bool:
     the knowledge lists, a version below or between what it lists (hand-written knowledge
     lists some releases only, so 4.8.2 beside 4.8.1 and 4.9.1 may be a typo), and a malformed
     version are not."""
-    from upgradeplan.versions import Version
-
     found = kb.products.get(product)
     if found is None or found.kind not in ("chart", "agent") or text == NEXT:
         return False
@@ -171,8 +169,6 @@ def with_newer(kb: KnowledgeBase, versions: Iterable[tuple[str, str]]) -> Knowle
     (planner.judge.beyond_review). ``kb`` itself when there is none."""
     from dataclasses import replace
 
-    from upgradeplan.versions import parse_version
-
     added: dict[str, list[str]] = {}
     for product, version in versions:
         if newer_than_known(kb, product, version) and version not in added.get(product, []):
@@ -210,8 +206,6 @@ def with_newer_of(
     """``kb`` with a bare release (:func:`with_newer`) for each version newer than the
     knowledge that the state runs or pins exactly, a ``--to PRODUCT=VERSION`` names, or a
     target asks for: a pin bumped past the knowledge is judged, not refused."""
-    from upgradeplan.versions import parse_constraint
-
     wanted: list[tuple[str, str]] = [(t.product, t.version) for t in targets]
     for raw in to:
         product, sep, version = raw.strip().partition("=")

@@ -31,6 +31,7 @@ from upgradeplan.model import (
 )
 from upgradeplan.render import upgrade_doc
 from upgradeplan.render.graphviz import path_view, to_mermaid
+from upgradeplan.results import reviewed_words
 from upgradeplan.versions import is_exact
 
 if TYPE_CHECKING:
@@ -376,8 +377,6 @@ _NOW_WORDS = {
 
 def _verdict_line(plan: Plan, reviewed: Mapping[str, str]) -> str:
     if reviewed and plan.verdict in ("safe", "safe-with-actions"):
-        from upgradeplan.results import reviewed_words
-
         return (
             f"{reviewed_words(reviewed)} — nothing known applies, but the knowledge was not "
             "reviewed this far, so this is not called safe."
@@ -428,8 +427,6 @@ def runbook(
     if plan.targets:
         direct_line = f"{plan.direct.verdict}"
         if reviewed and plan.direct.verdict in ("safe", "safe-with-actions"):
-            from upgradeplan.results import reviewed_words
-
             direct_line = reviewed_words(reviewed)
         if direct_hazards:
             direct_line += " (" + ", ".join(f"`{h}` applies" for h in direct_hazards) + ")"

@@ -23,7 +23,7 @@ from upgradeplan.model import Finding, Plan
 from upgradeplan.provenance import Source
 from upgradeplan.render.sarif import counts, fallback_locations, file_line, location_of
 from upgradeplan.render.text import moved_text
-from upgradeplan.results import EXIT_OF_VERDICT, NOTHING_TO_JUDGE
+from upgradeplan.results import EXIT_OF_VERDICT, NO_KNOWN_HAZARDS, NOTHING_TO_JUDGE, reviewed_words
 
 if TYPE_CHECKING:
     from upgradeplan.accept import Acceptance
@@ -210,8 +210,6 @@ def render(
     if overall is None and verdicts and all(v == NOTHING_TO_JUDGE for v in verdicts):
         overall = NOTHING_TO_JUDGE
     if overall is None:
-        from upgradeplan.results import NO_KNOWN_HAZARDS, reviewed_words
-
         reviewed = {p: v for r in results for p, v in r.reviewed.items()}
         if NO_KNOWN_HAZARDS in verdicts and all(v != "safe" for v in verdicts):
             overall = reviewed_words(reviewed)

@@ -42,6 +42,7 @@ from upgradeplan import __version__
 from upgradeplan.accept import rule_id as stable
 from upgradeplan.model import SEVERITY_RANK, Finding, Hazard, KnowledgeBase, Plan
 from upgradeplan.provenance import Source
+from upgradeplan.render.text import moved_text
 from upgradeplan.results import NOTHING_TO_JUDGE
 
 if TYPE_CHECKING:
@@ -496,8 +497,6 @@ def _moved(
     m: MovedPin, index: int, name: str, entry: tuple[str, int], root: Path | None, r: CheckResult
 ) -> dict[str, Any]:
     """A note-level result at the changed line of a moved pin: what the text says of it."""
-    from upgradeplan.render.text import moved_text
-
     where = file_line(m.where) or entry
     said = moved_text(m, r.findings, r.reviewed, located=False).replace(" below", "")
     prefix = f"{name}: " if name else ""

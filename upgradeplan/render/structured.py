@@ -24,6 +24,7 @@ from upgradeplan.model import (
     Withdrawn,
 )
 from upgradeplan.render.summary import shown, stop_reasons, to_decide
+from upgradeplan.render.text import moved_judged
 from upgradeplan.results import FIT_WORDS
 
 if TYPE_CHECKING:
@@ -191,8 +192,6 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
 def moved_to_dict(m: MovedPin, findings: Sequence[Finding] = ()) -> dict[str, Any]:
     """A pin the change moves: ``product`` null when the knowledge does not know the chart;
     ``judged`` when the knowledge, a pack or the checks computed from its charts judged it."""
-    from upgradeplan.render.text import moved_judged
-
     return {
         "name": m.chart,
         "object": m.key,

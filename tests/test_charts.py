@@ -187,6 +187,9 @@ def test_charts_from_a_folder_need_no_network(tmp_path: Path, cache: Path) -> No
         folder / "demo-2.0.0.tgz"
     )
     assert code == 0
+    # a chart the knowledge does not know, judged by the checks computed from its charts
+    [moved] = json.loads(out)["results"][0]["moved"]
+    assert (moved["product"], moved["judged"]) == (None, True)
 
 
 def test_an_unreadable_archive_is_named_and_gates_only_when_asked_for(
@@ -204,6 +207,8 @@ def test_an_unreadable_archive_is_named_and_gates_only_when_asked_for(
             f"{helm.url}/charts/demo-2.0.0.tgz: HTTP 500"
         )
     assert code == 0  # the default: reported, never gating
+    [moved] = json.loads(out)["results"][0]["moved"]
+    assert moved["judged"] is False  # its archives could not be read: nothing judged it
     code, out = _gate(
         repo, "--chart-checks", "require", "--fact", "kubernetes=1.31.0", "-o", "json"
     )

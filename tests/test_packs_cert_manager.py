@@ -191,3 +191,24 @@ def test_gitops_renovate_bump_without_the_removed_key_passes(tmp_path: Path) -> 
     repo = bumped(tmp_path, keep_key=False)
     code, out = run(*PACK, "check", "--gitops", str(repo), "--base", "HEAD")
     assert code == 0, out
+
+
+def test_gitops_bump_that_removes_the_key_in_the_same_change_passes(tmp_path: Path) -> None:
+    # the base commit sets the key v1.21 removed; the change bumps the chart and drops the
+    # key: Flux applies the head's values with the new chart, which the hazard must read
+    repo = bumped(tmp_path, keep_key=True)
+    release = repo / "clusters" / "home" / "infra" / "helmrelease.yaml"
+    release.write_text(release.read_text().replace("        targetPort: 9402\n", ""))
+    code, out = run(*PACK, "check", "--gitops", str(repo), "--base", "HEAD", "--no-chart-checks")
+    assert code == 0, out
+    assert REMOVED not in out
+    assert "cert-manager v1.20.3 → v1.21.1" in out  # the moved pin, on the first screen
+
+
+def test_gitops_bump_that_removes_the_whole_prometheus_block_passes(tmp_path: Path) -> None:
+    repo = bumped(tmp_path, keep_key=True)
+    release = repo / "clusters" / "home" / "infra" / "helmrelease.yaml"
+    text = release.read_text()
+    release.write_text(text[: text.index("    prometheus:")])
+    code, out = run(*PACK, "check", "--gitops", str(repo), "--base", "HEAD", "--no-chart-checks")
+    assert code == 0, out

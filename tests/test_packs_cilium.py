@@ -143,8 +143,13 @@ def test_a_bgpv1_peering_policy_blocks_1_19() -> None:
 
 def test_no_peering_policies_leave_1_19_with_no_known_hazard() -> None:
     code, found = judge("1.18.12", "1.19.0", NOTHING_SET, "object.CiliumBGPPeeringPolicy=[]")
-    # 1.19 is above the pack's reviewed_through (1.17.0): "no known hazards", never "safe"
-    assert (code, found[BGP]) == (4, "does-not-apply")
+    # 1.19 is above the pack's reviewed_through (1.17.0): "no known hazards", never "safe",
+    # and like a chart the knowledge does not know it does not fail the run
+    assert (code, found[BGP]) == (0, "does-not-apply")
+    assert check(*PACK, "--installed", "cilium=1.18.12", "--to", "cilium=1.19.0", "--fact",
+                 NOTHING_SET, "--fact", "object.CiliumBGPPeeringPolicy=[]")[1]["verdict"] == (
+        "no-known-hazards"
+    )  # fmt: skip
 
 
 def test_peering_policies_not_listed_leave_1_19_undetermined() -> None:
@@ -158,7 +163,7 @@ def test_a_cluster_mesh_without_the_policy_option_blocks_1_19() -> None:
     assert (code, found[LOCAL]) == (3, "applies")
     kept = values(clustermesh__useAPIServer=True, clustermesh__policyDefaultLocalCluster=False)
     code, found = judge("1.18.12", "1.19.0", *kept, "object.CiliumBGPPeeringPolicy=[]")
-    assert (code, found[LOCAL]) == (4, "does-not-apply")  # above reviewed_through: not "safe"
+    assert (code, found[LOCAL]) == (0, "does-not-apply")  # above reviewed_through: not "safe"
 
 
 def test_no_cluster_mesh_no_local_cluster_finding() -> None:
@@ -203,3 +208,51 @@ def test_gitops_bump_with_the_cluster_renamed_first_passes(tmp_path: Path) -> No
     release.write_text(release.read_text().replace("version: 1.16.19", "version: 1.17.0"))
     code, out = run(*PACK, "check", "--gitops", str(repo), "--base", "HEAD")
     assert code == 0, out
+
+
+# --------------------------------------------------------------- newer than the pack
+
+
+def test_a_release_newer_than_the_pack_is_judged_not_refused() -> None:
+    # 1.20.1 came out after the pack's snapshot (it lists 1.20.0 and 1.21.0-pre.0)
+    for command in ("check", "plan"):
+        code, out = run(*PACK, command, "--installed", "cilium=1.20.0", "--to", "cilium=1.20.1")
+        assert code == 0, out
+        assert "no known hazards (knowledge reviewed through 1.17.0)" in out.splitlines()[0]
+    code, res = check(*PACK, "--installed", "cilium=1.20.1")
+    assert (code, res["verdict"]) == (0, "no-known-hazards")
+    assert not any("not in the knowledge base" in n for n in res["notes"])
+
+
+def test_a_malformed_or_unlisted_older_version_is_still_bad_input() -> None:
+    code, out = run(*PACK, "check", "--installed", "cilium=1.19.6", "--to", "cilium=1.20.x")
+    assert code == 2 and "invalid version '1.20.x'" in out
+    # below the newest listed release of its line: one the chart index never had (a typo)
+    code, out = run(*PACK, "check", "--installed", "cilium=1.18.0", "--to", "cilium=1.19.3-rc.5")
+    assert code == 2 and "unknown cilium release (--to) '1.19.3-rc.5'" in out
+
+
+def test_a_late_patch_of_an_older_line_is_newer_than_the_pack() -> None:
+    # 1.19.7 would be a patch of the 1.19 line released after the snapshot (which lists 1.20.0)
+    code, out = run(*PACK, "check", "--installed", "cilium=1.19.6", "--to", "cilium=1.19.7")
+    assert code == 0, out
+    assert "no known hazards (knowledge reviewed through 1.17.0)" in out.splitlines()[0]
+
+
+def test_gitops_bump_past_the_pack_goes_green_naming_the_review(tmp_path: Path) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repo = tmp_path / "repo"
+    shutil.copytree(FIXTURE, repo)
+    release = repo / "clusters" / "lab" / "kube-system" / "helmrelease.yaml"
+    text = release.read_text().replace("name: Lab_West", "name: lab-west")
+    release.write_text(text.replace("version: 1.16.19", "version: 1.20.0"))
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
+    release.write_text(release.read_text().replace("version: 1.20.0", "version: 1.20.1"))
+    code, out = run(*PACK, "check", "--gitops", str(repo), "--base", "HEAD", "--no-chart-checks")
+    assert code == 0, out
+    assert "cilium 1.20.0 → 1.20.1" in out
+    assert "no known hazards (knowledge reviewed through 1.17.0)" in out
+    assert "selects no release" not in out

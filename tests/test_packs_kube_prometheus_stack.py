@@ -162,7 +162,9 @@ def test_above_reviewed_through_is_never_safe(tmp_path: Path) -> None:
         "--kb", str(pack), "--installed", f"{P}=88.5.3", "--to", f"{P}=88.6.0",
         "--fact", f"values.{P}={{}}", "--fact", f"helmrelease.{P}.crds={json.dumps(DEFAULT)}",
     )  # fmt: skip
-    assert (code, result["verdict"]) == (4, "undetermined")
+    # "no known hazards (knowledge reviewed through 88.5.3)": exit 0, never "safe"
+    assert (code, result["verdict"]) == (0, "no-known-hazards")
+    assert result["reviewed_through"] == {P: "88.5.3"}
     assert any("reviewed through 88.5.3" in n for n in result["notes"])
 
 

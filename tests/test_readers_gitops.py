@@ -895,14 +895,25 @@ def test_only_the_products_own_values_files_are_recognised(tmp_path: Path) -> No
 
 
 def test_a_pin_on_an_unknown_release_is_bad_input_at_its_line() -> None:
+    # between the releases the hand-written knowledge lists (4.7.19, 4.8.0): maybe a typo
     with pytest.raises(BadInput) as err:
         pin_changes(
             KB,
             _state(agent_platform=("4.7.18", "oci.yaml:9")),
-            _state(agent_platform=("9.9.9", "oci.yaml:9")),
+            _state(agent_platform=("4.7.25", "oci.yaml:9")),
         )
     assert err.value.location == "oci.yaml:9"
-    assert "9.9.9" in str(err.value)
+    assert "4.7.25" in str(err.value)
+
+
+def test_a_pin_newer_than_the_knowledge_is_a_target_not_bad_input() -> None:
+    # released after the knowledge was written: judged ("no known hazards"), not refused
+    change = pin_changes(
+        KB,
+        _state(agent_platform=("4.7.18", "oci.yaml:9")),
+        _state(agent_platform=("9.9.9", "oci.yaml:9")),
+    )
+    assert [(t.product, t.version) for t in change.targets] == [("agent-platform", "9.9.9")]
 
 
 OVERLAY = {

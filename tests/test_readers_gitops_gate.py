@@ -173,3 +173,86 @@ def test_a_change_that_only_moves_the_pin_keeps_the_base_values(repo: Path) -> N
     code, result, err = _gate(repo)
     assert not [r for r in result["unreadable"] if r.get("cause") == "rewritten by the change"]
     assert (code, result["verdict"]) == (0, "safe"), err
+
+
+# ------------------------------------------- every moved pin named, in every output
+
+
+CERT_FILE = "clusters/prod/cert-manager.yaml"
+CERT_RELEASE = """\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: cert-manager
+spec:
+  interval: 30m
+  chart:
+    spec:
+      chart: cert-manager
+      version: v1.16.0
+      sourceRef:
+        kind: HelmRepository
+        name: jetstack
+"""
+
+
+def _with_unknown_chart(repo: Path) -> None:
+    """A cert-manager HelmRelease (a chart the bundled knowledge does not know) beside S1."""
+    (repo / CERT_FILE).write_text(CERT_RELEASE)
+    kust = repo / "clusters/prod/kustomization.yaml"
+    text = kust.read_text()
+    kust.write_text(text.replace("resources:\n", "resources:\n  - cert-manager.yaml\n"))
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "cert-manager")
+
+
+def _outputs(repo: Path, *extra: str) -> dict[str, tuple[int, str]]:
+    args = ["check", "--gitops", "clusters/prod", "--base", "HEAD", *KNOWN, *extra]
+    old = Path.cwd()
+    os.chdir(repo)
+    try:
+        out: dict[str, tuple[int, str]] = {}
+        for output in ("text", "json", "github", "markdown", "sarif"):
+            result = CliRunner().invoke(cli, [*args, "-o", output])
+            assert "Traceback" not in result.output
+            out[output] = (result.exit_code, result.stdout)
+    finally:
+        os.chdir(old)
+    return out
+
+
+@pytest.mark.parametrize("bump", ["agent-platform", "unknown", "both"])
+def test_every_moved_pin_is_named_in_every_output(repo: Path, bump: str) -> None:
+    _with_unknown_chart(repo)
+    moved: list[str] = []
+    if bump in ("agent-platform", "both"):
+        _rewrite_pin(repo, '"4.7.19"')
+        bom = repo / "clusters/prod/bom.yaml"
+        bom.write_text(bom.read_text().replace('versionRange: "4.7.18"', 'versionRange: "4.7.19"'))
+        moved.append("agent-platform 4.7.18 → 4.7.19")
+    if bump in ("unknown", "both"):
+        cert = repo / CERT_FILE
+        cert.write_text(cert.read_text().replace("v1.16.0", "v1.16.1"))
+        moved.append("cert-manager v1.16.0 → v1.16.1")
+    out = _outputs(repo, "--no-chart-checks")
+    codes = {code for code, _ in out.values()}
+    assert codes == {0}, out
+    first = out["text"][1]
+    for pin in moved:
+        assert pin in first, first
+        assert pin in out["github"][1] and pin in out["markdown"][1]
+        notes = [
+            r["message"]["text"]
+            for r in json.loads(out["sarif"][1])["runs"][0]["results"]
+            if r["ruleId"] == "pin-moved"
+        ]
+        assert any(pin in n for n in notes), notes
+    if "cert-manager v1.16.0 → v1.16.1" in moved:
+        assert f"cert-manager v1.16.0 → v1.16.1 ({CERT_FILE}:10): not in the knowledge, " in first
+    [result] = json.loads(out["json"][1])["results"]
+    judged = {m["name"]: m["judged"] for m in result["moved"]}
+    assert {m.split(" ")[0] for m in moved} <= set(judged)  # the BOM's component moves too
+    if bump != "unknown":
+        assert judged["agent-platform"] is True
+    if bump != "agent-platform":
+        assert judged["cert-manager"] is False  # nothing judged it (chart checks off)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from upgradeplan import errors, planner
+from upgradeplan import errors, planner, releases
 from upgradeplan.kb.crossing import with_notes
 from upgradeplan.kb.loader import load
 from upgradeplan.model import Action, Finding, KnowledgeBase, Plan, State, Target, Verdict
@@ -98,10 +98,11 @@ def _validated(
     to: Sequence[str],
     given: Sequence[Target],
     holds: Sequence[str],
-) -> list[Target]:
+) -> tuple[KnowledgeBase, list[Target]]:
     for product in holds:
         require_product(kb, product)
-    return resolve_targets(kb, state, to, given)
+    kb = releases.with_newer_of(kb, state, to, given)  # versions released after the knowledge
+    return kb, resolve_targets(kb, state, to, given)
 
 
 def check(
@@ -122,7 +123,7 @@ def check(
     """
 
     threshold(fail_on)
-    resolved = _validated(kb, state, to, targets, holds)
+    kb, resolved = _validated(kb, state, to, targets, holds)
     judged = judging.check(
         kb, state, resolved, holds=holds, fail_on=fail_on, name=name, moved=moved, changed=changed
     )
@@ -144,15 +145,16 @@ def plan(
     """The recommended path to ``to``; exit 3 when no safe path, 4 when undetermined."""
 
     threshold(fail_on)
-    resolved = _validated(kb, state, to, targets, holds)
+    kb, resolved = _validated(kb, state, to, targets, holds)
     if not resolved:
         raise errors.BadInput(
             "plan needs a target", hint="use --to PRODUCT=VERSION, --to VERSION or --to latest"
         )
-
     result = with_notes(kb, planner.plan(kb, state, resolved, holds=list(holds), fail_on=fail_on))
     code = exit_of(result.verdict, fail_on)
-    return PlanResult(name=name or state.name, state=state, plan=result, exit_code=code)
+    return PlanResult(
+        name or state.name, state, result, code, judging.reviewed_of(kb, state, resolved)
+    )
 
 
 def now_actions(kb: KnowledgeBase, plan: Plan, state: State) -> tuple[Action, ...]:
@@ -177,6 +179,7 @@ def patch(
     from upgradeplan.patches import files as disk
     from upgradeplan.planner.fixes import current_actions
 
+    kb = releases.with_newer_of(kb, state, to)
     if to:
         found = plan(kb, state, to, holds=holds).plan
         now = found.state_findings if found is not None else ()

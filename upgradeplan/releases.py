@@ -6,8 +6,10 @@ the condition predicates and the facade agree. Pure functions over model objects
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 from upgradeplan import errors
-from upgradeplan.model import NEXT, KnowledgeBase, Product, Release
+from upgradeplan.model import NEXT, KnowledgeBase, Product, Release, State, Target
 from upgradeplan.versions import Version, parse_constraint, parse_version, select, sort_versions
 
 
@@ -112,6 +114,118 @@ def selects(kb: KnowledgeBase, product: str, pin: str) -> str | None:
     return select(pin, known_versions(kb, product), flavour="flux")
 
 
+NEWER = "newer than the knowledge"  # Release.inferred["version"] of a release it does not list
+
+
+def newer_than_known(kb: KnowledgeBase, product: str, text: str) -> bool:
+    """Whether ``text`` is an exact version of a chart or agent product the knowledge knows,
+    newer than every release it lists (pre-releases included: ``0.11.0-gs.6`` is a release);
+    for a pack's product (its releases generated from the chart's index, so complete when the
+    pack was made) it is enough to be newer than the releases it lists of the same
+    ``major.minor`` line, the stable ones for a stable version: a patch of a maintained older
+    line released after (cilium 1.20.1 beside a listed 1.21.0-pre.0). A release
+    the knowledge lists, a version below or between what it lists (hand-written knowledge
+    lists some releases only, so 4.8.2 beside 4.8.1 and 4.9.1 may be a typo), and a malformed
+    version are not."""
+    found = kb.products.get(product)
+    if found is None or found.kind not in ("chart", "agent") or text == NEXT:
+        return False
+    try:
+        wanted = Version.parse(text)
+    except errors.InvalidVersion:
+        return False
+    listed = [Version.parse(r.version) for r in kb.releases.get(product, ()) if r.version != NEXT]
+    if not listed or any(v == wanted for v in listed):
+        return False
+    if _of_pack(kb, product):  # the stable releases of its line, when the index has any
+        line = [
+            v
+            for v in listed
+            if (v.major, v.minor) == (wanted.major, wanted.minor)
+            and (wanted.prerelease or not v.prerelease)
+        ]
+        if line:
+            return all(wanted > v for v in line)
+    return all(wanted > v for v in listed)
+
+
+def _of_pack(kb: KnowledgeBase, product: str) -> bool:
+    """Whether a pack defines ``product``: a directory the knowledge was loaded from holds
+    ``pack.yaml`` and ``products/PRODUCT.yaml``."""
+    from pathlib import Path
+
+    return any(
+        (Path(root) / "pack.yaml").is_file()
+        and (Path(root) / "products" / f"{product}.yaml").is_file()
+        for root in kb.roots
+    )
+
+
+def with_newer(kb: KnowledgeBase, versions: Iterable[tuple[str, str]]) -> KnowledgeBase:
+    """``kb`` with a bare release for each (product, version) newer than every release it
+    lists (:func:`newer_than_known`): what came out after the knowledge (or a pack) was
+    written. Nothing is known of it, so its product's ``reviewed_through`` (its newest listed
+    release when it states none) makes the verdict "no known hazards", never "safe"
+    (planner.judge.beyond_review). ``kb`` itself when there is none."""
+    from dataclasses import replace
+
+    added: dict[str, list[str]] = {}
+    for product, version in versions:
+        if newer_than_known(kb, product, version) and version not in added.get(product, []):
+            added.setdefault(product, []).append(version)
+    if not added:
+        return kb
+    releases = dict(kb.releases)
+    products = dict(kb.products)
+    for product, extra in added.items():
+        nxt = [r for r in releases[product] if r.version == NEXT]
+        through = products[product].reviewed_through or (latest(kb, product) or "")
+        products[product] = replace(products[product], reviewed_through=through)
+        rels = [r for r in releases[product] if r.version != NEXT]
+        for version in extra:
+            rels.append(
+                Release(
+                    product=product,
+                    version=version,
+                    title=f"{product} {version}: {NEWER}",
+                    summary=f"Not in the knowledge (reviewed through {through}).",
+                    inferred={"version": NEWER},
+                )
+            )
+        rels.sort(key=lambda r: parse_version(r.version))
+        releases[product] = (*rels, *nxt)
+    return replace(kb, products=products, releases=releases)
+
+
+def with_newer_of(
+    kb: KnowledgeBase,
+    state: State,
+    to: Sequence[str] = (),
+    targets: Sequence[Target] = (),
+) -> KnowledgeBase:
+    """``kb`` with a bare release (:func:`with_newer`) for each version newer than the
+    knowledge that the state runs or pins exactly, a ``--to PRODUCT=VERSION`` names, or a
+    target asks for: a pin bumped past the knowledge is judged, not refused."""
+    wanted: list[tuple[str, str]] = [(t.product, t.version) for t in targets]
+    for raw in to:
+        product, sep, version = raw.strip().partition("=")
+        if sep:
+            wanted.append((product.strip(), version.strip()))
+    for product in kb.products:
+        installed = state.installed(product)
+        if isinstance(installed, str):
+            wanted.append((product, installed))
+        pin = state.pin(product)
+        if pin is not None and isinstance(pin.value, str):
+            try:
+                exact = parse_constraint(pin.value).exact_version
+            except errors.InvalidConstraint:
+                exact = None
+            if exact is not None:
+                wanted.append((product, pin.value.strip().lstrip("=").strip()))
+    return with_newer(kb, wanted)
+
+
 __all__ = [
     "check_version",
     "find",
@@ -119,7 +233,10 @@ __all__ = [
     "latest",
     "may_hop",
     "nearest",
+    "newer_than_known",
     "planned",
     "require_product",
     "selects",
+    "with_newer",
+    "with_newer_of",
 ]

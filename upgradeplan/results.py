@@ -20,11 +20,13 @@ from upgradeplan.model import (
     Product,
     Release,
     State,
+    Step,
     Target,
     Verdict,
 )
 from upgradeplan.provenance import Source
 from upgradeplan.unreadable import Unreadable
+from upgradeplan.versions import Version
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -133,12 +135,18 @@ class CheckResult:
     # would make it safe (each failing finding has a pin-move fix naming a held product)
     fix_in_change: tuple[str, ...] = ()
     moved_pins: tuple[MovedPin, ...] = ()  # --base: every chart pin the change moves
+    # product -> reviewed_through: the products the move takes above their reviewed knowledge
+    reviewed: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def shown_verdict(self) -> str:
         """The verdict every output prints: ``nothing-to-judge`` for the installation as it is
         when it holds no product of the knowledge base and nothing was found (exit 0 as for
-        ``safe``, but "safe" would claim a judgement nobody made), else :attr:`verdict`."""
+        ``safe``, but "safe" would claim a judgement nobody made); ``no-known-hazards`` for a
+        green verdict above a product's ``reviewed_through`` (exit 0 too: nobody looked
+        there, so it is not called safe); else :attr:`verdict`."""
+        if self.reviewed and self.verdict in ("safe", "safe-with-actions"):
+            return NO_KNOWN_HAZARDS
         plan = self.plan
         if (
             plan is not None
@@ -150,6 +158,12 @@ class CheckResult:
             return NOTHING_TO_JUDGE
         return self.verdict
 
+    @property
+    def verdict_text(self) -> str:
+        """:attr:`shown_verdict` in words: ``no known hazards (knowledge reviewed through X)``
+        for ``no-known-hazards``."""
+        return shown_text(self.shown_verdict, self.reviewed)
+
 
 @dataclass(frozen=True, slots=True)
 class PlanResult:
@@ -157,7 +171,39 @@ class PlanResult:
     state: State | None
     plan: Plan | None
     exit_code: int = 0
+    # product -> reviewed_through: the products the path takes above their reviewed knowledge
+    reviewed: Mapping[str, str] = field(default_factory=dict)
     error: str | None = None
+
+    @property
+    def shown_verdict(self) -> str:
+        """The plan's verdict as every output prints it: ``no-known-hazards`` instead of a
+        green verdict above a product's ``reviewed_through``."""
+        verdict = self.plan.verdict if self.plan is not None else "undetermined"
+        if self.reviewed and verdict in ("safe", "safe-with-actions"):
+            return NO_KNOWN_HAZARDS
+        return verdict
+
+    @property
+    def verdict_text(self) -> str:
+        return shown_text(self.shown_verdict, self.reviewed)
+
+    def step_verdict(self, step: Step) -> str:
+        """A step's verdict as shown: ``no-known-hazards`` for a green step that moves a
+        product above its ``reviewed_through``."""
+        through = self.reviewed.get(step.product)
+        if through is None or step.verdict not in ("safe", "safe-with-actions"):
+            return step.verdict
+        try:
+            above = Version.parse(step.to_version) > Version.parse(through)
+        except errors.InvalidVersion:
+            return step.verdict
+        return NO_KNOWN_HAZARDS if above else step.verdict
+
+    def step_text(self, step: Step) -> str:
+        return shown_text(
+            self.step_verdict(step), {step.product: self.reviewed.get(step.product, "")}
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,6 +287,23 @@ class Diagnosis:
 
 
 NOTHING_TO_JUDGE = "nothing-to-judge"  # CheckResult.shown_verdict; exit 0
+NO_KNOWN_HAZARDS = "no-known-hazards"  # shown above reviewed_through; exit 0
+
+
+def reviewed_words(reviewed: Mapping[str, str]) -> str:
+    """``no known hazards (knowledge reviewed through 1.17.0)``; with several products, each
+    named: ``(knowledge reviewed through cilium 1.17.0, cert-manager v1.19.0)``."""
+    if len(reviewed) == 1:
+        through = next(iter(reviewed.values()))
+    else:
+        through = ", ".join(f"{p} {v}" for p, v in sorted(reviewed.items()))
+    return f"no known hazards (knowledge reviewed through {through})"
+
+
+def shown_text(verdict: str, reviewed: Mapping[str, str]) -> str:
+    """A shown verdict in words: the token, or for ``no-known-hazards`` its sentence."""
+    return reviewed_words(reviewed) if verdict == NO_KNOWN_HAZARDS else verdict
+
 
 # how a diagnosis fits the installation's state (triage's fit), in words
 FIT_WORDS = {2: "fits the state", 1: "the state cannot tell", 0: "the state rules it out"}
@@ -282,6 +345,7 @@ __all__ = [
     "EXIT_OF_VERDICT",
     "FAIL_ON_CHOICES",
     "NOTHING_TO_JUDGE",
+    "NO_KNOWN_HAZARDS",
     "CheckResult",
     "ConditionResult",
     "Diagnosis",
@@ -296,5 +360,7 @@ __all__ = [
     "SymptomMatch",
     "checked",
     "exit_of",
+    "reviewed_words",
+    "shown_text",
     "worst_exit",
 ]

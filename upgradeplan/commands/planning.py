@@ -36,6 +36,7 @@ def _markdown(
     plans: Sequence[tuple[Plan, State]],
     named: bool = False,
     notes: Mapping[str, Sequence[str]] | None = None,
+    reviewed: Mapping[str, Mapping[str, str]] | None = None,
 ) -> str:
     def said(state: State) -> str:
         lines = (notes or {}).get(state.name, ())
@@ -48,7 +49,15 @@ def _markdown(
             else ""
         )
         + said(state)
-        + _ensure_nl(markdown.runbook(plan, kb, state, now=api.now_actions(kb, plan, state)))
+        + _ensure_nl(
+            markdown.runbook(
+                plan,
+                kb,
+                state,
+                now=api.now_actions(kb, plan, state),
+                reviewed=(reviewed or {}).get(state.name),
+            )
+        )
         for plan, state in plans
     )
 
@@ -116,7 +125,9 @@ def plan(
         text = structured.serialise(structured.plans_to_dict(results, code), output)
     else:
         text = _markdown(
-            kb, [(r.plan, r.state) for r in results if r.plan is not None and r.state is not None]
+            kb,
+            [(r.plan, r.state) for r in results if r.plan is not None and r.state is not None],
+            reviewed={r.state.name: r.reviewed for r in results if r.state is not None},
         )
     click.echo(text, nl=False, color=use_color(ctx))
     ctx.exit(code)

@@ -30,7 +30,7 @@ from upgradeplan.model import NEXT, SEVERITY_RANK, KnowledgeBase, State, Target
 from upgradeplan.planner import judge as judging
 from upgradeplan.planner.targets import resolve_targets
 from upgradeplan.planner.verdicts import threshold
-from upgradeplan.releases import check_version, require_product
+from upgradeplan.releases import check_version, require_product, with_newer_of
 from upgradeplan.results import checked, worst_exit
 from upgradeplan.state.derive import derive
 from upgradeplan.state.merge import merge
@@ -277,8 +277,9 @@ class Judge:
             (p, v) for p in sorted(self.kb.products) if (v := state.installed(p)) is not None
         )
         try:
-            resolved = resolve_targets(self.kb, state, to)
-            judged = judging.check(self.kb, state, resolved, holds=self.holds, fail_on=self.fail_on)
+            kb = with_newer_of(self.kb, state, to)
+            resolved = resolve_targets(kb, state, to)
+            judged = judging.check(kb, state, resolved, holds=self.holds, fail_on=self.fail_on)
             result = checked(judged)
         except errors.UpgradeplanError as exc:
             error = f"cannot be judged: {exc.one_line()}"

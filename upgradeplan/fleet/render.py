@@ -16,6 +16,7 @@ VERDICTS = (
     "undetermined",
     "safe-with-actions",
     "safe",
+    "no-known-hazards",
     "nothing-to-judge",
     "unreadable",
 )

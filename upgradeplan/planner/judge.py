@@ -43,6 +43,9 @@ class Judgement:
     unreadable: tuple[Unreadable, ...] = ()
     changed: Mapping[str, Source] = field(default_factory=dict)  # --base: product -> new pin
     fix_in_change: tuple[str, ...] = ()  # held products whose pin move would make it safe
+    # product -> reviewed_through, for the products the move takes above their reviewed
+    # knowledge: a green verdict is then shown as "no known hazards", never "safe"
+    reviewed: Mapping[str, str] = field(default_factory=dict)
 
 
 def judge(findings: Sequence[Finding], fail_on: str, *, actions: bool = False) -> Verdict:
@@ -77,8 +80,6 @@ def check(
     if verdict in ("safe", "safe-with-actions") and unknown_versions(kb, state):
         verdict = "undetermined"  # the knowledge cannot vouch for a release it does not list
     unreviewed = beyond_review(kb, state, targets)
-    if unreviewed and verdict in ("safe", "safe-with-actions"):
-        verdict = "undetermined"  # no hazard known is not "safe" where nobody looked
     ranged = ranged_running(kb, state) if not targets else []
     if ranged and verdict in ("safe", "safe-with-actions") and fail_on != "never":
         verdict = "undetermined"  # what a range installed may carry a hazard of its own
@@ -92,10 +93,11 @@ def check(
         findings=relocate(findings, moved or {}, changed),
         verdict=verdict,
         recommended=recommended,
-        notes=(*unreviewed, *read_notes(kb, state), *guesses, *ranged),
+        notes=(*review_notes(unreviewed), *read_notes(kb, state), *guesses, *ranged),
         unreadable=tuple(unread),
         changed=dict(changed or {}),
         fix_in_change=held_fixes(kb, findings, holds, fail_on) if verdict == "blocked" else (),
+        reviewed={p: through for p, (_v, through) in unreviewed.items()},
     )
 
 
@@ -289,30 +291,45 @@ def unknown_versions(kb: KnowledgeBase, state: State) -> list[tuple[str, str]]:
     return out
 
 
-def beyond_review(kb: KnowledgeBase, state: State, targets: Sequence[Target]) -> list[str]:
-    """One line per product whose installed or target version is above the newest version
-    its knowledge was reviewed through (``reviewed_through``): no hazard known there is not
-    the same as none."""
-    out: list[str] = []
-    wanted = {t.product: t.version for t in targets}
-    for product in sorted(kb.products):
-        through = kb.products[product].reviewed_through
-        if not through:
+def beyond_review(
+    kb: KnowledgeBase, state: State, targets: Sequence[Target]
+) -> dict[str, tuple[str, str]]:
+    """Product -> (version, reviewed_through) for each product the move takes above the newest
+    version its knowledge was reviewed through: the targets' versions when there are targets
+    (a product the move leaves alone does not colour its verdict), else what is installed. No
+    hazard known there is not the same as none: a green verdict is shown as "no known
+    hazards (knowledge reviewed through X)", never "safe", and exits 0 as for a chart the
+    knowledge does not know (docs/exit-codes.md)."""
+    out: dict[str, tuple[str, str]] = {}
+    if targets:
+        asked: list[tuple[str, str | None]] = [(t.product, t.version) for t in targets]
+    else:
+        asked = [(p, state.installed(p)) for p in sorted(kb.products)]
+    for product, version in sorted(asked):
+        through = kb.products[product].reviewed_through if product in kb.products else ""
+        if not through or not isinstance(version, str) or version == NEXT:
             continue
-        for version in (state.installed(product), wanted.get(product)):
-            if not isinstance(version, str) or version == NEXT:
-                continue
-            try:
-                above = Version.parse(version) > Version.parse(through)
-            except errors.InvalidVersion:
-                continue
-            if above:
-                out.append(
-                    f"{product} {version}: no known hazards (knowledge reviewed through "
-                    f"{through}); not called safe"
-                )
-                break
+        try:
+            above = Version.parse(version) > Version.parse(through)
+        except errors.InvalidVersion:
+            continue
+        rel = kb.release(product, version)
+        if above or (rel is not None and rel.inferred.get("version") == releases.NEWER):
+            out[product] = (version, through)  # or released after the knowledge was written
     return out
+
+
+def reviewed_of(kb: KnowledgeBase, state: State, targets: Sequence[Target]) -> dict[str, str]:
+    """Product -> ``reviewed_through`` for the products of :func:`beyond_review`."""
+    return {p: through for p, (_v, through) in beyond_review(kb, state, targets).items()}
+
+
+def review_notes(unreviewed: Mapping[str, tuple[str, str]]) -> list[str]:
+    """One line per product above its reviewed knowledge."""
+    return [
+        f"{product} {version}: no known hazards (knowledge reviewed through {through})"
+        for product, (version, through) in sorted(unreviewed.items())
+    ]
 
 
 def ranged_running(kb: KnowledgeBase, state: State) -> list[str]:

@@ -210,9 +210,9 @@ def check_screen(
             out.append(_check_full([r], s).rstrip("\n"))
             continue
         live = shown(r.findings)
-        if any(f.hazard.startswith("chart.") for f in r.findings):  # computed from the charts
-            out.extend(moved_lines(r))
-        out.extend(_headline(f"check {_jump_title(r.plan)}{name}", r.verdict, live, s, width))
+        out.extend(moved_lines(r))  # every pin the change moves, known or not
+        title = f"check {_jump_title(r.plan)}{name}"
+        out.extend(_headline(title, r.verdict_text, live, s, width))
         out.extend(f"  {note}" for note in r.notes)
         if not live:
             out.append("  no known hazard applies to this move or may apply")
@@ -244,10 +244,12 @@ def check_screen(
     return "\n".join(out) + "\n"
 
 
-def _step_summary(index: int, step: Step, s: Style, width: int) -> list[str]:
+def _step_summary(
+    index: int, step: Step, s: Style, width: int, verdict: str | None = None
+) -> list[str]:
     out = [
         f"Step {index}: {step.product} {step.from_version} {ARROW} {step.to_version} "
-        f"({s.verdict(step.verdict)})"
+        f"({s.verdict(verdict or step.verdict)})"
     ]
     pins = [m for m in step.moves if m.kind == "pin"]
     if pins:
@@ -291,7 +293,7 @@ def plan_screen(
         live = shown([f for st in plan.steps for f in st.findings])
         if plan.blocked_by and not plan.steps:
             live = shown(plan.direct.findings)
-        out.extend(_headline(f"plan {_jump_title(plan)}{name}", plan.verdict, live, s, width))
+        out.extend(_headline(f"plan {_jump_title(plan)}{name}", r.verdict_text, live, s, width))
         if plan.held:
             out.append(f"  held: {', '.join(plan.held)}")
         if plan.blocked_by:
@@ -299,7 +301,7 @@ def plan_screen(
         if plan.steps:
             out.extend(_path_summary(plan, (), s, width))
             for i, step in enumerate(plan.steps, start=1):
-                out.extend(_step_summary(i, step, s, width))
+                out.extend(_step_summary(i, step, s, width, r.step_text(step)))
         elif not plan.blocked_by:
             out.append("  nothing to do: already at the target")
         if plan.blocked_by and not plan.steps and live:

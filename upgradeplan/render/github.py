@@ -100,7 +100,7 @@ def _path_text(plan: Plan) -> str:
 def summary(result: CheckResult) -> str:
     """The closing line of one result: the verdict its exit code reports, then the path."""
     name = f" [{result.name}]" if result.name else ""
-    text = f"upgradeplan{name}: verdict {result.shown_verdict} (exit {result.exit_code})"
+    text = f"upgradeplan{name}: verdict {result.verdict_text} (exit {result.exit_code})"
     if result.error is not None:
         return f"{text}; could not be read: {result.error}"
     if result.moved_pins:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -31,6 +31,7 @@ from upgradeplan.model import (
 )
 from upgradeplan.render import upgrade_doc
 from upgradeplan.render.graphviz import path_view, to_mermaid
+from upgradeplan.results import reviewed_words
 from upgradeplan.versions import is_exact
 
 if TYPE_CHECKING:
@@ -374,14 +375,27 @@ _NOW_WORDS = {
 }
 
 
+def _verdict_line(plan: Plan, reviewed: Mapping[str, str]) -> str:
+    if reviewed and plan.verdict in ("safe", "safe-with-actions"):
+        return (
+            f"{reviewed_words(reviewed)} — nothing known applies, but the knowledge was not "
+            "reviewed this far, so this is not called safe."
+        )
+    return (_VERDICT_WORDS if plan.targets else _NOW_WORDS)[plan.verdict]
+
+
 def runbook(
     plan: Plan,
     kb: KnowledgeBase,
     state: State | None = None,
     *,
     now: Sequence[Action] = (),
+    reviewed: Mapping[str, str] | None = None,
 ) -> str:
     """An UPGRADE-style runbook for this installation: one section per step of ``plan``.
+
+    ``reviewed`` (product -> ``reviewed_through``) names the products the path takes above
+    their reviewed knowledge: a green verdict then reads "no known hazards", never "safe".
 
     ``now`` are the migrations that fix what applies to the installation as it is (state
     and landing hazards on what runs now; :func:`upgradeplan.api.now_actions`), rendered
@@ -412,6 +426,8 @@ def runbook(
     direct_line = ""
     if plan.targets:
         direct_line = f"{plan.direct.verdict}"
+        if reviewed and plan.direct.verdict in ("safe", "safe-with-actions"):
+            direct_line = reviewed_words(reviewed)
         if direct_hazards:
             direct_line += " (" + ", ".join(f"`{h}` applies" for h in direct_hazards) + ")"
         direct_line += "."
@@ -420,7 +436,7 @@ def runbook(
     view = RunbookView(
         title=f"Runbook: {targets}" if targets else "Runbook: the installation as it is",
         intro=intro,
-        verdict_line=(_VERDICT_WORDS if plan.targets else _NOW_WORDS)[plan.verdict],
+        verdict_line=_verdict_line(plan, reviewed or {}),
         direct_line=direct_line,
         blocked_by=", ".join(f"`{h}`" for h in plan.blocked_by),
         mermaid=to_mermaid(path_view(plan)).rstrip("\n") if plan.steps else "",

@@ -23,7 +23,7 @@ from upgradeplan.model import Finding, Plan
 from upgradeplan.provenance import Source
 from upgradeplan.render.sarif import counts, fallback_locations, file_line, location_of
 from upgradeplan.render.text import moved_text
-from upgradeplan.results import EXIT_OF_VERDICT, NOTHING_TO_JUDGE
+from upgradeplan.results import EXIT_OF_VERDICT, NO_KNOWN_HAZARDS, NOTHING_TO_JUDGE, reviewed_words
 
 if TYPE_CHECKING:
     from upgradeplan.accept import Acceptance
@@ -149,7 +149,7 @@ def _result(result: CheckResult, fail_on: str, root: Path | None) -> list[str]:
     if result.error is not None or result.plan is None:
         why = _cell(result.error or "")
         return [f"#### {name}: **undetermined**", "", f"Could not be read: {why}", ""]
-    head = f"#### {name}: **{result.shown_verdict}**"
+    head = f"#### {name}: **{_cell(result.verdict_text)}**"
     if result.fix_in_change:
         head += f": {_fix_words(result.fix_in_change)}"
     out = [head, "", f"Move: {_cell(_title(result.plan))}", ""]
@@ -210,7 +210,11 @@ def render(
     if overall is None and verdicts and all(v == NOTHING_TO_JUDGE for v in verdicts):
         overall = NOTHING_TO_JUDGE
     if overall is None:
-        overall = "safe-with-actions" if "safe-with-actions" in verdicts else "safe"
+        reviewed = {p: v for r in results for p, v in r.reviewed.items()}
+        if NO_KNOWN_HAZARDS in verdicts and all(v != "safe" for v in verdicts):
+            overall = reviewed_words(reviewed)
+        else:
+            overall = "safe-with-actions" if "safe-with-actions" in verdicts else "safe"
     headline = f"### upgradeplan check: **{overall}** (exit {code})"
     fixes = [r.fix_in_change for r in results if r.verdict == "blocked"]
     if overall == "blocked" and fixes and all(fixes):

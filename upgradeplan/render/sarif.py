@@ -42,6 +42,7 @@ from upgradeplan import __version__
 from upgradeplan.accept import rule_id as stable
 from upgradeplan.model import SEVERITY_RANK, Finding, Hazard, KnowledgeBase, Plan
 from upgradeplan.provenance import Source
+from upgradeplan.render.text import moved_text
 from upgradeplan.results import NOTHING_TO_JUDGE
 
 if TYPE_CHECKING:
@@ -432,7 +433,7 @@ def run_of(
     ]
     if result.moved_pins:
         rules.append(_MOVED_RULE)
-        results += [_moved(m, len(rules) - 1, name, entry, root) for m in result.moved_pins]
+        results += [_moved(m, len(rules) - 1, name, entry, root, result) for m in result.moved_pins]
     notes: list[Any] = []
     if result.error is not None:
         notes.append(_notification("error", f"{name}: could not be read: {result.error}"))
@@ -465,6 +466,8 @@ def run_of(
         "verdict": result.shown_verdict,
         "exitCode": result.exit_code,
     }
+    if result.reviewed:
+        properties["reviewed_through"] = dict(sorted(result.reviewed.items()))
     if result.plan is not None and properties["verdict"] != NOTHING_TO_JUDGE:
         properties["recommended_verdict"] = (result.recommended or result.plan).verdict
     return {
@@ -491,22 +494,18 @@ _MOVED_RULE: dict[str, Any] = {
 
 
 def _moved(
-    m: MovedPin, index: int, name: str, entry: tuple[str, int], root: Path | None
+    m: MovedPin, index: int, name: str, entry: tuple[str, int], root: Path | None, r: CheckResult
 ) -> dict[str, Any]:
-    """A note-level result at the changed line of a moved pin."""
+    """A note-level result at the changed line of a moved pin: what the text says of it."""
     where = file_line(m.where) or entry
-    said = (
-        "not in the knowledge, no known hazards"
-        if m.product is None
-        else f"{m.product}, judged in this run"
-    )
+    said = moved_text(m, r.findings, r.reviewed, located=False).replace(" below", "")
     prefix = f"{name}: " if name else ""
     return {
         "ruleId": MOVED_RULE_ID,
         "ruleIndex": index,
         "kind": "informational",
         "level": "none",
-        "message": {"text": f"{prefix}{m.describe()}: {said}."},
+        "message": {"text": f"{prefix}{said}."},
         "locations": [
             {
                 "physicalLocation": {

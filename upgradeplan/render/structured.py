@@ -24,6 +24,7 @@ from upgradeplan.model import (
     Withdrawn,
 )
 from upgradeplan.render.summary import shown, stop_reasons, to_decide
+from upgradeplan.render.text import moved_judged
 from upgradeplan.results import FIT_WORDS
 
 if TYPE_CHECKING:
@@ -188,8 +189,9 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
 # --------------------------------------------------------------------------- command results
 
 
-def moved_to_dict(m: MovedPin) -> dict[str, Any]:
-    """A pin the change moves: ``product`` null when the knowledge does not know the chart."""
+def moved_to_dict(m: MovedPin, findings: Sequence[Finding] = ()) -> dict[str, Any]:
+    """A pin the change moves: ``product`` null when the knowledge does not know the chart;
+    ``judged`` when the knowledge, a pack or the checks computed from its charts judged it."""
     return {
         "name": m.chart,
         "object": m.key,
@@ -197,7 +199,7 @@ def moved_to_dict(m: MovedPin) -> dict[str, Any]:
         "after": m.after,
         "source": str(m.where) if m.where is not None else None,
         "product": m.product,
-        "judged": m.product is not None,
+        "judged": moved_judged(m, findings),
     }
 
 
@@ -209,9 +211,11 @@ def check_to_dict(results: Sequence[CheckResult], exit_code: int) -> dict[str, A
             "verdict": r.shown_verdict,
             "exit_code": r.exit_code,
         }
+        if r.reviewed:
+            item["reviewed_through"] = dict(sorted(r.reviewed.items()))
         item["unreadable"] = [u.to_dict() for u in r.unreadable]
         if r.moved_pins:
-            item["moved"] = [moved_to_dict(m) for m in r.moved_pins]
+            item["moved"] = [moved_to_dict(m, r.findings) for m in r.moved_pins]
         if r.error is not None:
             item["error"] = r.error
         else:
@@ -247,6 +251,11 @@ def plans_to_dict(results: Sequence[PlanResult], exit_code: int) -> dict[str, An
             item["error"] = r.error
         if r.plan is not None:
             item["plan"] = plan_to_dict(r.plan)
+            item["plan"]["verdict"] = r.shown_verdict
+            for step, shown in zip(item["plan"]["steps"], r.plan.steps, strict=True):
+                step["verdict"] = r.step_verdict(shown)
+            if r.reviewed:
+                item["plan"]["reviewed_through"] = dict(sorted(r.reviewed.items()))
             steps = [f for st in r.plan.steps for f in st.findings]
             item["to_decide"] = _to_decide(steps if r.plan.steps else r.plan.direct.findings)
         out.append(item)

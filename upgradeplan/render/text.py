@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from upgradeplan.model import Evidence, Finding, Plan, Step
@@ -210,7 +210,7 @@ def _check_full(results: Sequence[CheckResult], s: Style) -> str:
                 out.append("  no product of the knowledge base was found installed here")
             out.extend(unreadable_lines(r.unreadable))
             continue
-        out.append(f"check {_jump_title(r.plan)}{name}: {s.verdict(r.verdict)}")
+        out.append(f"check {_jump_title(r.plan)}{name}: {s.verdict(r.verdict_text)}")
         out.extend(f"  {note}" for note in r.notes)
         shown = [f for f in r.findings if not out_of_scope(f)]
         if not shown:
@@ -237,15 +237,36 @@ def _check_full(results: Sequence[CheckResult], s: Style) -> str:
     return "\n".join(out) + "\n"
 
 
-def moved_text(m: MovedPin, findings: Sequence[Finding] = ()) -> str:
-    """``cert-manager v1.16.0 → v1.16.1 (file:line): not in the knowledge, no known hazards``;
-    with the checks computed from its charts among ``findings``, what they did."""
-    where = f" ({m.where})" if m.where is not None else ""
-    computed = [
+def computed_for(m: MovedPin, findings: Sequence[Finding]) -> list[Finding]:
+    """The findings of the checks computed from the charts of the moved pin ``m``."""
+    return [
         f
         for f in findings
         if f.hazard.startswith("chart.") and f.product == m.chart and f.to_version == m.after
     ]
+
+
+def moved_judged(m: MovedPin, findings: Sequence[Finding]) -> bool:
+    """Whether something judged the moved pin: the knowledge or a pack (it pins a product),
+    or the checks computed from its charts (their archives were read)."""
+    computed = computed_for(m, findings)
+    return m.product is not None or (
+        bool(computed) and not any(f.reason.startswith(CHARTS_UNREAD) for f in computed)
+    )
+
+
+def moved_text(
+    m: MovedPin,
+    findings: Sequence[Finding] = (),
+    reviewed: Mapping[str, str] | None = None,
+    *,
+    located: bool = True,
+) -> str:
+    """``cert-manager v1.16.0 → v1.16.1 (file:line): not in the knowledge, no known hazards``;
+    with the checks computed from its charts among ``findings``, what they did; for a product
+    the move takes above its ``reviewed_through`` (``reviewed``), that no hazard is known."""
+    where = f" ({m.where})" if m.where is not None and located else ""
+    computed = computed_for(m, findings)
     unread = next((f.reason for f in computed if f.reason.startswith(CHARTS_UNREAD)), "")
     if unread:
         said = "checks computed from the charts may apply: " + unread[len(CHARTS_UNREAD) :]
@@ -255,6 +276,11 @@ def moved_text(m: MovedPin, findings: Sequence[Finding] = ()) -> str:
         said = ""
     if m.product is None:
         return f"{m.describe()}{where}: not in the knowledge, " + (said or "no known hazards")
+    through = (reviewed or {}).get(m.product)
+    if through is not None:
+        said = f"no known hazards (knowledge reviewed through {through})" + (
+            f"; {said}" if said else ""
+        )
     return f"{m.describe()}{where}: {m.product}, judged below" + (f"; {said}" if said else "")
 
 
@@ -266,7 +292,7 @@ def moved_lines(r: CheckResult) -> list[str]:
     if not r.moved_pins:
         return []
     name = f" [{r.name}]" if r.name else ""
-    shown = [f"  {moved_text(m, r.findings)}" for m in r.moved_pins]
+    shown = [f"  {moved_text(m, r.findings, r.reviewed)}" for m in r.moved_pins]
     return [f"pins this change moves{name}:", *shown]
 
 
@@ -281,10 +307,10 @@ def unreadable_lines(unread: Sequence[Unreadable]) -> list[str]:
     return out
 
 
-def step_lines(index: int, step: Step, s: Style) -> list[str]:
+def step_lines(index: int, step: Step, s: Style, verdict: str | None = None) -> list[str]:
     out = [
         f"Step {index}: {step.product} {step.from_version} {ARROW} {step.to_version} "
-        f"({s.verdict(step.verdict)})"
+        f"({s.verdict(verdict or step.verdict)})"
     ]
     for m in step.moves:
         where = f" ({m.source})" if m.source else ""
@@ -322,7 +348,7 @@ def _plan_full(results: Sequence[PlanResult], s: Style) -> str:
             out.append(_could_not_read("plan", name, r.error, s))
             continue
         plan = r.plan
-        out.append(f"plan {_jump_title(plan)}{name}: {s.verdict(plan.verdict)}")
+        out.append(f"plan {_jump_title(plan)}{name}: {s.verdict(r.verdict_text)}")
         if plan.held:
             out.append(f"  held: {', '.join(plan.held)}")
         if plan.blocked_by:
@@ -331,7 +357,7 @@ def _plan_full(results: Sequence[PlanResult], s: Style) -> str:
             out.append("Path:")
             out.extend(path_lines(plan))
             for i, step in enumerate(plan.steps, start=1):
-                out.extend(step_lines(i, step, s))
+                out.extend(step_lines(i, step, s, r.step_text(step)))
         elif not plan.blocked_by:
             out.append("  nothing to do: already at the target")
         blocking = [f for f in plan.direct.findings if f.status != "does-not-apply"]

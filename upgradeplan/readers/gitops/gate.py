@@ -125,13 +125,17 @@ def with_head_unread(judged: State, base: State, head: State) -> State:
     every other fact the working tree leaves unknown (the base's value of it is dropped: it is
     not what merging the change runs), and one record per product whose pin the base holds
     and the working tree's pin leaves unknown (the change moves it to a version nobody could
-    read)."""
+    read).
+
+    Chart values (``values.*`` read from files) are the working tree's: Flux applies them with
+    the new chart version in the one ``helm upgrade``, so a hazard on the move reads them as
+    the change leaves them, a key the change removes included."""
     index = dict(judged.unreadable)
     recs = list(judged.unread)
     for rec in head.unread:
         if any(k.startswith(_SOURCE_KEYS) for k in rec.keys) and rec not in recs:
             recs.append(rec)
-    facts = dict(judged.facts)
+    facts = _head_values(judged.facts, head)
     recorded = {k for r in head.unread for k in r.keys}
     for key, why in head.unreadable.items():
         if key.startswith(_SOURCE_KEYS):
@@ -153,9 +157,25 @@ def with_head_unread(judged: State, base: State, head: State) -> State:
         rec = _unread_pin(product, before[product], prefix, head)
         recs.append(rec)
         index.setdefault(rec.keys[0], f"{rec.location}: {rec.detail}" if rec.location else str(rec))
-    if len(index) == len(judged.unreadable) and len(recs) == len(judged.unread):
+    if (
+        len(index) == len(judged.unreadable)
+        and len(recs) == len(judged.unread)
+        and facts == dict(judged.facts)
+    ):
         return judged
     return State(facts=facts, name=judged.name, unreadable=index, unread=tuple(recs))
+
+
+_VALUES = "values."
+
+
+def _head_values(facts: Mapping[str, Fact], head: State) -> dict[str, Fact]:
+    """``facts`` with the chart values read from files replaced by the working tree's."""
+    out = {
+        k: f for k, f in facts.items() if not (k.startswith(_VALUES) and f.source.kind == "file")
+    }
+    out.update({f.key: f for f in head if f.key.startswith(_VALUES) and f.source.kind == "file"})
+    return out
 
 
 def _rewritten(base: State, head: State, unknown: Mapping[str, str]) -> list[Unreadable]:
@@ -165,7 +185,9 @@ def _rewritten(base: State, head: State, unknown: Mapping[str, str]) -> list[Unr
     out: list[Unreadable] = []
     for fact in head:
         key, was = fact.key, base.get(fact.key)
-        if key.startswith(("pin.", "change.")) or fact.source.kind != "file" or key in unknown:
+        if key.startswith(("pin.", "change.", _VALUES)) or fact.source.kind != "file":
+            continue  # chart values: the working tree's are judged (_head_values)
+        if key in unknown:
             continue
         if was is not None and was.value == fact.value:
             continue
@@ -216,4 +238,6 @@ def _selects(kb: KnowledgeBase, product: str, pin: Fact) -> str | None:
         chosen = releases.selects(kb, product, text)
     except UpgradeplanError as exc:
         raise BadInput(str(exc), location=str(pin.source)) from None
+    if chosen is not None and releases.newer_than_known(kb, product, chosen):
+        return chosen  # released after the knowledge was written: judged, not refused
     return chosen if chosen is not None and kb.release(product, chosen) is not None else None

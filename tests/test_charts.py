@@ -227,6 +227,17 @@ def test_an_unreadable_archive_is_named_and_gates_only_when_asked_for(
     assert "demo-1.0.0.tgz: no such file" in _findings(out)["chart.crds-changed"]["reason"]
 
 
+def test_the_text_says_why_an_archive_was_not_read_once(tmp_path: Path, helm: Served) -> None:
+    helm.fail.add("/charts/demo-2.0.0.tgz")
+    repo = _repo(tmp_path, HELM.format(url=helm.url, policy="Create"))
+    code, out = _gate(repo, "--fact", "kubernetes=1.31.0")
+    assert code == 0, out
+    why = f"demo 2.0.0: {helm.url}/charts/demo-2.0.0.tgz: HTTP 500"
+    assert out.count(why) == 1, out  # one numbered note, however many findings need it
+    assert "checks computed from the charts may apply: archive not read [1]" in out
+    assert f"  [1] the chart archive could not be read: {why}" in out
+
+
 def test_no_chart_checks_reads_nothing(tmp_path: Path, helm: Served) -> None:
     repo = _repo(tmp_path, HELM.format(url=helm.url, policy="Create"))
     for off in (["--no-chart-checks"], ["--chart-checks", "off"]):

@@ -256,3 +256,12 @@ def test_gitops_bump_past_the_pack_goes_green_naming_the_review(tmp_path: Path) 
     assert "cilium 1.20.0 → 1.20.1" in out
     assert "no known hazards (knowledge reviewed through 1.17.0)" in out
     assert "selects no release" not in out
+
+
+def test_a_step_above_the_review_reads_its_verdict_after_a_dash() -> None:
+    code, out = run(*PACK, "plan", "--installed", "cilium=1.17.3", "--to", "cilium=1.18.12")
+    assert code == 0, out
+    steps = [line for line in out.splitlines() if line.startswith("Step ")]
+    assert steps, out
+    assert all("— no known hazards (knowledge reviewed through 1.17.0)" in s for s in steps), steps
+    assert not any("((" in s or "))" in s for s in steps), steps

@@ -20,6 +20,7 @@ from upgradeplan.render.text import (
     _could_not_read,
     _jump_title,
     moved_lines,
+    step_verdict,
     unreadable_lines,
 )
 from upgradeplan.results import NOTHING_TO_JUDGE, CheckResult, PlanResult
@@ -249,7 +250,7 @@ def _step_summary(
 ) -> list[str]:
     out = [
         f"Step {index}: {step.product} {step.from_version} {ARROW} {step.to_version} "
-        f"({s.verdict(verdict or step.verdict)})"
+        + step_verdict(s, verdict or step.verdict)
     ]
     pins = [m for m in step.moves if m.kind == "pin"]
     if pins:

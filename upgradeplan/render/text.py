@@ -261,14 +261,19 @@ def moved_text(
     reviewed: Mapping[str, str] | None = None,
     *,
     located: bool = True,
+    unread_notes: dict[str, int] | None = None,
 ) -> str:
     """``cert-manager v1.16.0 → v1.16.1 (file:line): not in the knowledge, no known hazards``;
     with the checks computed from its charts among ``findings``, what they did; for a product
-    the move takes above its ``reviewed_through`` (``reviewed``), that no hazard is known."""
+    the move takes above its ``reviewed_through`` (``reviewed``), that no hazard is known.
+    With ``unread_notes``, why an archive could not be read is numbered there, said once."""
     where = f" ({m.where})" if m.where is not None and located else ""
     computed = computed_for(m, findings)
     unread = next((f.reason for f in computed if f.reason.startswith(CHARTS_UNREAD)), "")
-    if unread:
+    if unread and unread_notes is not None:
+        number = unread_notes.setdefault(unread[len(CHARTS_UNREAD) :], len(unread_notes) + 1)
+        said = f"checks computed from the charts may apply: archive not read [{number}]"
+    elif unread:
         said = "checks computed from the charts may apply: " + unread[len(CHARTS_UNREAD) :]
     elif computed:
         said = "checks computed from the charts below"
@@ -292,8 +297,10 @@ def moved_lines(r: CheckResult) -> list[str]:
     if not r.moved_pins:
         return []
     name = f" [{r.name}]" if r.name else ""
-    shown = [f"  {moved_text(m, r.findings, r.reviewed)}" for m in r.moved_pins]
-    return [f"pins this change moves{name}:", *shown]
+    notes: dict[str, int] = {}
+    shown = [f"  {moved_text(m, r.findings, r.reviewed, unread_notes=notes)}" for m in r.moved_pins]
+    why = [f"  [{n}] {CHARTS_UNREAD}{reason}" for reason, n in notes.items()]
+    return [f"pins this change moves{name}:", *shown, *why]
 
 
 def unreadable_lines(unread: Sequence[Unreadable]) -> list[str]:
@@ -307,10 +314,16 @@ def unreadable_lines(unread: Sequence[Unreadable]) -> list[str]:
     return out
 
 
+def step_verdict(s: Style, words: str) -> str:
+    """A step's verdict after its title: ``(safe)``; a verdict that carries its own
+    parenthesis (``no known hazards (knowledge reviewed through X)``) follows a dash."""
+    return f"— {s.verdict(words)}" if "(" in words else f"({s.verdict(words)})"
+
+
 def step_lines(index: int, step: Step, s: Style, verdict: str | None = None) -> list[str]:
     out = [
         f"Step {index}: {step.product} {step.from_version} {ARROW} {step.to_version} "
-        f"({s.verdict(verdict or step.verdict)})"
+        + step_verdict(s, verdict or step.verdict)
     ]
     for m in step.moves:
         where = f" ({m.source})" if m.source else ""

@@ -18,11 +18,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from upgradeplan.readers.gitops import envsubst
 from upgradeplan.readers.gitops.docs import Doc, PathKey
 from upgradeplan.readers.gitops.transform import clone, identity
+from upgradeplan.yamlload import YamlError, load_one
 
 GROUP = "kustomize.toolkit.fluxcd.io"
 _VALID_NAME = re.compile(r"[_A-Za-z][_A-Za-z0-9]*")
@@ -240,8 +239,8 @@ def _read_back(original: str, result: str) -> tuple[Any, str]:
     if result in _GO_BOOLS:
         return "", f"after substitution {result!r} reads as a boolean in Flux's YAML"
     try:
-        value = yaml.load(result, Loader=yaml.CSafeLoader)
-    except yaml.YAMLError:
+        value = load_one(result)
+    except YamlError:
         return "", f"after substitution {result!r} is no longer valid YAML in the object"
     if not isinstance(value, str):
         kind = "nothing (null)" if value is None else f"{type(value).__name__} {value!r}"

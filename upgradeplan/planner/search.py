@@ -49,15 +49,7 @@ from upgradeplan.planner.window import Status
 from upgradeplan.provenance import Source
 from upgradeplan.versions import is_exact, parse_version
 
-__all__ = [
-    "APPLIES_COST",
-    "FIXED_COST",
-    "FORBIDDEN_COST",
-    "HOP_COST",
-    "MAY_APPLY_COST",
-    "Hop",
-    "Search",
-]
+__all__ = ["Hop", "Search"]
 
 
 @dataclass(slots=True)

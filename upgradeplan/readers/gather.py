@@ -185,21 +185,27 @@ def _gathered_with(
         merged = derive(merge(*offline, said))
         return [Gathered(name=merged.name, state=merged)]
     each: list[Gathered] = []
-    for state, asked, kept, moved, pins, aside in repo:
-        merged = derive(merge(*offline, state, said))
-        named = _named(merged, state.name) if len(repo) > 1 else merged
-        each.append(
-            Gathered(
-                name=named.name,
-                state=named,
-                targets=asked,
-                holds=kept,
-                relocate=moved,
-                moved_pins=pins,
-                set_aside=aside,
-            )
-        )
+    for one in repo:
+        merged = derive(merge(*offline, one[0], said))
+        named = _named(merged, one[0].name) if len(repo) > 1 else merged
+        each.append(_judged(named.name, named, one))
     return each
+
+
+def _judged(name: str, state: State, repo: _RepoState | None) -> Gathered:
+    """``state`` to judge under ``name``, with what its GitOps installation (if any) asks."""
+    if repo is None:
+        return Gathered(name=name, state=state)
+    _, asked, kept, moved, pins, aside = repo
+    return Gathered(
+        name=name,
+        state=state,
+        targets=asked,
+        holds=kept,
+        relocate=moved,
+        moved_pins=pins,
+        set_aside=aside,
+    )
 
 
 def _contexts(
@@ -219,14 +225,9 @@ def _contexts(
             f"({', '.join(s.name for s, *_ in repo)}) and a cluster is read too",
             hint="choose the installation that cluster runs with --cluster NAME",
         )
-    asked: tuple[Target, ...] = ()
-    kept: tuple[str, ...] = ()
-    moved: dict[Source, Source] = {}
-    pins: tuple[MovedPin, ...] = ()
-    aside: tuple[str, ...] = ()
-    if repo:
-        state, asked, kept, moved, pins, aside = repo[0]
-        offline = [*offline, state]
+    installation = repo[0] if repo else None
+    if installation is not None:
+        offline = [*offline, installation[0]]
     results = cluster.read_contexts(
         kb, inputs.kubeconfig, list(inputs.contexts), inputs.all_contexts,
         timeout=inputs.request_timeout,
@@ -239,18 +240,7 @@ def _contexts(
             out.append(Gathered(name=res.name, state=None, error=res.error or "unreadable"))
             continue
         merged = derive(merge(*offline, res.state, said))
-        named = _named(merged, res.name)
-        out.append(
-            Gathered(
-                name=res.name,
-                state=named,
-                targets=asked,
-                holds=kept,
-                relocate=moved,
-                moved_pins=pins,
-                set_aside=aside,
-            )
-        )
+        out.append(_judged(res.name, _named(merged, res.name), installation))
     if out and all(g.state is None for g in out):
         names = ", ".join(f"{g.name} ({g.error})" for g in out)
         raise errors.ClusterUnreachable(f"no context could be read: {names}")

@@ -84,7 +84,11 @@ def load_all(
 
 def _read_text(path: str) -> str:
     with open(path, encoding="utf-8") as f:
-        text = f.read(MAX_BYTES + 1)  # what is past the limit is never read
+        # a file of a known size within the limit is read whole; anything else (a pipe, a
+        # file past the limit) up to the limit: what is past it is never read. (A read of the
+        # limit's size allocates it: 4 ms a load for the bundled knowledge's 139 files.)
+        size = os.fstat(f.fileno()).st_size
+        text = f.read() if 0 < size <= MAX_BYTES else f.read(MAX_BYTES + 1)
     if len(text) > MAX_BYTES:
         raise OSError(f"larger than {MAX_BYTES // (1024 * 1024)} MiB (the limit for a YAML file)")
     return text

@@ -261,6 +261,7 @@ class _Builder:
         """``skip``: keys not built (a merged source's keys the mapping has itself)."""
         lines, same = self.lines, self.same
         out: Any = LineDict() if lines else {}
+        at: dict[Any, int] | None = out.lines if lines else None
         merges: list[Any] = []
         for key_node, value_node in node.value:
             tag = key_node.tag
@@ -273,14 +274,18 @@ class _Builder:
                 key = self.key(key_node, out)
             if key in skip:
                 continue
-            if path is None:
-                out[key] = self.build(value_node, depth + 1)
-            else:
+            if path is not None:
                 here = (*path, key)
                 self.key_at[here] = key_node.start_mark.line + self.offset
                 out[key] = self.build(value_node, depth + 1, here)
-            if lines:
-                out.lines[key] = key_node.start_mark.line + 1
+            elif value_node.tag == _STR and value_node.__class__ is _SCALAR:  # most values
+                out[key] = (
+                    value_node.value if same is None else same(value_node.value, value_node.value)
+                )
+            else:
+                out[key] = self.build(value_node, depth + 1)
+            if at is not None:
+                at[key] = key_node.start_mark.line + 1
         if merges:  # as the safe loader: the merged keys first, the earlier source winning
             own, out = out, LineDict() if lines else {}
             for source in reversed(list(self.sources(merges))):

@@ -13,11 +13,17 @@ from click.testing import CliRunner
 from upgradeplan.cli import cli
 from upgradeplan.errors import BadInput, KnowledgeError
 from upgradeplan.kb import roots
-from upgradeplan.kb.loader import bundled_dir, load, load_with_problems
+from upgradeplan.kb.loader import bundled_dir, load, load_all
 from upgradeplan.kb.problems import Problem
 from upgradeplan.kb.templating import make_env, render_migration
 from upgradeplan.model import Condition, KnowledgeBase, Location, Release, Withdrawn
 from upgradeplan.yamlload import YamlError, line_of, load_lines
+
+
+def load_with_problems(dirs: Any = (), *, bundled: bool = True) -> tuple[KnowledgeBase, list[Any]]:
+    """The knowledge built from what could be read and every problem, the checks included."""
+    loaded = load_all(dirs, bundled=bundled)
+    return loaded.kb, loaded.problems
 
 
 def load_text(text: str) -> Any:
@@ -369,3 +375,24 @@ def test_the_file_walk_finds_what_os_walk_finds(tmp_path: Path) -> None:
                 expected.append((*prefix, name))
     assert _yaml_files(str(tmp_path)) == sorted(expected)
     assert ("products", "g.yaml") in expected and not any(p[0] == "linked" for p in expected)
+
+
+def test_a_kb_directory_is_checked_with_the_bundled_knowledge(tmp_path: Path) -> None:
+    """The bundled knowledge alone loads without the load-time checks (tests hold it clean:
+    the next test); a --kb directory beside it still has every check, so a hazard of a product
+    nobody defines stops the load."""
+    (tmp_path / "hazards").mkdir()
+    hazard = (MINI / "hazards" / "landing-120.yaml").read_text(encoding="utf-8")
+    (tmp_path / "hazards" / "landing-120.yaml").write_text(
+        hazard.replace("product: alpha", "product: no-such-product"), encoding="utf-8"
+    )
+    with pytest.raises(KnowledgeError) as info:
+        load([tmp_path])
+    problems = [p for p in info.value.problems if isinstance(p, Problem)]
+    assert [p.code for p in problems] == ["KB005"] and len(info.value.problems) == 1
+    assert str(problems[0].location).startswith(f"{tmp_path.name}/hazards/")
+
+
+def test_the_bundled_knowledge_passes_the_load_time_checks() -> None:
+    _, problems = load_with_problems()
+    assert [p for p in problems if p.severity == "error"] == []

@@ -179,9 +179,10 @@ def test_kb_lint_pack_shows_only_the_packs_files(shipped: Path) -> None:
 
 
 def test_the_manifest_is_not_read_as_knowledge(shipped: Path) -> None:
-    from upgradeplan.kb.loader import load_with_problems
+    from upgradeplan.kb.loader import load_all
 
-    kb, problems = load_with_problems([shipped / "demo"])
+    loaded = load_all([shipped / "demo"])
+    kb, problems = loaded.kb, loaded.problems
     assert "demo" in kb.products
     assert not [p for p in problems if "pack.yaml" in p.location.file]
 

@@ -1,6 +1,6 @@
 """The knowledge base: loading, validating and linting the YAML knowledge.
 
-- :mod:`.loader` — ``load`` / ``load_with_problems`` / ``bundled_dir``: YAML -> model objects
+- :mod:`.loader` — ``load`` / ``load_all`` / ``bundled_dir``: YAML -> model objects
 - YAML with line numbers for every key and item: :mod:`upgradeplan.yamlload`
 - :mod:`.when` — ``when:`` YAML -> :class:`upgradeplan.model.Condition` trees
 - :mod:`.schema` — the JSON Schemas (package data) and full validation

@@ -32,12 +32,13 @@ def terminal_width() -> int:
     """The width to wrap to when stdout is a terminal: its width (``COLUMNS`` when set, as
     ``shutil.get_terminal_size`` reads it; at least 40). Output to a file or a pipe is not
     wrapped (``NO_WRAP``): a log keeps whole lines to search."""
-    import shutil
     import sys
 
-    if sys.stdout.isatty():
-        return max(40, shutil.get_terminal_size((100, 24)).columns)
-    return NO_WRAP
+    if not sys.stdout.isatty():
+        return NO_WRAP
+    import shutil  # with the compression modules: only for a terminal
+
+    return max(40, shutil.get_terminal_size((100, 24)).columns)
 
 
 def _fit(line: str, width: int) -> str:

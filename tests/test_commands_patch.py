@@ -44,6 +44,23 @@ def test_s4_text_has_the_reconcile_command_and_the_drift_patch() -> None:
     assert "driftDetection:" in out and "mode: enabled" in out
 
 
+def test_stated_installation_says_which_moves_have_no_file_to_patch(tmp_path: Path) -> None:
+    args = ["--installed", "agent-platform=4.7.18", "--fact", "kubernetes=1.35.0"]
+    result = run(["patch", *args, "--to", "agent-platform=4.8.1"])
+    assert result.exit_code == 0, result.output
+    moves = "agent-platform 4.7.18 → 4.7.19, agent-platform 4.7.19 → 4.8.1"
+    assert result.stdout.splitlines()[0] == f"# No patches for {moves}:"
+    assert "--gitops PATH" in result.stdout
+    # the same reason in the folder's README
+    folder = tmp_path / "out"
+    result = run(["patch", *args, "--to", "agent-platform=4.8.1", "-o", f"dir={folder}"])
+    assert result.exit_code == 0, result.output
+    assert "No patches for agent-platform 4.7.18" in (folder / "README.md").read_text()
+    # nothing moves: the plain sentence
+    result = run(["patch", *args, "--to", "agent-platform=4.7.18"])
+    assert result.stdout.startswith("# No patches: nothing needs a migration")
+
+
 HOSTILE = "a;rm -rf x"
 
 

@@ -32,6 +32,20 @@ _KIND_LABEL: dict[str, str] = {
 
 
 _NOTHING = "# No patches: nothing needs a migration and no pin or version moves.\n"
+_NO_FILES = (
+    "# No patches for {moves}:\n"
+    "# no file that was read holds a pin to move, and no step needs a migration.\n"
+    "# Read the installation from its files (--gitops PATH) for diffs of its pins;\n"
+    "# `upgradeplan plan` prints the steps.\n"
+)
+
+
+def _nothing(patches: PatchSet) -> str:
+    """Why there is no patch: nothing moves, or what moves is in no file that was read."""
+    if not patches.steps:
+        return _NOTHING
+    moves = ", ".join(_step_title(s) for s in patches.steps)
+    return _NO_FILES.format(moves=moves)
 
 
 def _step_title(step: Step) -> str:
@@ -65,7 +79,7 @@ def render_text(patches: PatchSet, *, only_step: int | None = None) -> str:
     for item in patches.items:
         groups.setdefault(item.step, []).append(item)
     if not groups:
-        return _NOTHING
+        return _nothing(patches)
     for step_no in sorted(groups):
         if only_step is not None and step_no != only_step:
             continue
@@ -209,6 +223,6 @@ def dir_layout(patches: PatchSet) -> dict[str, str]:
             readme.append("- `kustomization.yaml`: add your base under `resources` and build")
         readme.append("")
     if not groups:
-        readme.append(_NOTHING.lstrip("# "))
+        readme.extend(line.removeprefix("# ") for line in _nothing(patches).splitlines())
     out["README.md"] = "\n".join(readme).rstrip("\n") + "\n"
     return out

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from upgradeplan.model import Hazard
 from upgradeplan.planner import scopes
-from upgradeplan.versions import parse_version
+from upgradeplan.versions import Constraint, Version, parse_version
 
 
 def hazard(scope: str, **params: Any) -> Hazard:
@@ -80,3 +83,51 @@ def test_a_transition_without_a_version_window_says_what_is_in_scope() -> None:
     assert scopes.phrase(TRANSITION, "1.9.0", "2.0.0") == (
         "the hop 1.9.0 → 2.0.0 goes from <2.0.0 to >=2.0.0"
     )
+
+
+# small numbers so that bounds land on, between and around the versions of a line
+_small = st.integers(0, 3).map(str)
+_bound_part = st.one_of(_small, st.sampled_from(["x", "X", "*"]))
+
+
+@st.composite
+def _comparators(draw: st.DrawFn) -> str:
+    op = draw(st.sampled_from(["", "=", "!=", ">", "<", ">=", "=>", "<=", "=<", "~", "~>", "^"]))
+    parts = [draw(_bound_part) for _ in range(draw(st.integers(1, 3)))]
+    text = ".".join(parts)
+    if draw(st.integers(0, 3)) == 0:  # sometimes a pre-release bound
+        text += "-" + draw(st.sampled_from(["alpha", "rc.1", "0", "beta.2"]))
+    return op + text
+
+
+@st.composite
+def _constraints(draw: st.DrawFn) -> str:
+    groups = []
+    for _ in range(draw(st.integers(1, 3))):
+        sep = draw(st.sampled_from([" ", ", "]))
+        groups.append(sep.join(draw(st.lists(_comparators(), min_size=1, max_size=3))))
+    return " || ".join(groups)
+
+
+_line_versions = st.builds(
+    lambda nums, pre: Version.parse(".".join(nums) + (f"-{pre}" if pre else "")),
+    st.lists(_small, min_size=3, max_size=3),
+    st.one_of(st.none(), st.sampled_from(["alpha", "rc.1", "0", "beta.2"])),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_line_versions, max_size=30), _constraints())
+def test_ordered_runs_are_the_plain_scan(line: list[Version], text: str) -> None:
+    """Bisecting a sorted line for a constraint's runs admits exactly the versions that
+    ``check`` admits one by one, pre-release rule and wildcards included."""
+    try:
+        con = Constraint.parse(text)
+    except ValueError:
+        return
+    line.sort()
+    runs = scopes.Ordered(line).runs(con)
+    admitted = [i for a, b in runs for i in range(a, b)]
+    assert admitted == [i for i, v in enumerate(line) if con.check(v)]
+    assert all(b > a for a, b in runs)
+    assert all(b1 < a2 for (_, b1), (a2, _) in itertools.pairwise(runs))  # maximal

@@ -140,6 +140,11 @@ class Version:
             raise InvalidVersion(text, "Flux needs MAJOR.MINOR.PATCH (at least two dots)")
         return cls.parse(text)
 
+    @property
+    def key(self) -> SortKey:
+        """What the order compares (a prefix of it bounds an interval: ``Bounds``)."""
+        return self._key
+
     def __str__(self) -> str:
         out = f"{self.major}.{self.minor}.{self.patch}"
         if self.prerelease:
@@ -304,6 +309,44 @@ def _comparator_test(op: str, con: Version, level: int) -> Test:
     return lambda v: v._key >= ck and v.major == 0 and v.minor == 0 and v.patch == cpat
 
 
+# A comparator's versions as an interval of the version order: (low, low included, high, high
+# included), None for no bound; a bound may be a prefix of a key, ``(2,)`` sorting below every
+# 2.x version and above every 1.x one. ``!=`` is not an interval (None).
+Bounds = tuple[tuple[object, ...] | None, bool, tuple[object, ...] | None, bool]
+
+
+def _comparator_bounds(op: str, con: Version, level: int) -> Bounds | None:
+    """The interval ``_comparator_test`` accepts (None for ``!=``), case by case as it."""
+    ck, cmaj, cmin, cpat = con._key, con.major, con.minor, con.patch
+    if op in ("", "=") and level:
+        op = "~"
+    if op in ("", "="):
+        return ck, True, ck, True
+    if op == "!=":
+        return None
+    if op == ">":
+        if level == 2:
+            return (cmaj + 1,), True, None, False
+        if level == 1:
+            return (cmaj, cmin + 1), True, None, False
+        return ck, False, None, False
+    if op in ("<", ">=", "=>"):
+        return (None, False, ck, False) if op == "<" else (ck, True, None, False)
+    if op in ("<=", "=<"):
+        if level == 0:
+            return None, False, ck, True
+        return None, False, ((cmaj, cmin + 1) if level != 2 else (cmaj + 1,)), False
+    if op in ("~", "~>"):
+        if cmaj == cmin == cpat == 0 and level in (0, 3):
+            return ck, True, None, False
+        return ck, True, ((cmaj + 1,) if level == 2 else (cmaj, cmin + 1)), False
+    if cmaj > 0 or level == 2:  # "^"
+        return ck, True, (cmaj + 1,), False
+    if cmin > 0 or level == 1:
+        return ck, True, (0, cmin + 1), False
+    return ck, True, (0, 0, cpat + 1), False
+
+
 @dataclass(frozen=True, slots=True)
 class _Comparator:
     op: str
@@ -366,6 +409,17 @@ class Constraint:
             else:
                 return True
         return False
+
+    def intervals(self) -> list[tuple[bool, list[Bounds]]] | None:
+        """Per OR group: whether it admits pre-releases, and the interval of the version order
+        each of its comparators admits; None where one is ``!=`` (not an interval)."""
+        out = []
+        for (has_pre, _), group in zip(self._tests, self._groups, strict=True):
+            bounds = [_comparator_bounds(c.op, c.version, c.level) for c in group]
+            if any(b is None for b in bounds):
+                return None
+            out.append((has_pre, [b for b in bounds if b is not None]))
+        return out
 
     @property
     def is_exact(self) -> bool:

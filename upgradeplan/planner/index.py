@@ -11,7 +11,7 @@ from typing import Any
 
 from upgradeplan import conditions, provenance, releases
 from upgradeplan.model import Fact, Hazard, KnowledgeBase, Release
-from upgradeplan.planner.scopes import Scope, scope_of
+from upgradeplan.planner.scopes import Ordered, Scope, scope_of
 from upgradeplan.versions import parse_constraint, parse_version
 
 
@@ -114,22 +114,81 @@ class Index:
         return hit
 
     def sides(self, product: str, version: str, parsed: Any) -> _Sides:
-        """Which hazards of ``product`` a hop from / to ``version`` can be in scope of."""
+        """Which hazards of ``product`` a hop from / to ``version`` can be in scope of (built
+        for every release of the product at once, ``_line_sides``; checked scope by scope for
+        a version that is not a release)."""
         key = (product, version)
         hit = self._sides.get(key)
         if hit is None:
-            pidx = self.product(product)
-            landed = pidx.running(parsed)
-            hit = _Sides(
-                skip_pre=[s.hazard for s in pidx.skip if s.starts(parsed)],
-                trans_pre=[s.hazard for s in pidx.transition if s.starts(parsed)],
-                skip_post=frozenset(s.hazard.id for s in pidx.skip if s.lands(parsed)),
-                trans_post=frozenset(s.hazard.id for s in pidx.transition if s.lands(parsed)),
-                landed=landed,
-                landed_uses_from=any("$from" in self.refs.get(h.id, ()) for h in landed),
-            )
-            self._sides[key] = hit
+            pidx = self.product(product)  # its releases' sides, on first use
+            hit = self._sides.get(key)
+            if hit is None:
+                landed = pidx.running(parsed)
+                hit = self._sides_of(
+                    [s.hazard for s in pidx.skip if s.starts(parsed)],
+                    [s.hazard for s in pidx.transition if s.starts(parsed)],
+                    frozenset(s.hazard.id for s in pidx.skip if s.lands(parsed)),
+                    frozenset(s.hazard.id for s in pidx.transition if s.lands(parsed)),
+                    landed,
+                )
+                self._sides[key] = hit
         return hit
+
+    def _sides_of(
+        self,
+        skip_pre: list[Hazard],
+        trans_pre: list[Hazard],
+        skip_post: frozenset[str],
+        trans_post: frozenset[str],
+        landed: list[Hazard],
+    ) -> _Sides:
+        uses_from = any("$from" in self.refs.get(h.id, ()) for h in landed)
+        return _Sides(skip_pre, trans_pre, skip_post, trans_post, landed, uses_from)
+
+    def _line_sides(self, product: str, pidx: _ProductIndex) -> None:
+        """The sides of every release of ``product``, from its sorted releases: each range
+        admits runs of them (``versions.Ordered``, by bisection), so a sweep over the runs'
+        ends gives each release the hazards it can start and end, and the releases between
+        two ends share one ``_Sides``."""
+        n = len(pidx.versions)
+        if not n:
+            return
+        line = Ordered(pidx.versions)
+        whole = [(0, n)]
+
+        def runs(con: Any) -> list[tuple[int, int]]:
+            return whole if con is None else line.runs(con)
+
+        skip_pre = []
+        for s in pidx.skip:
+            top = line.below(s.stop)
+            skip_pre.append([(a, min(b, top)) for a, b in runs(s.from_range) if a < top])
+        per = [
+            _sweep(n, pidx.skip, skip_pre),
+            _sweep(n, pidx.transition, [runs(s.from_range) for s in pidx.transition]),
+            _sweep(n, pidx.skip, [runs(s.to_range) for s in pidx.skip]),
+            _sweep(n, pidx.transition, [runs(s.to_range) for s in pidx.transition]),
+            _sweep(
+                n,
+                [*pidx.landing, *pidx.state],
+                [runs(s.to_range) for s in pidx.landing] + [runs(s.from_range) for s in pidx.state],
+            ),
+        ]
+        made: dict[tuple[int, ...], _Sides] = {}
+        for i, rel in enumerate(pidx.releases):
+            parts = [p[i] for p in per]
+            key = tuple(id(p) for p in parts)
+            hit = made.get(key)
+            if hit is None:
+                sp, tp, sq, tq, landed = parts
+                hit = made[key] = self._sides_of(
+                    [x.hazard for x in sp],
+                    [x.hazard for x in tp],
+                    frozenset(x.hazard.id for x in sq),
+                    frozenset(x.hazard.id for x in tq),
+                    [x.hazard for x in landed],
+                )
+            self._sides.setdefault((product, rel.version), hit)
 
     def admitted(self, product: str, upgrade_from: str) -> frozenset[str]:
         """The versions of ``product``'s releases that ``upgrade_from`` admits as a start
@@ -180,7 +239,35 @@ class Index:
             self.refs[h.id] = frozenset(conditions.hop_refs(h.when))
             keys = conditions.facts_read(h.when)
             self.keys[h.id] = None if any("<" in k for k in keys) else tuple(keys)
+        self._line_sides(product, idx)
         return idx
+
+
+def _sweep(
+    n: int, scopes: list[Scope], runs: list[list[tuple[int, int]]]
+) -> list[tuple[Scope, ...]]:
+    """Per position ``0 .. n-1``: the scopes (in their order) whose ``runs`` hold it; one
+    tuple per stretch between two ends of runs."""
+    events: dict[int, list[tuple[int, bool]]] = {}
+    for k, found in enumerate(runs):
+        for a, b in found:
+            events.setdefault(a, []).append((k, True))
+            events.setdefault(b, []).append((k, False))
+    active: set[int] = set()
+    out: list[tuple[Scope, ...]] = []
+    now: tuple[Scope, ...] = ()
+    for at in sorted(events):
+        if at >= n:
+            break
+        out += [now] * (at - len(out))
+        for k, entering in sorted(events[at], key=lambda e: e[1]):  # ends first
+            if entering:
+                active.add(k)
+            else:
+                active.discard(k)
+        now = tuple(scopes[k] for k in sorted(active))
+    out += [now] * (n - len(out))
+    return out
 
 
 def _landing(kb: KnowledgeBase, product: str, rel: Release) -> Landing:

@@ -9,16 +9,20 @@ The four scopes, as knowledge-format.md defines them:
 - ``state``: running a version in ``from`` (any version when absent), judged on the state after.
 
 A :class:`Scope` holds a hazard's scope with its versions parsed once; the planner's index keeps
-them per product, the search, the findings and ``explain`` ask them.
+them per product, the search, the findings and ``explain`` ask them. :class:`Ordered` finds the
+releases of a sorted line a range admits by bisection (the index's sides of every release).
 """
 
 from __future__ import annotations
 
+import itertools
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from upgradeplan.model import Hazard
-from upgradeplan.versions import parse_constraint, parse_version
+from upgradeplan.versions import Bounds, Constraint, Version, parse_constraint, parse_version
 
 KINDS = ("skip", "transition", "landing", "state")
 
@@ -92,6 +96,81 @@ def scope_of(hazard: Hazard) -> Scope | None:
     return Scope(h, from_range=parse_constraint(h.from_range) if h.from_range else None)
 
 
+class Ordered:
+    """Versions in ascending order, and the runs of them a constraint admits, by bisection.
+
+    Each comparator but ``!=`` admits an interval of the version order
+    (``Constraint.intervals``), so an AND group of them admits a contiguous run of the sorted
+    versions, except the pre-releases in it, which a group admits only when one of its
+    comparators names a pre-release (the v3.4 rule of ``Constraint.check``): ``runs`` bisects
+    for each group's run and takes those pre-releases out. A constraint with ``!=`` is checked
+    version by version. The answer is the plain scan's (tests/test_planner_scopes.py).
+    """
+
+    __slots__ = ("keys", "pre", "versions")
+
+    def __init__(self, versions: Sequence[Version]) -> None:
+        self.versions = versions
+        self.keys = [v.key for v in versions]
+        if any(b < a for a, b in itertools.pairwise(self.keys)):
+            raise ValueError("Ordered: versions must be in ascending order")
+        self.pre = [i for i, v in enumerate(versions) if v.prerelease]  # ascending
+
+    def below(self, v: Version) -> int:
+        """How many of the versions are below ``v``."""
+        return bisect_left(self.keys, v.key)
+
+    def runs(self, con: Constraint) -> list[tuple[int, int]]:
+        """The indices of the versions ``con`` admits, as ascending, disjoint, maximal runs
+        ``[a, b)``."""
+        groups = con.intervals()
+        if groups is None:
+            return _runs_of(i for i, v in enumerate(self.versions) if con.check(v))
+        found: list[tuple[int, int]] = []
+        for has_pre, bounds in groups:
+            found += self._group(has_pre, bounds)
+        found.sort()
+        out: list[tuple[int, int]] = []
+        for a, b in found:
+            if out and a <= out[-1][1]:
+                out[-1] = (out[-1][0], max(b, out[-1][1]))
+            else:
+                out.append((a, b))
+        return out
+
+    def _group(self, has_pre: bool, bounds: list[Bounds]) -> list[tuple[int, int]]:
+        keys = self.keys
+        lo, hi = 0, len(keys)
+        for low, low_in, high, high_in in bounds:
+            if low is not None:
+                lo = max(lo, bisect_left(keys, low) if low_in else bisect_right(keys, low))
+            if high is not None:
+                hi = min(hi, bisect_right(keys, high) if high_in else bisect_left(keys, high))
+        if lo >= hi:
+            return []
+        if has_pre:
+            return [(lo, hi)]
+        out = []
+        pre = self.pre
+        for p in pre[bisect_left(pre, lo) : bisect_left(pre, hi)]:  # pre-releases split it
+            if p > lo:
+                out.append((lo, p))
+            lo = p + 1
+        if lo < hi:
+            out.append((lo, hi))
+        return out
+
+
+def _runs_of(indices: Iterable[int]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for i in indices:
+        if out and out[-1][1] == i:
+            out[-1] = (out[-1][0], i + 1)
+        else:
+            out.append((i, i + 1))
+    return out
+
+
 def phrase(h: Hazard, f: str | None, t: str | None) -> str:
     """Why the hop ``f`` → ``t`` is in ``h``'s scope, in words."""
     if h.scope == "skip":
@@ -120,4 +199,4 @@ def outside(h: Hazard, f: str | None, t: str | None) -> str:
     return f"{h.product} {t} is not in {h.from_range}"
 
 
-__all__ = ["KINDS", "Scope", "judged_before", "outside", "phrase", "scope_of"]
+__all__ = ["KINDS", "Ordered", "Scope", "judged_before", "outside", "phrase", "scope_of"]

@@ -122,7 +122,7 @@ def every_pair(s: Search) -> list[int]:
 
 def one_pass(s: Search) -> list[int]:
     assert onepass.applies(s, s.dependent)
-    return onepass.cheapest(s, s.truths)
+    return onepass.cheapest(s, s.truths, s.turns)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -164,7 +164,7 @@ def test_with_lockstep_requirements_and_upgrade_from_the_pass_finds_dijkstra_s_p
     state = derive(case.state, case.kb)
     s = Search(case.kb, Index(case.kb), "p", state, v(case.current), v(case.target), (), limit)
     if onepass.applies(s, s.dependent):
-        assert onepass.cheapest(s, s.truths) == s.dijkstra()
+        assert onepass.cheapest(s, s.truths, s.turns) == s.dijkstra()
 
 
 def test_a_condition_that_reads_no_landed_key_is_evaluated_once() -> None:

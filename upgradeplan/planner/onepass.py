@@ -38,31 +38,14 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from upgradeplan import conditions
-from upgradeplan.conditions.vocabulary import ARG_CLASS, VALUE_CLASS
 from upgradeplan.model import Condition, Fact, Hazard, KnowledgeBase, State, Truth
 from upgradeplan.planner.costs import HOP_COST
+from upgradeplan.planner.turns import CLASSED, SCALARS, VALUE_PREDICATES, Turns, class_of
 from upgradeplan.planner.window import Window
 from upgradeplan.versions import parse_version
 
 _Key = tuple[Any, ...]
-# the predicates that read ``installed.<product>`` only to find the running release's defaults
-_VALUE_PREDICATES = frozenset({"value_set", "value_equals", "value_in", "value_contains"})
-_SCALARS = (str, bool, int, float)
 _ALL = "\0all"  # the evaluation iterated the facts: it may have read any of them
-
-
-_CLASSED = frozenset(VALUE_CLASS) | frozenset(ARG_CLASS)
-
-
-def _class(cond: Condition, fact: Fact | None) -> Any:
-    """The class of the one fact ``cond`` read that its truth depends on alone (None: no
-    such fact): ``VALUE_CLASS`` by the value, ``ARG_CLASS`` by the arguments and the value."""
-    if fact is None:
-        return None
-    by_value = VALUE_CLASS.get(cond.predicate)
-    if by_value is not None:
-        return by_value(fact.value)
-    return ARG_CLASS[cond.predicate](cond.args, fact.value)
 
 
 class _Reads(Mapping[str, Fact]):
@@ -171,8 +154,8 @@ class Truths:
             if len(known) != 1:
                 return None
             keys = next(iter(known))
-            if len(keys) == 1 and cond.predicate in _CLASSED:
-                out.append(("class", _class(cond, state.facts.get(keys[0]))))
+            if len(keys) == 1 and cond.predicate in CLASSED:
+                out.append(("class", class_of(cond, state.facts.get(keys[0]))))
             else:
                 out.append(self._values(keys, state, cond))
         return tuple(out)
@@ -197,13 +180,13 @@ class Truths:
             if fact is None:
                 out.append(None)
                 continue
-            if k == own and cond.predicate in _VALUE_PREDICATES and isinstance(fact.value, str):
+            if k == own and cond.predicate in VALUE_PREDICATES and isinstance(fact.value, str):
                 rel = self.kb.release(k[len("installed.") :], fact.value)
                 if rel is not None:
                     out.append(("defaults", id(rel.defaults)))
                     continue
             value: Any = fact.value
-            if not isinstance(value, _SCALARS):
+            if not isinstance(value, SCALARS):
                 value = ("fact", id(fact))
                 self._kept.append(state)
             out.append((value, fact.source.kind))
@@ -215,8 +198,8 @@ class Truths:
         if not known:
             return None
         for keys, (moving, answers) in known.items():
-            if len(keys) == 1 and cond.predicate in _CLASSED:
-                hit = answers.get(("class", _class(cond, state.facts.get(keys[0]))))
+            if len(keys) == 1 and cond.predicate in CLASSED:
+                hit = answers.get(("class", class_of(cond, state.facts.get(keys[0]))))
             else:
                 hit = answers.get(self._values(keys, state, cond))
             if hit is not None:
@@ -240,8 +223,8 @@ class Truths:
         self._moved = self._moved or moving
         known = self._known.setdefault(self._content(cond), {})
         answers = known.setdefault(keys, (moving, {}))[1]
-        if len(keys) == 1 and cond.predicate in _CLASSED:
-            answers[("class", _class(cond, state.facts.get(keys[0])))] = truth
+        if len(keys) == 1 and cond.predicate in CLASSED:
+            answers[("class", class_of(cond, state.facts.get(keys[0])))] = truth
         else:
             answers[self._values(keys, state, cond)] = truth
         return truth
@@ -314,9 +297,13 @@ _Class = tuple[tuple[str, int], ...]  # a mover's start hazards that are not FAL
 
 
 class _Mover:
-    """One product a hop moves: where each release of the window runs it, and its terms."""
+    """One product a hop moves: where each release of the window runs it, and its terms.
 
-    def __init__(self, s: Window, product: str, truths: Truths) -> None:
+    Between two turns (planner/turns.py) of its start hazards, starts that meet the same set
+    of them share one class; between two turns of its landing and state hazards, ends that
+    land in the same set add the same: neither is judged again there."""
+
+    def __init__(self, s: Window, product: str, truths: Truths, turns: Turns) -> None:
         self.s, self.product, self.truths = s, product, truths
         nodes = s.nodes
         if product == s.product:
@@ -327,6 +314,11 @@ class _Mover:
         self.members: list[_Class] = []
         self._by_set: dict[int, int] = {}  # id of a start's hazard set -> class, truths fixed
         self.seen: dict[str | None, int] = {}  # version -> how many starts so far run it
+        pidx = s.idx.product(product)
+        self._turns_pre = turns.counts(x.hazard for x in (*pidx.skip, *pidx.transition))
+        self._turns_post = turns.counts(x.hazard for x in (*pidx.landing, *pidx.state))
+        self._last_start: tuple[int, frozenset[str], int] | None = None  # (release, set, class)
+        self._last_end: tuple[int, frozenset[str], int] | None = None  # (release, set, adds)
 
     def start(self, i: int) -> int:
         """The class of release ``i`` as a start (-1: the product is not installed there)."""
@@ -340,6 +332,9 @@ class _Mover:
         c = self._by_set.get(id(ids))
         if c is not None:
             return c
+        last, turns = self._last_start, self._turns_pre
+        if last is not None and last[1] is ids and turns[last[0]] == turns[i]:
+            return last[2]  # the same hazards, none turned since
         state = s.state_at(i)
         hazards = (*sides.skip_pre, *sides.trans_pre)
         met = [(h, self.truths.of(h, state)) for h in hazards]
@@ -350,6 +345,7 @@ class _Mover:
             self.members.append(key)
         if all(h.id in self.truths.fixed for h in hazards):
             self._by_set[id(ids)] = c  # the index keeps ``ids``: its id stays valid
+        self._last_start = (i, ids, c)
         return c
 
     def end(self, j: int, starts: int) -> tuple[frozenset[str] | None, int, bool]:
@@ -362,8 +358,14 @@ class _Mover:
         mixed = bool(self.seen.get(version) or self.seen.get(None))
         s, idx = self.s, self.s.idx
         sides = idx.sides(self.product, version, _parsed(s, self.product, j, version))
-        post = s.state_at(j)
-        landed = sum(s.weigh(h, self.truths.of(h, post)) for h in sides.landed)
+        ids = idx.landed_ids(sides)
+        last, turns = self._last_end, self._turns_post
+        if last is not None and last[1] is ids and turns[last[0]] == turns[j]:
+            landed = last[2]  # the same hazards, none turned since
+        else:
+            post = s.state_at(j)
+            landed = sum(s.weigh(h, self.truths.of(h, post)) for h in sides.landed)
+            self._last_end = (j, ids, landed)
         return idx.landing_on(sides), landed, mixed
 
     def moves(self, i: int, j: int) -> bool:
@@ -377,15 +379,15 @@ def _parsed(s: Window, product: str, i: int, version: str) -> object:
     return parse_version(version)
 
 
-def cheapest(s: Window, truths: Truths) -> list[int]:
+def cheapest(s: Window, truths: Truths, turns: Turns) -> list[int]:
     """Node indices of the cheapest path from the start to the target (empty: none); exact
     where ``applies`` holds, else weighed on ``state_at``."""
     nodes, idx = s.nodes, s.idx
     n = len(nodes)
-    movers = [_Mover(s, s.product, truths)]
+    movers = [_Mover(s, s.product, truths, turns)]
     # a component no landing moves meets no hazard on any hop
     movers += [
-        _Mover(s, c, truths)
+        _Mover(s, c, truths, turns)
         for c in s.comps
         if idx.by_product.get(c) and f"installed.{c}" in s.moving
     ]

@@ -45,6 +45,7 @@ from upgradeplan.planner.costs import (
 from upgradeplan.planner.hopfindings import product_findings
 from upgradeplan.planner.index import Index
 from upgradeplan.planner.onepass import Truths
+from upgradeplan.planner.turns import Turns
 from upgradeplan.planner.window import Status
 from upgradeplan.provenance import Source
 from upgradeplan.versions import is_exact, parse_version
@@ -81,7 +82,8 @@ class Search:
 
     What it keeps, each built once on first use: ``pins``, ``comps``, ``carried`` and
     ``dependent`` (cached properties); ``truths``, the hazard truths by the facts their
-    conditions read (planner/onepass.py ``Truths``); and, as private dictionaries read by no
+    conditions read (planner/onepass.py ``Truths``); ``turns``, where along the window each
+    hazard's truth may turn (planner/turns.py ``Turns``); and, as private dictionaries read by no
     other module, the facts each landing sets, the state after a hop, the weight of each hop,
     each requirement's status on a state and each hazard's weights.
     """
@@ -155,6 +157,12 @@ class Search:
         """The hazard truths on the window's states, each condition evaluated once per
         distinct state it reads (planner/onepass.py)."""
         return Truths(self.kb, self.moving)
+
+    @cached_property
+    def turns(self) -> Turns:
+        """Where along the window each hazard's truth may turn: the one pass judges hazards
+        again only there (planner/turns.py)."""
+        return Turns(self)
 
     @cached_property
     def dependent(self) -> tuple[str, ...]:
@@ -484,7 +492,7 @@ class Search:
             if path is not None:
                 return path
         if onepass.applies(self, ()):
-            return onepass.cheapest(self, self.truths)
+            return onepass.cheapest(self, self.truths, self.turns)
         return self.dijkstra()
 
     def dijkstra(self) -> list[int]:

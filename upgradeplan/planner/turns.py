@@ -1,0 +1,187 @@
+"""Where along a window a hazard's truth may turn: the releases whose landing changes what its
+condition sees.
+
+The state at release ``i`` of a window is the state at ``i - 1`` with what landing on ``i``
+sets. A condition reads the fact keys its predicates declare (``conditions.facts_read``), and
+each predicate's truth is kept by what it sees of them (planner/onepass.py ``Truths``): the
+class of the one fact a version comparison or a pin test reads, the release defaults a value
+predicate reads the installed version for, else the value and the kind of its source. So the
+truth of a hazard on the state at ``i`` can differ from that on the state at ``i - 1`` only where
+the landing on ``i`` changes what one of its predicates sees: its *turns*. The one pass weighs
+the starts and ends between two turns alike, and judges hazards again only at a turn.
+
+Each key's changes along the window are found in one walk over the landings; a predicate's
+turns are where its view of them changes. Along a rising run of versions a comparison with one
+bound (``version_below``, ``version_at_least``) turns at most once, found by bisection.
+"""
+
+from __future__ import annotations
+
+import itertools
+from bisect import bisect_left
+from collections.abc import Iterable
+from typing import Any
+
+from upgradeplan import conditions
+from upgradeplan.conditions.vocabulary import ARG_CLASS, VALUE_CLASS
+from upgradeplan.model import Condition, Fact, Hazard
+from upgradeplan.planner.window import Window
+from upgradeplan.versions import parse_version
+
+# the predicates that read ``installed.<product>`` only to find the running release's defaults
+VALUE_PREDICATES = frozenset({"value_set", "value_equals", "value_in", "value_contains"})
+SCALARS = (str, bool, int, float)
+CLASSED = frozenset(VALUE_CLASS) | frozenset(ARG_CLASS)
+_MONOTONE = frozenset({"version_below", "version_at_least"})  # one bound: turns at most once
+
+_Turns = frozenset[int] | None  # None: at any release
+
+
+def class_of(cond: Condition, fact: Fact | None) -> Any:
+    """The class of the one fact ``cond`` read that its truth depends on alone (None: no
+    such fact): ``VALUE_CLASS`` by the value, ``ARG_CLASS`` by the arguments and the value."""
+    if fact is None:
+        return None
+    by_value = VALUE_CLASS.get(cond.predicate)
+    if by_value is not None:
+        return by_value(fact.value)
+    return ARG_CLASS[cond.predicate](cond.args, fact.value)
+
+
+def _same(a: Fact | None, b: Fact | None) -> bool:
+    """Do ``a`` and ``b`` read alike (the value and its source's kind; else one fact)?"""
+    if a is b:
+        return True
+    if a is None or b is None or not isinstance(a.value, SCALARS):
+        return False
+    same_value = type(a.value) is type(b.value) and a.value == b.value
+    return same_value and a.source.kind == b.source.kind
+
+
+class Turns:
+    """The releases of one window at which each hazard's truth may turn (``of``), and per set
+    of hazards how many turns lie at or before each release (``counts``)."""
+
+    def __init__(self, s: Window) -> None:
+        self.s = s
+        self._walked: dict[str, tuple[list[int], list[Fact | None]]] | None = None
+        self._preds: dict[int, tuple[Condition, _Turns]] = {}
+        self._hazards: dict[str, _Turns] = {}
+
+    def of(self, h: Hazard) -> _Turns:
+        """The releases ``i`` (from 1) where the truth of ``h`` on the state at ``i`` may differ
+        from that on the state at ``i - 1``; None: at any."""
+        if h.id in self._hazards:
+            return self._hazards[h.id]
+        out: set[int] = set()
+        for cond in _predicates(h.when):
+            found = self._pred(cond)
+            if found is None:
+                self._hazards[h.id] = None
+                return None
+            out |= found
+        hit = self._hazards[h.id] = frozenset(out)
+        return hit
+
+    def counts(self, hazards: Iterable[Hazard]) -> list[int]:
+        """Per release ``i`` of the window: how many turns of ``hazards`` lie in ``1 .. i``
+        (two releases with equal counts have no turn between them)."""
+        n = len(self.s.nodes)
+        at: set[int] = set()
+        for h in hazards:
+            found = self.of(h)
+            if found is None:
+                return list(range(n))
+            at |= found
+        return list(itertools.accumulate(int(i in at) for i in range(n)))
+
+    def _pred(self, cond: Condition) -> _Turns:
+        hit = self._preds.get(id(cond))
+        if hit is None or hit[0] is not cond:
+            hit = self._preds[id(cond)] = (cond, self._turns(cond))
+        return hit[1]
+
+    def _turns(self, cond: Condition) -> _Turns:
+        if conditions.hop_refs(cond):
+            return None
+        moving = self.s.moving
+        keys: list[str] = []
+        for key in conditions.facts_read(cond):
+            if "<" in key:  # templated: any moving key under its fixed part may be read
+                head = key[: key.index("<")].rstrip(".")
+                if any(m == head or m.startswith(head + ".") or not head for m in moving):
+                    return None
+            elif key in moving:
+                keys.append(key)
+        out: set[int] = set()
+        if len(keys) == 1 and cond.predicate in CLASSED:
+            return frozenset(self._class_turns(cond, keys[0]))
+        own = f"installed.{cond.args.get('product')}"
+        for key in keys:
+            at, facts = self._walk(key)
+            if key == own and cond.predicate in VALUE_PREDICATES:
+                out.update(_changes(at, [self._defaults(key, f) for f in facts]))
+            else:
+                out.update(at[1:])
+        return frozenset(out)
+
+    def _class_turns(self, cond: Condition, key: str) -> list[int]:
+        at, facts = self._walk(key)
+        if cond.predicate in _MONOTONE and len(facts) > 2:
+            values = [f.value if f is not None else None for f in facts]
+            if all(isinstance(v, str) for v in values):
+                try:
+                    parsed = [parse_version(str(v)) for v in values]
+                except ValueError:
+                    parsed = []
+                last = class_of(cond, facts[-1])
+                rising = parsed and all(a <= b for a, b in itertools.pairwise(parsed))
+                if rising and isinstance(last, bool):
+                    # a rising run: the comparison turns once at most, into the last's class
+                    def reached(m: int) -> bool:
+                        return bool(class_of(cond, facts[m]) == last)
+
+                    k = bisect_left(range(len(facts)), True, key=reached)
+                    return [at[k]] if k > 0 else []
+        return _changes(at, [class_of(cond, f) for f in facts])
+
+    def _defaults(self, key: str, fact: Fact | None) -> Any:
+        """What a value predicate sees of the installed version: its release's defaults."""
+        if fact is not None and isinstance(fact.value, str):
+            rel = self.s.kb.release(key[len("installed.") :], fact.value)
+            if rel is not None:
+                return ("defaults", id(rel.defaults))
+        return ("fact", id(fact))
+
+    def _walk(self, key: str) -> tuple[list[int], list[Fact | None]]:
+        """Where ``key`` changes along the window (0: the start) and its fact from there."""
+        if self._walked is None:
+            s = self.s
+            walked: dict[str, tuple[list[int], list[Fact | None]]] = {}
+            for j in range(1, len(s.nodes)):
+                for f in s.landing_facts(j):
+                    seen = walked.get(f.key)
+                    if seen is None:
+                        seen = walked[f.key] = ([0], [s.start_state.facts.get(f.key)])
+                    if not _same(seen[1][-1], f):
+                        seen[0].append(j)
+                        seen[1].append(f)
+            self._walked = walked
+        return self._walked.get(key) or ([0], [self.s.start_state.facts.get(key)])
+
+
+def _changes(at: list[int], views: list[Any]) -> list[int]:
+    """The positions of ``at`` where ``views`` differs from the one before."""
+    return [at[m] for m in range(1, len(at)) if views[m] != views[m - 1]]
+
+
+def _predicates(cond: Condition | None) -> Iterable[Condition]:
+    if cond is None:
+        return
+    if cond.op == "pred":
+        yield cond
+    for child in cond.children:
+        yield from _predicates(child)
+
+
+__all__ = ["CLASSED", "SCALARS", "VALUE_PREDICATES", "Turns", "class_of"]

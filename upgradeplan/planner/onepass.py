@@ -33,16 +33,18 @@ hop-by-hop search (``Search.dijkstra``) finds.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from upgradeplan import conditions
-from upgradeplan.model import Condition, Fact, Hazard, KnowledgeBase, State, Truth
+from upgradeplan.model import Condition, Fact, Hazard, KnowledgeBase, Release, State, Truth
 from upgradeplan.planner.costs import HOP_COST
+from upgradeplan.planner.scopes import Ordered
 from upgradeplan.planner.turns import CLASSED, SCALARS, VALUE_PREDICATES, Turns, class_of
 from upgradeplan.planner.window import Window
-from upgradeplan.versions import parse_version
+from upgradeplan.versions import parse_constraint, parse_version
 
 _Key = tuple[Any, ...]
 _ALL = "\0all"  # the evaluation iterated the facts: it may have read any of them
@@ -304,7 +306,7 @@ class _Mover:
     land in the same set add the same: neither is judged again there."""
 
     def __init__(self, s: Window, product: str, truths: Truths, turns: Turns) -> None:
-        self.s, self.product, self.truths = s, product, truths
+        self.s, self.product, self.truths, self.turns = s, product, truths, turns
         nodes = s.nodes
         if product == s.product:
             self.at: list[str | None] = [n.version for n in nodes]
@@ -312,6 +314,7 @@ class _Mover:
             self.at = [s.state_at(i).installed(product) for i in range(len(nodes))]
         self.classes: dict[_Class, int] = {}
         self.members: list[_Class] = []
+        self._weights: list[dict[str, int]] = []  # per class: its members' weights by id
         self._by_set: dict[int, int] = {}  # id of a start's hazard set -> class, truths fixed
         self.seen: dict[str | None, int] = {}  # version -> how many starts so far run it
         pidx = s.idx.product(product)
@@ -319,6 +322,17 @@ class _Mover:
         self._turns_post = turns.counts(x.hazard for x in (*pidx.landing, *pidx.state))
         self._last_start: tuple[int, frozenset[str], int] | None = None  # (release, set, class)
         self._last_end: tuple[int, frozenset[str], int] | None = None  # (release, set, adds)
+        self._known: dict[str, tuple[int, Truth]] = {}  # hazard -> (release, its truth there)
+
+    def truth(self, h: Hazard, i: int) -> Truth:
+        """The truth of ``h`` on the state at release ``i``: where it was last judged, unless
+        it turned since."""
+        hit = self._known.get(h.id)
+        if hit is not None and not self.turns.turned(h, hit[0], i):
+            return hit[1]
+        found = self.truths.of(h, self.s.state_at(i))
+        self._known[h.id] = (i, found)
+        return found
 
     def start(self, i: int) -> int:
         """The class of release ``i`` as a start (-1: the product is not installed there)."""
@@ -335,14 +349,14 @@ class _Mover:
         last, turns = self._last_start, self._turns_pre
         if last is not None and last[1] is ids and turns[last[0]] == turns[i]:
             return last[2]  # the same hazards, none turned since
-        state = s.state_at(i)
         hazards = (*sides.skip_pre, *sides.trans_pre)
-        met = [(h, self.truths.of(h, state)) for h in hazards]
+        met = [(h, self.truth(h, i)) for h in hazards]
         key = tuple((h.id, s.weigh(h, t)) for h, t in met if t is not Truth.FALSE)
         c = self.classes.get(key)
         if c is None:
             c = self.classes[key] = len(self.members)
             self.members.append(key)
+            self._weights.append(dict(key))
         if all(h.id in self.truths.fixed for h in hazards):
             self._by_set[id(ids)] = c  # the index keeps ``ids``: its id stays valid
         self._last_start = (i, ids, c)
@@ -363,10 +377,14 @@ class _Mover:
         if last is not None and last[1] is ids and turns[last[0]] == turns[j]:
             landed = last[2]  # the same hazards, none turned since
         else:
-            post = s.state_at(j)
-            landed = sum(s.weigh(h, self.truths.of(h, post)) for h in sides.landed)
+            landed = sum(s.weigh(h, self.truth(h, j)) for h in sides.landed)
             self._last_end = (j, ids, landed)
         return idx.landing_on(sides), landed, mixed
+
+    def completes(self, c: int, end: frozenset[str]) -> int:
+        """What the start hazards of class ``c`` that ``end`` completes add."""
+        weights = self._weights[c]
+        return sum([weights[h] for h in weights.keys() & end])
 
     def moves(self, i: int, j: int) -> bool:
         a, b = self.at[i], self.at[j]
@@ -415,15 +433,29 @@ def cheapest(s: Window, truths: Truths, turns: Turns) -> list[int]:
             p = 0
             for m, mc, end in zip(movers, keys[c], ends, strict=True):
                 if end is not None and mc >= 0:
-                    p += sum(w for hid, w in m.members[mc] if hid in end)
+                    p += m.completes(mc, end)
             pair[(c, ends)] = p
         return p
 
     dist: list[int | None] = [0] + [None] * (n - 1)
     prev = [0] * n
     best: dict[int, tuple[int, int]] = {}  # class -> (dist, index) of its cheapest start
+    order: list[tuple[int, int, int]] = []  # (dist, index, class) of each best, ascending
     start(0)
     best[start_of[0]] = (0, 0)
+    order.append((0, 0, start_of[0]))
+    line: list[Ordered] = []  # the window's versions, sorted (``admitted``)
+
+    def admitted(rel: Release, j: int) -> Iterator[int]:
+        """The releases below ``j`` that may hop to ``rel`` (its ``upgrade_from``)."""
+        if rel.upgrade_from is None:
+            yield from range(j)
+            return
+        if not line:
+            line.append(Ordered([node.parsed for node in nodes]))
+        for a, b in line[0].runs(parse_constraint(rel.upgrade_from)):
+            yield from range(a, min(b, j))
+
     ends_before: tuple[frozenset[str] | None, ...] | None = None
     found: tuple[int, int, int] | None = None  # (dist + P, dist, index): the best start
     for j in range(1, n):
@@ -441,15 +473,15 @@ def cheapest(s: Window, truths: Truths, turns: Turns) -> list[int]:
         )
         if by_start:  # weighed start by start
             cands = []
-            for i in range(j):
+            for i in admitted(rel, j):
                 d = dist[i]
-                if d is None or not idx.may_hop(rel, nodes[i].version):
+                if d is None:
                     continue
                 w = HOP_COST + s.requirement_cost(i, j, post)
                 for k, (m, (end, add, _)) in enumerate(zip(movers, terms, strict=True)):
                     if end is not None and m.moves(i, j):
                         mc = starts[i][k]
-                        w += add + sum(wt for hid, wt in m.members[mc] if hid in end)
+                        w += add + m.completes(mc, end)
                 cands.append((d + w, d, i))
             ends_before = None  # the next end considers every class again
             if not cands:
@@ -459,7 +491,14 @@ def cheapest(s: Window, truths: Truths, turns: Turns) -> list[int]:
             dist[j], _, prev[j] = min(cands)
         else:
             if ends != ends_before or found is None:  # a new end set: every start class
-                found = min((d + between(c, ends), d, i) for c, (d, i) in best.items())
+                found = None
+                for d, i, c in order:  # cheapest first: P >= 0 bounds the rest
+                    if found is not None and (d, d, i) >= found:
+                        break
+                    here = (d + between(c, ends), d, i)
+                    if found is None or here < found:
+                        found = here
+                assert found is not None
                 ends_before = ends
             else:  # the same ends: only the class of the release before may have improved
                 held = best.get(start_of[j - 1])
@@ -473,7 +512,10 @@ def cheapest(s: Window, truths: Truths, turns: Turns) -> list[int]:
             assert d is not None
             held = best.get(c)
             if held is None or (d, j) < held:
+                if held is not None:
+                    del order[bisect.bisect_left(order, (*held, c))]
                 best[c] = (d, j)
+                bisect.insort(order, (d, j, c))
     if dist[n - 1] is None:
         return []
     path = [n - 1]

@@ -18,7 +18,7 @@ bound (``version_below``, ``version_at_least``) turns at most once, found by bis
 from __future__ import annotations
 
 import itertools
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from typing import Any
 
@@ -65,8 +65,10 @@ class Turns:
     def __init__(self, s: Window) -> None:
         self.s = s
         self._walked: dict[str, tuple[list[int], list[Fact | None]]] | None = None
-        self._preds: dict[int, tuple[Condition, _Turns]] = {}
+        self._preds: dict[tuple[str, str], _Turns] = {}  # by predicate and arguments
         self._hazards: dict[str, _Turns] = {}
+        self._order: dict[str, list[int]] = {}  # hazard -> its turns, ascending
+        self._rising: dict[str, bool] = {}  # key -> its values are versions, never falling
 
     def of(self, h: Hazard) -> _Turns:
         """The releases ``i`` (from 1) where the truth of ``h`` on the state at ``i`` may differ
@@ -83,6 +85,17 @@ class Turns:
         hit = self._hazards[h.id] = frozenset(out)
         return hit
 
+    def turned(self, h: Hazard, a: int, b: int) -> bool:
+        """Whether the truth of ``h`` may differ between the states at releases ``a`` and
+        ``b``: some turn of it lies after the lower and at or before the higher."""
+        found = self.of(h)
+        if found is None:
+            return a != b
+        order = self._order.get(h.id)
+        if order is None:
+            order = self._order[h.id] = sorted(found)
+        return bisect_right(order, min(a, b)) != bisect_right(order, max(a, b))
+
     def counts(self, hazards: Iterable[Hazard]) -> list[int]:
         """Per release ``i`` of the window: how many turns of ``hazards`` lie in ``1 .. i``
         (two releases with equal counts have no turn between them)."""
@@ -96,10 +109,11 @@ class Turns:
         return list(itertools.accumulate(int(i in at) for i in range(n)))
 
     def _pred(self, cond: Condition) -> _Turns:
-        hit = self._preds.get(id(cond))
-        if hit is None or hit[0] is not cond:
-            hit = self._preds[id(cond)] = (cond, self._turns(cond))
-        return hit[1]
+        content = (cond.predicate, repr(sorted(cond.args.items())))
+        if content in self._preds:
+            return self._preds[content]
+        hit = self._preds[content] = self._turns(cond)
+        return hit
 
     def _turns(self, cond: Condition) -> _Turns:
         if conditions.hop_refs(cond):
@@ -127,23 +141,31 @@ class Turns:
 
     def _class_turns(self, cond: Condition, key: str) -> list[int]:
         at, facts = self._walk(key)
-        if cond.predicate in _MONOTONE and len(facts) > 2:
-            values = [f.value if f is not None else None for f in facts]
+        if cond.predicate in _MONOTONE and self._rises(key):
+            last = class_of(cond, facts[-1])
+            if isinstance(last, bool):
+                # a rising run: the comparison turns once at most, into the last's class
+                def reached(m: int) -> bool:
+                    return bool(class_of(cond, facts[m]) == last)
+
+                k = bisect_left(range(len(facts)), True, key=reached)
+                return [at[k]] if k > 0 else []
+        return _changes(at, [class_of(cond, f) for f in facts])
+
+    def _rises(self, key: str) -> bool:
+        """Are the values of ``key`` along the window versions, none below the one before?"""
+        hit = self._rising.get(key)
+        if hit is None:
+            values = [f.value if f is not None else None for f in self._walk(key)[1]]
+            hit = False
             if all(isinstance(v, str) for v in values):
                 try:
                     parsed = [parse_version(str(v)) for v in values]
                 except ValueError:
                     parsed = []
-                last = class_of(cond, facts[-1])
-                rising = parsed and all(a <= b for a, b in itertools.pairwise(parsed))
-                if rising and isinstance(last, bool):
-                    # a rising run: the comparison turns once at most, into the last's class
-                    def reached(m: int) -> bool:
-                        return bool(class_of(cond, facts[m]) == last)
-
-                    k = bisect_left(range(len(facts)), True, key=reached)
-                    return [at[k]] if k > 0 else []
-        return _changes(at, [class_of(cond, f) for f in facts])
+                hit = bool(parsed) and all(a <= b for a, b in itertools.pairwise(parsed))
+            self._rising[key] = hit
+        return hit
 
     def _defaults(self, key: str, fact: Fact | None) -> Any:
         """What a value predicate sees of the installed version: its release's defaults."""

@@ -9,13 +9,25 @@ comparisons of components a BOM moves, found by bisection) and the kube-promethe
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import HealthCheck, given, settings
-from test_planner_search import Case, cases, generated, generated_state
+from hypothesis import strategies as st
+from test_planner_search import Case, cases, generated, generated_state, pred
 
 from upgradeplan import conditions
 from upgradeplan.kb import packs
 from upgradeplan.kb.loader import load
-from upgradeplan.model import Fact, KnowledgeBase, State
+from upgradeplan.model import (
+    Condition,
+    Fact,
+    Hazard,
+    KnowledgeBase,
+    Product,
+    Recognise,
+    Release,
+    State,
+)
 from upgradeplan.planner import threshold
 from upgradeplan.planner.index import index_of
 from upgradeplan.planner.search import Search
@@ -52,6 +64,61 @@ def test_turns_name_every_change_of_truth_on_small_knowledge(case: Case) -> None
     v = [r.version for r in case.kb.releases["p"]]
     s = window(case.kb, case.state, "p", v[case.current], v[case.target])
     assert turned_unannounced(s) == []
+
+
+_DEFAULTS: list[dict[str, Any]] = [{}, {"a": {"b": True}}, {"a": {"b": False}}, {"a": 1}]
+_VALUES: list[Any] = [None, {}, {"a": {"b": True}}, {"a": {"c": 2}}]
+
+
+@st.composite
+def value_windows(draw: st.DrawFn) -> tuple[KnowledgeBase, State, str, str]:
+    """A line whose releases' chart defaults change, with value conditions on them, and
+    values that landings may set (effects) or the installation sets."""
+    n = draw(st.integers(3, 12))
+    rels = []
+    for i in range(n):
+        effects = {}
+        if i and draw(st.integers(0, 4)) == 0:
+            effects = {"values.p.a.b": draw(st.booleans())}
+        defaults = draw(st.sampled_from(_DEFAULTS))
+        rels.append(Release("p", f"1.{i}.0", f"r{i}", defaults=defaults, effects=effects))
+    atoms = [
+        pred("value_equals", product="p", key="a.b", value=True),
+        pred("value_set", product="p", key="a.b"),
+        pred("value_in", product="p", key="a", values=[1, 2]),
+        pred("value_contains", product="p", key="a", value="b"),
+    ]
+    hazards = {}
+    for k in range(draw(st.integers(1, 4))):
+        picked = tuple(draw(st.lists(st.sampled_from(atoms), min_size=1, max_size=2)))
+        when = (
+            picked[0]
+            if len(picked) == 1
+            else Condition(draw(st.sampled_from(("all", "any"))), picked)
+        )
+        hazards[f"h{k}"] = Hazard(
+            f"h{k}", "t", "p", "blocking", "landing", "c", to_range=">=1.0.0", when=when
+        )
+    kb = KnowledgeBase(
+        products={"p": Product("p", "p", "chart", "", Recognise())},
+        releases={"p": tuple(rels)},
+        hazards=hazards,
+        migrations={},
+    )
+    facts = {"installed.p": Fact("installed.p", "1.0.0", flag("--installed"))}
+    values = draw(st.sampled_from(_VALUES))
+    if values is not None:
+        facts["values.p"] = Fact("values.p", values, flag("--fact"))
+    return kb, State(facts=facts), "1.0.0", f"1.{n - 1}.0"
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value_windows())
+def test_turns_name_every_change_of_truth_of_value_conditions(
+    case: tuple[KnowledgeBase, State, str, str],
+) -> None:
+    kb, state, cur, tgt = case
+    assert turned_unannounced(window(kb, state, "p", cur, tgt)) == []
 
 
 def test_turns_name_every_change_of_truth_on_generated_knowledge() -> None:

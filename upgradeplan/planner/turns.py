@@ -2,13 +2,15 @@
 condition sees.
 
 The state at release ``i`` of a window is the state at ``i - 1`` with what landing on ``i``
-sets. A condition reads the fact keys its predicates declare (``conditions.facts_read``), and
-each predicate's truth is kept by what it sees of them (planner/onepass.py ``Truths``): the
-class of the one fact a version comparison or a pin test reads, the release defaults a value
-predicate reads the installed version for, else the value and the kind of its source. So the
-truth of a hazard on the state at ``i`` can differ from that on the state at ``i - 1`` only where
-the landing on ``i`` changes what one of its predicates sees: its *turns*. The one pass weighs
-the starts and ends between two turns alike, and judges hazards again only at a turn.
+sets, and a condition reads only the fact keys its predicates declare
+(``conditions.facts_read``). So the truth of a hazard on the state at ``i`` can differ from
+that on the state at ``i - 1`` only where the landing on ``i`` changes what one of its
+predicates sees of those keys: its *turns*. What a predicate sees of a key is the class of the
+value for a version comparison or a pin test (``conditions.vocabulary`` ``ARG_CLASS``,
+``VALUE_CLASS``), the default of its key in the release a value predicate reads the installed
+version for (``conditions.values``), else the value and the kind of its source. The one pass
+(planner/onepass.py) weighs the starts and the ends between two turns alike and judges a
+hazard again only after it turned.
 
 Each key's changes along the window are found in one walk over the landings; a predicate's
 turns are where its view of them changes. Along a rising run of versions a comparison with one
@@ -22,7 +24,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from typing import Any
 
-from upgradeplan import conditions
+from upgradeplan import conditions, keypath
 from upgradeplan.conditions.vocabulary import ARG_CLASS, VALUE_CLASS
 from upgradeplan.model import Condition, Fact, Hazard
 from upgradeplan.planner.window import Window
@@ -63,11 +65,15 @@ class Turns:
     of hazards how many turns lie at or before each release (``counts``)."""
 
     def __init__(self, s: Window) -> None:
-        self.s = s
-        self._walked: dict[str, tuple[list[int], list[Fact | None]]] | None = None
+        # what it reads of the window, taken now: it keeps no reference to the search
+        self.kb, self.moving, self.n = s.kb, s.moving, len(s.nodes)
+        self._start = s.start_state.facts
+        self._walked = _walk(s)
         self._preds: dict[tuple[str, str], _Turns] = {}  # by predicate and arguments
         self._hazards: dict[str, _Turns] = {}
-        self._order: dict[str, list[int]] = {}  # hazard -> its turns, ascending
+        self._sets: dict[frozenset[int], frozenset[int]] = {}
+        self._defaults: dict[tuple[str, str], list[int]] = {}  # (installed key, values key)
+        self._order: dict[int, tuple[frozenset[int], list[int]]] = {}  # turns, ascending
         self._rising: dict[str, bool] = {}  # key -> its values are versions, never falling
 
     def of(self, h: Hazard) -> _Turns:
@@ -75,14 +81,18 @@ class Turns:
         from that on the state at ``i - 1``; None: at any."""
         if h.id in self._hazards:
             return self._hazards[h.id]
-        out: set[int] = set()
+        sets = []
         for cond in _predicates(h.when):
             found = self._pred(cond)
             if found is None:
                 self._hazards[h.id] = None
                 return None
-            out |= found
-        hit = self._hazards[h.id] = frozenset(out)
+            sets.append(found)
+        widest = max(sets, key=len, default=frozenset())
+        if all(x <= widest for x in sets):  # one set shared by the hazards that see alike
+            hit = self._hazards[h.id] = widest
+        else:
+            hit = self._hazards[h.id] = frozenset().union(*sets)
         return hit
 
     def turned(self, h: Hazard, a: int, b: int) -> bool:
@@ -91,15 +101,16 @@ class Turns:
         found = self.of(h)
         if found is None:
             return a != b
-        order = self._order.get(h.id)
-        if order is None:
-            order = self._order[h.id] = sorted(found)
+        hit = self._order.get(id(found))
+        if hit is None or hit[0] is not found:
+            hit = self._order[id(found)] = (found, sorted(found))
+        order = hit[1]
         return bisect_right(order, min(a, b)) != bisect_right(order, max(a, b))
 
     def counts(self, hazards: Iterable[Hazard]) -> list[int]:
         """Per release ``i`` of the window: how many turns of ``hazards`` lie in ``1 .. i``
         (two releases with equal counts have no turn between them)."""
-        n = len(self.s.nodes)
+        n = self.n
         at: set[int] = set()
         for h in hazards:
             found = self.of(h)
@@ -112,13 +123,16 @@ class Turns:
         content = (cond.predicate, repr(sorted(cond.args.items())))
         if content in self._preds:
             return self._preds[content]
-        hit = self._preds[content] = self._turns(cond)
+        hit = self._turns(cond)
+        if hit is not None:
+            hit = self._sets.setdefault(hit, hit)  # one object per set of turns
+        self._preds[content] = hit
         return hit
 
     def _turns(self, cond: Condition) -> _Turns:
         if conditions.hop_refs(cond):
             return None
-        moving = self.s.moving
+        moving = self.moving
         keys: list[str] = []
         for key in conditions.facts_read(cond):
             if "<" in key:  # templated: any moving key under its fixed part may be read
@@ -132,11 +146,10 @@ class Turns:
             return frozenset(self._class_turns(cond, keys[0]))
         own = f"installed.{cond.args.get('product')}"
         for key in keys:
-            at, facts = self._walk(key)
             if key == own and cond.predicate in VALUE_PREDICATES:
-                out.update(_changes(at, [self._defaults(key, f) for f in facts]))
+                out.update(self._default_turns(key, str(cond.args.get("key"))))
             else:
-                out.update(at[1:])
+                out.update(self._walk(key)[0][1:])
         return frozenset(out)
 
     def _class_turns(self, cond: Condition, key: str) -> list[int]:
@@ -167,29 +180,46 @@ class Turns:
             self._rising[key] = hit
         return hit
 
-    def _defaults(self, key: str, fact: Fact | None) -> Any:
-        """What a value predicate sees of the installed version: its release's defaults."""
-        if fact is not None and isinstance(fact.value, str):
-            rel = self.s.kb.release(key[len("installed.") :], fact.value)
-            if rel is not None:
-                return ("defaults", id(rel.defaults))
-        return ("fact", id(fact))
+    def _default_turns(self, key: str, path: str) -> list[int]:
+        """Where the default of values key ``path`` changes with the installed version under
+        ``key``: all a value predicate reads of that version (``conditions.values``
+        ``lookup_value``: the release it runs, and that release's default of the key)."""
+        hit = self._defaults.get((key, path))
+        if hit is None:
+            at, facts = self._walk(key)
+            parts = keypath.split(path)
+            views: list[Any] = []
+            for fact in facts:
+                rel = None
+                if fact is not None and isinstance(fact.value, str):
+                    rel = self.kb.release(key[len("installed.") :], fact.value)
+                if rel is None:
+                    views.append(("fact", id(fact)))
+                    continue
+                found = keypath.get(rel.defaults, parts)
+                scalar = isinstance(found, SCALARS)
+                views.append(("default", type(found), found) if scalar else ("id", id(found)))
+            hit = self._defaults[(key, path)] = _changes(at, views)
+        return hit
 
     def _walk(self, key: str) -> tuple[list[int], list[Fact | None]]:
         """Where ``key`` changes along the window (0: the start) and its fact from there."""
-        if self._walked is None:
-            s = self.s
-            walked: dict[str, tuple[list[int], list[Fact | None]]] = {}
-            for j in range(1, len(s.nodes)):
-                for f in s.landing_facts(j):
-                    seen = walked.get(f.key)
-                    if seen is None:
-                        seen = walked[f.key] = ([0], [s.start_state.facts.get(f.key)])
-                    if not _same(seen[1][-1], f):
-                        seen[0].append(j)
-                        seen[1].append(f)
-            self._walked = walked
-        return self._walked.get(key) or ([0], [self.s.start_state.facts.get(key)])
+        return self._walked.get(key) or ([0], [self._start.get(key)])
+
+
+def _walk(s: Window) -> dict[str, tuple[list[int], list[Fact | None]]]:
+    """Per key some landing of the window sets: the releases where its fact changes (0: the
+    start) and the fact from each on."""
+    walked: dict[str, tuple[list[int], list[Fact | None]]] = {}
+    for j in range(1, len(s.nodes)):
+        for f in s.landing_facts(j):
+            seen = walked.get(f.key)
+            if seen is None:
+                seen = walked[f.key] = ([0], [s.start_state.facts.get(f.key)])
+            if not _same(seen[1][-1], f):
+                seen[0].append(j)
+                seen[1].append(f)
+    return walked
 
 
 def _changes(at: list[int], views: list[Any]) -> list[int]:

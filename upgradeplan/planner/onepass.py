@@ -315,6 +315,7 @@ class _Mover:
         self.classes: dict[_Class, int] = {}
         self.members: list[_Class] = []
         self._weights: list[dict[str, int]] = []  # per class: its members' weights by id
+        self._completes: dict[tuple[int, int], tuple[frozenset[str], int]] = {}
         self._by_set: dict[int, int] = {}  # id of a start's hazard set -> class, truths fixed
         self.seen: dict[str | None, int] = {}  # version -> how many starts so far run it
         pidx = s.idx.product(product)
@@ -382,9 +383,16 @@ class _Mover:
         return idx.landing_on(sides), landed, mixed
 
     def completes(self, c: int, end: frozenset[str]) -> int:
-        """What the start hazards of class ``c`` that ``end`` completes add."""
-        weights = self._weights[c]
-        return sum([weights[h] for h in weights.keys() & end])
+        """What the start hazards of class ``c`` that ``end`` completes add (kept per class
+        and end set: the index keeps one object per set of ids, ``Index.landing_on``)."""
+        hit = self._completes.get((c, id(end)))
+        if hit is None or hit[0] is not end:
+            weights = self._weights[c]
+            hit = self._completes[(c, id(end))] = (
+                end,
+                sum([weights[h] for h in weights.keys() & end]),
+            )
+        return hit[1]
 
     def moves(self, i: int, j: int) -> bool:
         a, b = self.at[i], self.at[j]

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from upgradeplan import conditions, provenance, releases
-from upgradeplan.model import Fact, Hazard, KnowledgeBase, Release
+from upgradeplan.model import Condition, Fact, Hazard, KnowledgeBase, Release
 from upgradeplan.planner.scopes import Ordered, Scope, scope_of
 from upgradeplan.versions import parse_constraint, parse_version
 
@@ -79,6 +79,7 @@ class Index:
         self._landed_ids: dict[int, tuple[_Sides, frozenset[str]]] = {}
         self._landing_on: dict[int, tuple[_Sides, frozenset[str]]] = {}
         self._landings: dict[tuple[str, str], Landing] = {}
+        self._reads: dict[int, tuple[Condition, list[str]]] = {}
         # one object per distinct set of hazard ids (``_one``): neighbouring releases mostly
         # meet the same hazards, and the sweeps over a window then see the very same set
         self._sets: dict[frozenset[str], frozenset[str]] = {}
@@ -86,6 +87,14 @@ class Index:
     def _one(self, ids: frozenset[str]) -> frozenset[str]:
         """``ids``, as the one object the index keeps for that set of ids."""
         return self._sets.setdefault(ids, ids)
+
+    def reads(self, cond: Condition) -> list[str]:
+        """The fact keys the predicate ``cond`` declares it reads (``conditions.facts_read``),
+        bound once per knowledge base (kept by the node, which the knowledge keeps)."""
+        hit = self._reads.get(id(cond))
+        if hit is None or hit[0] is not cond:
+            hit = self._reads[id(cond)] = (cond, conditions.facts_read(cond))
+        return hit[1]
 
     def landing(self, product: str, rel: Release) -> Landing:
         """The state-independent facts landing on ``rel`` (of ``product``) sets, built once

@@ -66,7 +66,7 @@ class Turns:
 
     def __init__(self, s: Window) -> None:
         # what it reads of the window, taken now: it keeps no reference to the search
-        self.kb, self.moving, self.n = s.kb, s.moving, len(s.nodes)
+        self.kb, self.idx, self.moving, self.n = s.kb, s.idx, s.moving, len(s.nodes)
         self._start = s.start_state.facts
         self._walked = _walk(s)
         self._preds: dict[tuple[str, str], _Turns] = {}  # by predicate and arguments
@@ -134,7 +134,7 @@ class Turns:
             return None
         moving = self.moving
         keys: list[str] = []
-        for key in conditions.facts_read(cond):
+        for key in self.idx.reads(cond):
             if "<" in key:  # templated: any moving key under its fixed part may be read
                 head = key[: key.index("<")].rstrip(".")
                 if any(m == head or m.startswith(head + ".") or not head for m in moving):

@@ -318,12 +318,20 @@ class _Mover:
         self._completes: dict[tuple[int, int], tuple[frozenset[str], int]] = {}
         self._by_set: dict[int, int] = {}  # id of a start's hazard set -> class, truths fixed
         self.seen: dict[str | None, int] = {}  # version -> how many starts so far run it
-        pidx = s.idx.product(product)
-        self._turns_pre = turns.counts(x.hazard for x in (*pidx.skip, *pidx.transition))
-        self._turns_post = turns.counts(x.hazard for x in (*pidx.landing, *pidx.state))
+        self._counts: dict[bool, list[int]] = {}  # start hazards (True) or end ones: turns
         self._last_start: tuple[int, frozenset[str], int] | None = None  # (release, set, class)
         self._last_end: tuple[int, frozenset[str], int] | None = None  # (release, set, adds)
         self._known: dict[str, tuple[int, Truth]] = {}  # hazard -> (release, its truth there)
+
+    def _turns(self, pre: bool) -> list[int]:
+        """Per release: how many turns of the start (``pre``) or the end hazards lie at or
+        before it (``Turns.counts``, found on first need)."""
+        hit = self._counts.get(pre)
+        if hit is None:
+            pidx = self.s.idx.product(self.product)
+            scopes = (*pidx.skip, *pidx.transition) if pre else (*pidx.landing, *pidx.state)
+            hit = self._counts[pre] = self.turns.counts(x.hazard for x in scopes)
+        return hit
 
     def truth(self, h: Hazard, i: int) -> Truth:
         """The truth of ``h`` on the state at release ``i``: where it was last judged, unless
@@ -347,9 +355,11 @@ class _Mover:
         c = self._by_set.get(id(ids))
         if c is not None:
             return c
-        last, turns = self._last_start, self._turns_pre
-        if last is not None and last[1] is ids and turns[last[0]] == turns[i]:
-            return last[2]  # the same hazards, none turned since
+        last = self._last_start
+        if last is not None and last[1] is ids:
+            turns = self._turns(True)
+            if turns[last[0]] == turns[i]:
+                return last[2]  # the same hazards, none turned since
         hazards = (*sides.skip_pre, *sides.trans_pre)
         met = [(h, self.truth(h, i)) for h in hazards]
         key = tuple((h.id, s.weigh(h, t)) for h, t in met if t is not Truth.FALSE)
@@ -373,14 +383,19 @@ class _Mover:
         mixed = bool(self.seen.get(version) or self.seen.get(None))
         s, idx = self.s, self.s.idx
         sides = idx.sides(self.product, version, _parsed(s, self.product, j, version))
-        ids = idx.landed_ids(sides)
-        last, turns = self._last_end, self._turns_post
-        if last is not None and last[1] is ids and turns[last[0]] == turns[j]:
-            landed = last[2]  # the same hazards, none turned since
-        else:
-            landed = sum(s.weigh(h, self.truth(h, j)) for h in sides.landed)
-            self._last_end = (j, ids, landed)
+        landed = 0
+        if sides.landed:
+            ids, last = idx.landed_ids(sides), self._last_end
+            if last is not None and last[1] is ids and self._same_since(last[0], j):
+                landed = last[2]  # the same hazards, none turned since
+            else:
+                landed = sum(s.weigh(h, self.truth(h, j)) for h in sides.landed)
+                self._last_end = (j, ids, landed)
         return idx.landing_on(sides), landed, mixed
+
+    def _same_since(self, a: int, b: int) -> bool:
+        turns = self._turns(False)
+        return turns[a] == turns[b]
 
     def completes(self, c: int, end: frozenset[str]) -> int:
         """What the start hazards of class ``c`` that ``end`` completes add (kept per class

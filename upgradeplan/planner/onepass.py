@@ -17,6 +17,8 @@ hazard boundaries share one.
 Each predicate of a hazard's condition is evaluated once per distinct value of the facts it
 reads (``Truths``), and a condition is decided by the predicates already known where they
 decide it; a hazard decided by facts no landing sets is judged once for the whole window.
+Along the window a hazard is judged again only after it turns (planner/turns.py), and the
+start classes an end weighs are tried cheapest first, stopping where none can be cheaper.
 
 The split is exact where no weight reads a path-dependent fact (planner/paths.py: then the
 state a hop lands on reads like the state at its end whatever the start) and no hazard refers

@@ -30,10 +30,11 @@ import json
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urljoin, urlsplit
+
+from msgspec import Struct, field
 
 from upgradeplan import redact, yamlload
 from upgradeplan.charts.archive import MAX_ARCHIVE
@@ -53,8 +54,7 @@ class NotRead(Exception):
     """An archive that could not be obtained; the message names it and why (no credentials)."""
 
 
-@dataclass
-class Fetcher:
+class Fetcher(Struct, dict=True):
     """Obtains archives for one run: a request timeout, a deadline for the whole run, a cache."""
 
     timeout: float = 5.0

@@ -14,8 +14,9 @@ them per product, the search, the findings and ``explain`` ask them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from upgradeplan.model import Hazard
 from upgradeplan.versions import parse_constraint, parse_version
@@ -23,8 +24,7 @@ from upgradeplan.versions import parse_constraint, parse_version
 KINDS = ("skip", "transition", "landing", "state")
 
 
-@dataclass(frozen=True, slots=True)
-class Scope:
+class Scope(Struct, frozen=True):
     """One hazard's scope with its stop and ranges parsed (None where the scope has none)."""
 
     hazard: Hazard

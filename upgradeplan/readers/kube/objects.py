@@ -17,7 +17,7 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from msgspec import Struct
 
@@ -340,7 +340,7 @@ def _server_version(b: Builder, items: list[Mapping[str, Any]]) -> None:
         b.add("installed.kubernetes", f"{major}.{minor}.{patch}", f"/version gitVersion {git}")
 
 
-class _Release(NamedTuple):
+class _Release(Struct, frozen=True):
     """What one HelmRelease says by itself (before the other objects are known)."""
 
     hr: Mapping[str, Any]

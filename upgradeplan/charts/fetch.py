@@ -65,6 +65,10 @@ class Fetcher(Struct, dict=True):
     _unreached: dict[str, str] = field(default_factory=dict)  # host -> why, this run
     _indexes: dict[str, Any] = field(default_factory=dict)  # index.yaml URL -> its data
 
+    def __repr__(self) -> str:  # the environment (proxies, tokens) and the URLs read left out
+        shown = ", ".join(f"{f}={getattr(self, f)!r}" for f in ("timeout", "cache", "requests"))
+        return f"Fetcher({shown})"
+
     # ------------------------------------------------------------------ entry point
 
     def archive(

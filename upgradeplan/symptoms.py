@@ -41,14 +41,14 @@ def specificity(pattern: str) -> int:
 # -- matching ----------------------------------------------------------------------------------
 
 
-class _Hit(Struct, dict=True):
+class _Hit(Struct):
     symptom: Symptom
     message: pasted.Message
     confidence: str
     agree: bool  # a name the symptom is about shows in the paste
 
 
-class _Candidate(Struct, dict=True):
+class _Candidate(Struct):
     hits: list[_Hit] = field(default_factory=list)
 
 

@@ -54,7 +54,7 @@ class NotRead(Exception):
     """An archive that could not be obtained; the message names it and why (no credentials)."""
 
 
-class Fetcher(Struct, dict=True):
+class Fetcher(Struct):
     """Obtains archives for one run: a request timeout, a deadline for the whole run, a cache."""
 
     timeout: float = 5.0

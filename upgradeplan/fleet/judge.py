@@ -176,7 +176,7 @@ class Judgement(Struct, frozen=True):
     error: str | None = None
 
 
-class Judge(Struct, dict=True):
+class Judge(Struct):
     """Judges installations one by one with the same knowledge, targets and threshold."""
 
     kb: KnowledgeBase

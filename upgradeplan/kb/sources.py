@@ -106,7 +106,7 @@ class Section(Struct, frozen=True):
     text: str
 
 
-class Coverage(Struct, dict=True):
+class Coverage(Struct):
     """Every section of an UPGRADE.md and what of the knowledge accounts for it."""
 
     rows: list[tuple[Section, list[str], str]] = field(default_factory=list)

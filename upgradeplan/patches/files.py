@@ -116,7 +116,7 @@ def journal_dir() -> Path:
     return Path(base) / "upgradeplan" / "journal"
 
 
-class _Target(Struct, dict=True):
+class _Target(Struct):
     shown: Path
     real: Path
     old: bytes

@@ -20,20 +20,20 @@ from upgradeplan.versions import Version, check
 EdgeStyle = str  # "chain" | "next" | "skip" | "path" | "direct" | "edge"
 
 
-class GNode(Struct, dict=True):
+class GNode(Struct):
     id: str
     label: str
     classes: list[str] = field(default_factory=list)
 
 
-class GEdge(Struct, dict=True):
+class GEdge(Struct):
     src: str
     dst: str
     label: str = ""
     style: EdgeStyle = "chain"
 
 
-class GraphView(Struct, dict=True):
+class GraphView(Struct):
     title: str
     nodes: list[GNode]
     edges: list[GEdge]

@@ -200,7 +200,7 @@ def _directory(
 # --------------------------------------------------------------------------- recognition
 
 
-class _Pending(Struct, dict=True):
+class _Pending(Struct):
     """A HelmRelease whose chart comes from an OCIRepository or a HelmChart (``spec.chartRef``)."""
 
     product: str
@@ -215,7 +215,7 @@ class _SourcePin(Struct, frozen=True):
     problem: str = ""  # why it pins no version that can be read (a digest, a tag "latest")
 
 
-class _Component(Struct, dict=True):
+class _Component(Struct):
     name: str
     product: str | None
     where: provenance.Source  # the file line of components.<name>

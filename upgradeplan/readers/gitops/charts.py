@@ -119,7 +119,7 @@ def chart_pins(
     return out
 
 
-class _Sources(Struct, dict=True):
+class _Sources(Struct):
     repositories: dict[tuple[str, str], tuple[str, bool]]  # HelmRepository -> url, insecure
     users: dict[str, str]  # "OCIRepository ns/name" -> the HelmRelease "ns/name" using it
 

@@ -16,7 +16,7 @@ from upgradeplan.provenance import Source, in_file
 from upgradeplan.yamlload import PathKey as PathKey
 
 
-class Doc(Struct, dict=True):
+class Doc(Struct):
     """One YAML document: the data, and per path (tuple of keys/indexes) its value's line."""
 
     data: Any

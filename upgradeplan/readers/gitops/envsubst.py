@@ -57,7 +57,7 @@ class Vars(Struct, frozen=True):
     owner: str = "the Kustomization"  # who substitutes, for messages
 
 
-class Result(Struct, dict=True):
+class Result(Struct):
     """The substituted text, or None when it cannot be known (``unknown`` says why)."""
 
     text: str | None
@@ -66,7 +66,7 @@ class Result(Struct, dict=True):
     unset: list[str] = field(default_factory=list)
 
 
-class _Expr(Struct, dict=True):
+class _Expr(Struct):
     name: str
     op: str  # "" (the value itself), ":=", "#" (length), "##", "/", ":" (substring), ...
     args: list[list[_Node]]

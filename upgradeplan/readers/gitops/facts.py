@@ -39,7 +39,7 @@ NOT_A_VERSION = "not a version"
 NOT_VALUES = "not values"
 
 
-class Unread(Struct, dict=True):
+class Unread(Struct):
     """What could not be read: the index by key (``State.unreadable``: key -> why) and one
     :class:`~upgradeplan.unreadable.Unreadable` record per source (``State.unread``)."""
 

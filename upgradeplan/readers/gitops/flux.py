@@ -48,7 +48,7 @@ def is_flux_kustomization(doc: Doc) -> bool:
     return kind == "Kustomization" and group == FLUX_KS_GROUP and bool(name)
 
 
-class Installation(Struct, dict=True):
+class Installation(Struct):
     """One cluster entry point: its name, where it starts, and what it applies."""
 
     name: str
@@ -64,7 +64,7 @@ class Installation(Struct, dict=True):
     remotes: dict[str, Installation] = field(default_factory=dict)
 
 
-class _Ks(Struct, dict=True):
+class _Ks(Struct):
     doc: Doc
     key: str  # namespace/name
     parent: str | None

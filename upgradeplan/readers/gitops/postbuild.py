@@ -30,7 +30,7 @@ _FIRST = set("#,[]{}&*!|>'\"%@`")  # a plain scalar cannot start with one of the
 _GO_BOOLS = {"y", "Y", "n", "N"}  # booleans to the YAML reader Flux uses, text to ours
 
 
-class Outcome(Struct, dict=True):
+class Outcome(Struct):
     """The objects as Flux applies them, and what substitution left unknown or literal."""
 
     objects: list[Doc]

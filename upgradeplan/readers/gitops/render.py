@@ -57,7 +57,7 @@ def _is_kustomization(data: Any) -> bool:
     return not isinstance(api, str) or api.startswith("kustomize.config.k8s.io/")
 
 
-class Renderer(Struct, dict=True):
+class Renderer(Struct):
     """Builds directories of one tree; files are parsed once and shared between builds."""
 
     tree: Tree

@@ -42,7 +42,7 @@ class Missing(Struct, frozen=True):
     where: str  # file:line of the valuesFrom entry
 
 
-class Merged(Struct, dict=True):
+class Merged(Struct):
     """The values helm-controller would pass to the chart, and the sources not read."""
 
     view: View

@@ -322,15 +322,15 @@ def timings(
 def sometimes_listed(kb: KnowledgeBase, product: str, every: int) -> KnowledgeBase:
     """``kb`` with the second BOM component of ``product``'s releases listed at every
     ``every``-th release only."""
-    import dataclasses
+    import msgspec
 
     out = []
     for k, rel in enumerate(kb.releases[product]):
         bom = dict(rel.bom)
         if k % every and len(bom) > 1:
             del bom[sorted(bom)[1]]
-        out.append(dataclasses.replace(rel, bom=bom))
-    return dataclasses.replace(kb, releases={**kb.releases, product: tuple(out)})
+        out.append(msgspec.structs.replace(rel, bom=bom))
+    return msgspec.structs.replace(kb, releases={**kb.releases, product: tuple(out)})
 
 
 def growth(runs: int, sequential: bool = False) -> None:

@@ -1,6 +1,6 @@
 """The layout holds: the dependency rule of docs/architecture.md against the package's imports,
 no import cycle between modules, no patched interpreter internals or code made at run time,
-and no module over 600 lines.
+one record system (msgspec Structs) and no module over 600 lines.
 
 For the dependency rule every ``import`` in every module counts, the ones inside functions
 too (they run the moment the function does); imports under ``if TYPE_CHECKING:`` do not (they
@@ -271,6 +271,26 @@ def test_the_forbidden_patterns_match_what_they_name() -> None:
     fine_lines = ("re.compile(r'x')", "self._exec(plan)", "pool.imap(f, xs, chunksize=8)")
     for fine in fine_lines:
         assert not any(p.search(fine) for p in FORBIDDEN.values()), fine
+
+
+def test_one_record_system() -> None:
+    """Records are msgspec Structs (docs/architecture.md, "Records"): no module imports
+    dataclasses (inside functions too) or defines a NamedTuple."""
+    hits = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.ClassDef):
+                names = [ast.unparse(b) for b in node.bases]
+            if isinstance(node, ast.stmt) and any(
+                n == "dataclasses" or n.endswith("NamedTuple") for n in names
+            ):
+                hits.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    assert not hits, hits
 
 
 def test_no_module_is_over_600_lines() -> None:

@@ -117,6 +117,18 @@ def test_credentials_in_a_repository_url_are_sent_but_never_shown() -> None:
         assert "s3cr3t" not in str(exc.value)
 
 
+def test_a_fetchers_repr_shows_neither_the_environment_nor_the_urls_read() -> None:
+    with helm_repository(CHARTS) as served:
+        secret = served.url.replace("http://", "http://robot:s3cr3t-pw@")
+        fetcher = Fetcher(timeout=5.0, environ={"HTTPS_PROXY": "http://u:pr0xy-pw@proxy:3128"})
+        fetcher.archive(secret, "demo", "1.0.0")
+        with pytest.raises(NotRead):
+            fetcher.archive("http://robot:s3cr3t-pw@127.0.0.1:9/", "demo", "1.0.0")
+    shown = repr(fetcher)
+    assert "s3cr3t" not in shown and "pr0xy" not in shown, shown
+    assert shown.startswith("Fetcher(timeout=5.0, cache=None, requests=")
+
+
 def test_a_folder_holds_chart_version_tgz_with_or_without_v(tmp_path: Path) -> None:
     (tmp_path / "demo-1.0.0.tgz").write_bytes(OLD)
     assert from_folder(tmp_path, "demo", "v1.0.0")[0] == OLD

@@ -9,9 +9,9 @@ so on its first step, is never "safe" nor "blocked", and costs no less than the 
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 
+import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_planner_search import generated, generated_state
@@ -32,8 +32,8 @@ def sometimes_listed(kb: KnowledgeBase, product: str, every: int) -> KnowledgeBa
         bom = dict(rel.bom)
         if k % every and len(bom) > 1:
             del bom[sorted(bom)[1]]
-        out.append(dataclasses.replace(rel, bom=bom))
-    return dataclasses.replace(kb, releases={**kb.releases, product: tuple(out)})
+        out.append(msgspec.structs.replace(rel, bom=bom))
+    return msgspec.structs.replace(kb, releases={**kb.releases, product: tuple(out)})
 
 
 def searched(

@@ -99,7 +99,7 @@ def test_sections_can_be_chosen(kb: KnowledgeBase) -> None:
 
 def test_path_bullets_come_from_the_skip_hazards(kb: KnowledgeBase) -> None:
     """Without the release's own notes, the skip hazards still give both path bullets."""
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     rel = kb.release("agent-platform", "4.8.0")
     assert rel is not None
@@ -247,7 +247,7 @@ def test_runbook_without_a_target_gives_the_fixes_for_the_installation(
 
 
 def test_structured_changes_without_a_note_become_bullets(kb: KnowledgeBase) -> None:
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     from upgradeplan.model import Change
 

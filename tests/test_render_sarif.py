@@ -177,7 +177,7 @@ def test_a_finding_without_a_file_is_shown_at_its_products_pin() -> None:
 
 
 def test_github_summary_of_a_blocked_plan_names_what_blocks_it() -> None:
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     from upgradeplan.model import Step
 

@@ -86,7 +86,7 @@ def test_half_open_range_agrees_with_compare(low: Version, high: Version, v: Ver
 @given(st.one_of(version_texts(), st.text("0123456789.v-+a", max_size=12)))
 def test_parse_builds_what_the_constructor_builds(text: str) -> None:
     """Version.parse sets the fields directly (it is the hot path); the result is the object
-    the dataclass constructor makes from the same fields, and the errors are the same."""
+    the constructor makes from the same fields, and the errors are the same."""
     try:
         parsed = Version.parse(text)
     except ValueError:

@@ -25,8 +25,10 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from upgradeplan import errors, versions
 from upgradeplan.filekind import describe
@@ -44,8 +46,7 @@ REQUIRES_PREFIX = "requires:"  # requirement findings: requires:PRODUCT@VERSION
 _FIELDS = ("hazard", "installation", "product", "versions", "reason", "owner", "expires")
 
 
-@dataclass(frozen=True, slots=True)
-class Acceptance:
+class Acceptance(Struct, frozen=True):
     """One accepted risk."""
 
     hazard: str
@@ -92,8 +93,7 @@ class Acceptance:
         return True
 
 
-@dataclass(frozen=True, slots=True)
-class Accepted:
+class Accepted(Struct, frozen=True):
     """A finding an acceptance matched (it does not count toward the verdict)."""
 
     finding: Finding

@@ -1,17 +1,19 @@
-"""Frozen model objects: knowledge (products, releases, hazards, migrations), state, plans.
+"""Frozen model records: knowledge (products, releases, hazards, migrations), state, plans.
 
-Everything here is plain data. Knowledge objects remember where they were defined
-(:class:`Location`); facts remember where they were read (:attr:`Fact.source`, a typed
-:class:`~upgradeplan.provenance.Source`).
+Plain data, as msgspec Structs. Knowledge remembers where it was defined (:class:`Location`),
+facts where they were read (:attr:`Fact.source`, a :class:`~upgradeplan.provenance.Source`).
 Nothing in this module reads files, talks to a cluster or prints.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from enum import Enum
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, Literal
+
+from msgspec import Struct, field
+from msgspec.structs import astuple, force_setattr, replace
 
 from upgradeplan.provenance import Source
 from upgradeplan.unreadable import Unreadable
@@ -19,8 +21,7 @@ from upgradeplan.unreadable import Unreadable
 # --------------------------------------------------------------------------- locations
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Location:
+class Location(Struct, frozen=True, order=True):
     """Where something was defined: a file and a 1-based line (0 when unknown)."""
 
     file: str
@@ -46,8 +47,7 @@ ProductKind = Literal["chart", "agent", "platform", "environment"]
 NEXT = "next"  # the version of an unreleased knowledge entry
 
 
-@dataclass(frozen=True, slots=True)
-class Amendment:
+class Amendment(Struct, frozen=True):
     """A file of a later knowledge directory that adds to an entry (``amend:``)."""
 
     location: Location
@@ -55,8 +55,7 @@ class Amendment:
     overrides: Mapping[str, str] = field(default_factory=dict)  # field -> why it replaces it
 
 
-@dataclass(frozen=True, slots=True)
-class Recognise:
+class Recognise(Struct, frozen=True):
     """How readers find a product in a cluster or in GitOps files."""
 
     helmrelease: tuple[str, ...] = ()  # HelmRelease / OCIRepository names
@@ -68,8 +67,7 @@ class Recognise:
     chart_source: tuple[str, ...] = ()  # OCI (oci://…/name) or HelmRepository URLs it comes from
 
 
-@dataclass(frozen=True, slots=True)
-class ChartSource:
+class ChartSource(Struct, frozen=True):
     """One place a product's chart was published over its history, and the versions there."""
 
     url: str  # the chart's OCI URL (oci://registry/path/name) or a HelmRepository URL
@@ -77,8 +75,7 @@ class ChartSource:
     era: str = ""  # what the source calls that line ("the 0.x wrapper"), for messages
 
 
-@dataclass(frozen=True, slots=True)
-class ObjectKind:
+class ObjectKind(Struct, frozen=True):
     """A custom-resource kind a product's hazards read: readers make ``object.<kind>`` (every
     object, ``namespace/name``) and ``object.<kind>.<namespace>.<name>.<field>`` per field."""
 
@@ -96,8 +93,7 @@ class ObjectKind:
         return self.api_version.rpartition("/")[2]
 
 
-@dataclass(frozen=True, slots=True)
-class Product:
+class Product(Struct, frozen=True):
     id: str
     name: str
     kind: ProductKind
@@ -115,8 +111,7 @@ class Product:
     crossing_notes: tuple[CrossingNote, ...] = ()  # what a path through a range meets
 
 
-@dataclass(frozen=True, slots=True)
-class Stepping:
+class Stepping(Struct, frozen=True):
     """A product's stepping rule (``stepping:``): each hop moves at most one ``line``."""
 
     line: Literal["minor", "major"]
@@ -126,8 +121,7 @@ class Stepping:
     references: tuple[str, ...] = ()  # the pages that give it; its hazards cite them
 
 
-@dataclass(frozen=True, slots=True)
-class CrossingNote:
+class CrossingNote(Struct, frozen=True):
     id: str  # a change whose release the sources do not name (kb/crossing.py)
     shipped: str  # a constraint: the releases that may have shipped the change
     title: str
@@ -139,8 +133,7 @@ class CrossingNote:
     location: Location = NOWHERE
 
 
-@dataclass(frozen=True, slots=True)
-class Prerequisite:
+class Prerequisite(Struct, frozen=True):
     """What any path crossing a release's version needs (``crossing:``, kb/crossing.py)."""
 
     id: str
@@ -153,8 +146,7 @@ class Prerequisite:
     quote: str = ""  # the sentence it rests on
 
 
-@dataclass(frozen=True, slots=True)
-class Note:
+class Note(Struct, frozen=True):
     """One operator-action bullet: a bold condition and what to do."""
 
     condition: str
@@ -162,8 +154,7 @@ class Note:
     commands: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Change:
+class Change(Struct, frozen=True):
     """A structured change a release makes (kind from a fixed list, free details)."""
 
     kind: str  # ownership-moved | annotation-added | flag-renamed | values-key-removed | ...
@@ -171,14 +162,12 @@ class Change:
     details: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
-class Withdrawn:
+class Withdrawn(Struct, frozen=True):
     date: str
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class Release:
+class Release(Struct, frozen=True):
     product: str
     version: str  # a chart version, or NEXT for unreleased knowledge
     title: str
@@ -215,8 +204,7 @@ class Release:
         return f"{self.product}@{self.version}"
 
 
-@dataclass(frozen=True, slots=True)
-class Condition:
+class Condition(Struct, frozen=True):
     """A node of a declarative condition tree.
 
     ``op`` is ``all``, ``any`` or ``not`` (with ``children``) or ``pred`` (with
@@ -231,8 +219,7 @@ class Condition:
     location: Location = NOWHERE
 
 
-@dataclass(frozen=True, slots=True)
-class Symptom:
+class Symptom(Struct, frozen=True):
     pattern: str  # an RE2 regular expression, matched case-insensitively on whole messages
     where: Literal["logs", "events", "status", "any"] = "any"
     example: str = ""
@@ -247,8 +234,7 @@ class Symptom:
     reasons: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Hazard:
+class Hazard(Struct, frozen=True):
     id: str
     title: str
     product: str
@@ -288,8 +274,7 @@ MigrationKind = Literal[
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class Migration:
+class Migration(Struct, frozen=True):
     id: str
     title: str
     kind: MigrationKind
@@ -305,14 +290,16 @@ class Migration:
     amendments: tuple[Amendment, ...] = ()  # what later directories added to it
 
 
-@dataclass(frozen=True, slots=True, weakref_slot=True)  # the planner keeps its index by weakref
-class KnowledgeBase:
+class KnowledgeBase(Struct, frozen=True, weakref=True, dict=True):  # weakref: planner/index.py
     products: Mapping[str, Product]
     releases: Mapping[str, tuple[Release, ...]]  # product -> releases, oldest first, next last
     hazards: Mapping[str, Hazard]
     migrations: Mapping[str, Migration]
     roots: tuple[str, ...] = ()  # the directories it was loaded from
-    _index: dict[str, dict[str, Release]] = field(default_factory=dict, init=False, compare=False)
+
+    @cached_property  # in ``__dict__`` (dict=True): not a field, out of == and repr
+    def _index(self) -> dict[str, dict[str, Release]]:
+        return {}
 
     def release(self, product: str, version: str) -> Release | None:
         if product not in self._index:  # filled on first use: a pack's line has 1,000+ releases
@@ -348,8 +335,7 @@ class KnowledgeBase:
 FactValue = str | bool | int | None | list[str] | dict[str, str] | list[Any] | dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
-class Fact:
+class Fact(Struct, frozen=True):
     """One observed fact. ``source`` says where it came from (:class:`Source`), and prints as
     ``flag --installed``, ``clusters/prod/bom.yaml:12``,
     ``cluster prod: HelmRelease flux-giantswarm/kagent``, ``derived: exact pin (…)``.
@@ -362,16 +348,13 @@ class Fact:
     source: Source
 
 
-@dataclass(frozen=True, slots=True)
-class State:
+class State(Struct, frozen=True):
     """What an installation runs and pins: facts by key (see docs/state-format.md)."""
 
     facts: Mapping[str, Fact] = field(default_factory=dict)
     name: str = ""  # e.g. the context name, or the GitOps path
     unreadable: Mapping[str, str] = field(default_factory=dict)  # key prefix -> why unknown
-    unread: tuple[
-        Unreadable, ...
-    ] = ()  # the sources that could not be read (upgradeplan.unreadable)
+    unread: tuple[Unreadable, ...] = ()  # the sources not read (upgradeplan.unreadable)
 
     def get(self, key: str) -> Fact | None:
         return self.facts.get(key)
@@ -430,8 +413,7 @@ class Truth(Enum):
         return Truth.FALSE if self is Truth.TRUE else Truth.TRUE
 
 
-@dataclass(frozen=True, slots=True)
-class Evidence:
+class Evidence(Struct, frozen=True):
     """One predicate's evaluation: what it asked, what was observed, from where."""
 
     predicate: str
@@ -449,14 +431,12 @@ _CHECKS = "crds-changed values-key-removed kube-version-raised app-major-changed
 COMPUTED_CHECKS = tuple(f"chart.{name}" for name in _CHECKS.split())
 
 
-@dataclass(frozen=True, slots=True)
-class MissingFact:
+class MissingFact(Struct, frozen=True):
     key: str
     how: str  # how to supply it: "--fact KEY=VALUE" or a reader that provides it
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
+class Finding(Struct, frozen=True):
     hazard: str
     title: str
     severity: Severity
@@ -475,8 +455,7 @@ class Finding:
     fixed_by: tuple[str, ...] = ()  # migration ids whose actions (in this step) fix it
 
 
-@dataclass(frozen=True)  # no slots: a deferred content waits in the instance's __dict__
-class Action:
+class Action(Struct, frozen=True, dict=True):  # a deferred content waits in ``__dict__``
     """A rendered migration or command an operator runs before/after a step.
 
     The planner makes its actions with :meth:`deferred`: ``content`` is then rendered when it
@@ -500,17 +479,41 @@ class Action:
         ``render`` must pickle (a module-level function or a ``functools.partial`` of one).
         """
         action = cls(content="", **fields)
-        object.__delattr__(action, "content")
-        object.__setattr__(action, "_render", render)
+        force_setattr(action, "_render", render)
+        _CONTENT.__delete__(action)  # unset: the first read goes to __getattr__
         return action
+
+    def _others(self) -> dict[str, Any]:  # the fields but ``content``, as keywords
+        return {f: getattr(self, f) for f in self.__struct_fields__ if f != "content"}
 
     def with_fixes(self, fixes: tuple[str, ...]) -> Action:
         """The same action fixing ``fixes`` (a deferred content stays deferred)."""
-        import copy
+        render = self.__dict__.get("_render")
+        if render is None:
+            return replace(self, fixes=fixes)
+        return Action.deferred(render, **{**self._others(), "fixes": fixes})
 
-        other = copy.copy(self)
-        object.__setattr__(other, "fixes", fixes)
-        return other
+    def __reduce__(self) -> tuple[Any, ...]:  # copy and pickle keep a deferred content deferred
+        render = self.__dict__.get("_render")
+        if render is None:
+            return Action, astuple(self)
+        return partial(Action.deferred, render, **self._others()), ()
+
+    def _values(self) -> tuple[Any, ...]:  # every field, a deferred content rendered
+        return tuple(getattr(self, f) for f in self.__struct_fields__)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f}={getattr(self, f)!r}" for f in self.__struct_fields__)
+        return f"Action({shown})"
+
+    def __copy__(self) -> Action:  # msgspec's would read the slots, an unset content too
+        return self.with_fixes(self.fixes)
 
     if not TYPE_CHECKING:  # type checkers keep seeing only the fields
 
@@ -519,12 +522,15 @@ class Action:
             if render is None:
                 raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
             text = render()
-            object.__setattr__(self, "content", text)
+            force_setattr(self, "content", text)
+            del self.__dict__["_render"]
             return text
 
 
-@dataclass(frozen=True, slots=True)
-class Move:
+_CONTENT: Any = vars(Action)["content"]  # the slot's descriptor: deferred() unsets it
+
+
+class Move(Struct, frozen=True):
     """A version or pin change in one step."""
 
     kind: Literal["installed", "pin"]
@@ -537,8 +543,7 @@ class Move:
 Verdict = Literal["safe", "safe-with-actions", "blocked", "undetermined"]
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
+class Step(Struct, frozen=True):
     product: str
     from_version: str
     to_version: str
@@ -550,22 +555,19 @@ class Step:
     notes: tuple[str, ...] = ()  # the crossing notes the step meets (kb/crossing.py)
 
 
-@dataclass(frozen=True, slots=True)
-class Target:
+class Target(Struct, frozen=True):
     product: str
     version: str
 
 
-@dataclass(frozen=True, slots=True)
-class Jump:
+class Jump(Struct, frozen=True):
     """The move as asked: every target in one step from the current state."""
 
     findings: tuple[Finding, ...]
     verdict: Verdict
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
+class Plan(Struct, frozen=True):
     schema_version: int
     targets: tuple[Target, ...]
     current: Mapping[str, str | None]  # product -> installed version (None when unknown)
@@ -591,9 +593,7 @@ class Plan:
         """Per product, the pin values visited along the steps (current first)."""
         out: dict[str, list[str | None]] = {}
         for step in self.steps:
-            for move in step.moves:
-                if move.kind != "pin":
-                    continue
+            for move in (m for m in step.moves if m.kind == "pin"):
                 seq = out.setdefault(move.product, [move.before])
                 if seq[-1] != move.after:
                     seq.append(move.after)

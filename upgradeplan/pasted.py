@@ -23,8 +23,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import IO, Any
+
+from msgspec import Struct
 
 from upgradeplan import errors
 
@@ -37,8 +38,7 @@ _CHUNK = 1 << 20
 # -- reading the paste --------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Paste:
+class Paste(Struct, frozen=True):
     """The text diagnose reads: all of a paste, or its last :data:`WINDOW_BYTES`."""
 
     text: str
@@ -103,8 +103,7 @@ def _trim(buf: bytearray, window: int, offset: int, dropped: int) -> tuple[int, 
 # -- normalising ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Message:
+class Message(Struct, frozen=True):
     """One message of the paste, joined and unescaped, with where it came from."""
 
     text: str

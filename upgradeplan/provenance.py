@@ -29,16 +29,16 @@ Kinds and their text:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal, cast, get_args
+
+from msgspec import Struct
 
 SourceKind = Literal[
     "file", "flag", "object", "plan", "derived", "moved", "default", "release-default", "text"
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class ObjectRef:
+class ObjectRef(Struct, frozen=True):
     """A Kubernetes object: kind, namespace ("" for cluster-scoped) and name."""
 
     kind: str
@@ -53,8 +53,7 @@ class ObjectRef:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class Source:
+class Source(Struct, frozen=True):
     """Where a fact was read (or what the planner supposed); ``str()`` is the printed text."""
 
     kind: SourceKind

@@ -167,7 +167,7 @@ def with_newer(kb: KnowledgeBase, versions: Iterable[tuple[str, str]]) -> Knowle
     written. Nothing is known of it, so its product's ``reviewed_through`` (its newest listed
     release when it states none) makes the verdict "no known hazards", never "safe"
     (planner.judge.beyond_review). ``kb`` itself when there is none."""
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     added: dict[str, list[str]] = {}
     for product, version in versions:

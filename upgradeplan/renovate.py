@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 from upgradeplan import api
 from upgradeplan.model import NEXT, KnowledgeBase, State
@@ -41,16 +42,14 @@ SCHEMA = "https://docs.renovatebot.com/renovate-schema.json"
 _OCI_URL = re.compile(r"^\s*url:\s*[\"']?oci://(?P<url>[^\s\"']+)", re.M)
 
 
-@dataclass(frozen=True)
-class Pin:
+class Pin(Struct, frozen=True):
     product: str
     version: str  # the version the tree pins now
     where: tuple[str, int] | None  # file, line of the pin
     dep_names: tuple[str, ...]  # how Renovate names the dependency
 
 
-@dataclass(frozen=True)
-class Group:
+class Group(Struct, frozen=True):
     """A meta chart and the pinned components its BOM publishes; their next stops."""
 
     name: str

@@ -6,8 +6,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal
+
+from msgspec import Struct, field
+from msgspec.structs import fields
 
 from upgradeplan import errors
 from upgradeplan.model import (
@@ -29,8 +31,6 @@ from upgradeplan.unreadable import Unreadable
 from upgradeplan.versions import Version
 
 if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
-
     from upgradeplan.accept import Accepted
     from upgradeplan.patches.patchset import PatchSet
 
@@ -38,8 +38,7 @@ FailOn = Literal["blocking", "warning", "notice", "never"]
 FAIL_ON_CHOICES: tuple[FailOn, ...] = ("blocking", "warning", "notice", "never")
 
 
-@dataclass(frozen=True, slots=True)
-class Inputs:
+class Inputs(Struct, frozen=True):
     """Where the current state comes from (the values of the shared state options)."""
 
     installed: tuple[str, ...] = ()
@@ -72,8 +71,7 @@ class Inputs:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class MovedPin:
+class MovedPin(Struct, frozen=True):
     """A chart pin a change moves (``--base``), known to the knowledge or not: from ``before``
     to ``after`` (None: the change adds or removes it)."""
 
@@ -87,8 +85,22 @@ class MovedPin:
     repository: str = ""  # a Helm repository's URL or oci://host/path/chart ("" unknown)
     insecure: bool = False  # the source's spec.insecure (an OCI registry over plain HTTP)
     release: str = ""  # the HelmRelease whose values and CRD policy apply ("" unknown)
-    values: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    values: Mapping[str, Any] | None = None  # not compared, hashed or shown (below)
     values_why: str = ""  # why ``values`` is None
+
+    # ``values`` is neither compared, hashed nor shown (a mapping; what the pin is, is the rest)
+    def _compared(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, f) for f in self.__struct_fields__ if f != "values")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._compared() == other._compared()
+
+    def __hash__(self) -> int:
+        return hash(self._compared())
+
+    def __repr__(self) -> str:
+        shown = (f"{f}={getattr(self, f)!r}" for f in self.__struct_fields__ if f != "values")
+        return f"{type(self).__name__}({', '.join(shown)})"
 
     def describe(self) -> str:
         """``cert-manager v1.16.0 → v1.16.1``."""
@@ -99,8 +111,7 @@ class MovedPin:
         return f"{self.chart} {self.before} → {self.after}"
 
 
-@dataclass(frozen=True, slots=True)
-class Gathered:
+class Gathered(Struct, frozen=True):
     """One state to judge: the offline inputs merged, or one cluster context."""
 
     name: str
@@ -114,8 +125,7 @@ class Gathered:
     set_aside: tuple[str, ...] = ()  # what was not read and is not needed for the verdict
 
 
-@dataclass(frozen=True, slots=True)
-class CheckResult:
+class CheckResult(Struct, frozen=True):
     """``check`` for one state: the direct jump (or the state as it is) and its verdict."""
 
     name: str
@@ -165,8 +175,7 @@ class CheckResult:
         return shown_text(self.shown_verdict, self.reviewed)
 
 
-@dataclass(frozen=True, slots=True)
-class PlanResult:
+class PlanResult(Struct, frozen=True):
     name: str
     state: State | None
     plan: Plan | None
@@ -206,8 +215,7 @@ class PlanResult:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class PatchResult:
+class PatchResult(Struct, frozen=True):
     """``patch`` for one state: the patch set and the plan it comes from (None: as it is)."""
 
     patchset: PatchSet
@@ -215,8 +223,7 @@ class PatchResult:
     now_actions: tuple[Action, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class GraphResult:
+class GraphResult(Struct, frozen=True):
     """``graph``: the upgrade edges of a product, and the plan of a path when one was asked."""
 
     product: str
@@ -224,16 +231,14 @@ class GraphResult:
     allowed: tuple[tuple[str, str], ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class SnapshotResult:
+class SnapshotResult(Struct, frozen=True):
     """``snapshot``: the states of the contexts read, and the contexts that failed."""
 
     states: tuple[State, ...]
     failed: tuple[tuple[str, str], ...] = ()  # (context, why)
 
 
-@dataclass(frozen=True, slots=True)
-class ConditionResult:
+class ConditionResult(Struct, frozen=True):
     """One predicate of a hazard's condition, evaluated on a state."""
 
     predicate: str
@@ -244,8 +249,7 @@ class ConditionResult:
     negated: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Explanation:
+class Explanation(Struct, frozen=True):
     kind: Literal["hazard", "release", "migration", "product"]
     id: str
     hazard: Hazard | None = None
@@ -259,8 +263,7 @@ class Explanation:
     truth: str = ""  # with a state: the hazard's condition as a whole (true/false/unknown)
 
 
-@dataclass(frozen=True, slots=True)
-class SymptomMatch:
+class SymptomMatch(Struct, frozen=True):
     pattern: str
     line: str  # the message as matched (joined, unescaped, shortened)
     line_number: int  # its first line in the original paste
@@ -270,8 +273,7 @@ class SymptomMatch:
     read_as: str = "any"  # what the message was read as: logs | events | status | any
 
 
-@dataclass(frozen=True, slots=True)
-class Diagnosis:
+class Diagnosis(Struct, frozen=True):
     """A hazard whose symptoms match the text, with the recovery to run."""
 
     hazard: Hazard
@@ -316,7 +318,7 @@ EXIT_OF_VERDICT: dict[str, errors.ExitCode] = {
 }
 
 
-def checked(judged: DataclassInstance) -> CheckResult:
+def checked(judged: Struct) -> CheckResult:
     """The result of ``check`` for a judgement of the planner (planner/judge.py ``Judgement``,
     which has no exit code): its fields and the exit code of its verdict (``--fail-on never``
     does not change ``check``'s code, as it never did)."""

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 from upgradeplan import pasted
 from upgradeplan.linear import compile_pattern, compile_set
@@ -40,16 +41,14 @@ def specificity(pattern: str) -> int:
 # -- matching ----------------------------------------------------------------------------------
 
 
-@dataclass
-class _Hit:
+class _Hit(Struct):
     symptom: Symptom
     message: pasted.Message
     confidence: str
     agree: bool  # a name the symptom is about shows in the paste
 
 
-@dataclass
-class _Candidate:
+class _Candidate(Struct):
     hits: list[_Hit] = field(default_factory=list)
 
 

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from msgspec import Struct
 
 from upgradeplan import conditions
 from upgradeplan.conditions.evaluate import facts_read
@@ -77,8 +78,7 @@ _HR_NAMESPACE = (
 _LINE_CHARS = 4096  # of a longer line, only its start is searched for a namespace
 
 
-@dataclass(frozen=True)
-class Found:
+class Found(Struct, frozen=True):
     """A value the pasted text (or the state) gave, and where."""
 
     value: str
@@ -175,8 +175,7 @@ def fit(kb: KnowledgeBase, hazard_id: str, state: State) -> int:
     return {Truth.FALSE: 0, Truth.TRUE: 2}.get(truth, 2)
 
 
-@dataclass(frozen=True)
-class Ranked:
+class Ranked(Struct, frozen=True):
     diagnosis: Diagnosis
     fit: int | None  # None without a state
 
@@ -214,8 +213,7 @@ def confirm(kb: KnowledgeBase, hazard_id: str) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-@dataclass(frozen=True)
-class Triage:
+class Triage(Struct, frozen=True):
     """The diagnoses to show, best first, with their recovery adjusted; what was inferred."""
 
     diagnoses: tuple[Diagnosis, ...]
@@ -228,7 +226,7 @@ def triage(
     kb: KnowledgeBase, text: str, diagnoses: Sequence[Diagnosis], state: State | None = None
 ) -> Triage:
     """Rank by ``state``; fill placeholders and choose the cloud's commands from text/state."""
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     ranked = rank(kb, diagnoses, state)
     cloud = provider(text, state)

@@ -23,8 +23,10 @@ Nothing here reads, prints or imports the rest of the package.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from msgspec import Struct
+from msgspec.structs import astuple
 
 Kind = Literal["resource", "file", "context", "fact"]
 KINDS: tuple[Kind, ...] = ("resource", "file", "context", "fact")
@@ -38,8 +40,7 @@ TOO_LARGE = "too large"
 UNREACHABLE = "unreachable"
 
 
-@dataclass(frozen=True, slots=True)
-class Unreadable:
+class Unreadable(Struct, frozen=True):
     """One source that could not be read, and why."""
 
     source: str  # "harnesses.kagent.dev", "/version", "apps/bom.yaml", "context prod"
@@ -52,7 +53,16 @@ class Unreadable:
     keys: tuple[str, ...] = ()  # fact-key prefixes left unknown
     # (file, line) of ``location`` where the reader had it typed (a fact's Source): outputs
     # locate the record by it without reading the text; not serialised (``location`` is)
-    at: tuple[str, int] | None = field(default=None, compare=False)
+    at: tuple[str, int] | None = None  # not compared (equal records from different readers)
+
+    def _compared(self) -> tuple[Any, ...]:
+        return astuple(self)[:-1]  # every field but ``at``
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._compared() == other._compared()
+
+    def __hash__(self) -> int:
+        return hash(self._compared())
 
     def __str__(self) -> str:
         where = f" in context {self.context}" if self.context else ""

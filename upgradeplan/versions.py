@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
+
+from msgspec import Struct
+from msgspec.structs import force_setattr
 
 from upgradeplan.errors import InvalidConstraint, InvalidVersion
 
@@ -68,8 +70,7 @@ def _pre_key(ids: tuple[str, ...]) -> PreKey:
     )
 
 
-@dataclass(frozen=True, slots=True)  # its own __eq__/__hash__/order over _key
-class Version:
+class Version(Struct, frozen=True):  # its own __eq__/__hash__/order over _key
     """A chart version; ordered like Masterminds ``Compare``; build metadata is ignored."""
 
     major: int
@@ -78,14 +79,20 @@ class Version:
     prerelease: tuple[str, ...] = ()
     build: tuple[str, ...] = ()
     original: str = ""
-    _key: SortKey = field(init=False, repr=False)
+    _key: SortKey = (0, 0, 0, 0, ())  # set from the other fields (never passed)
 
     def __post_init__(self) -> None:
         rel = 0 if self.prerelease else 1
         key = (self.major, self.minor, self.patch, rel, _pre_key(self.prerelease))
-        object.__setattr__(self, "_key", key)
+        force_setattr(self, "_key", key)
         if not self.original:
-            object.__setattr__(self, "original", str(self))
+            force_setattr(self, "original", str(self))
+
+    def __repr__(self) -> str:
+        return (
+            f"Version(major={self.major!r}, minor={self.minor!r}, patch={self.patch!r}, "
+            f"prerelease={self.prerelease!r}, build={self.build!r}, original={self.original!r})"
+        )
 
     @classmethod
     def parse(cls, text: str) -> Version:
@@ -347,8 +354,7 @@ def _comparator_bounds(op: str, con: Version, level: int) -> Bounds | None:
     return ck, True, (0, 0, cpat + 1), False
 
 
-@dataclass(frozen=True, slots=True)
-class _Comparator:
+class _Comparator(Struct, frozen=True):
     op: str
     version: Version
     level: int

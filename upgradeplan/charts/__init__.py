@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from upgradeplan import versions
 from upgradeplan.charts.archive import BadArchive, read
@@ -31,8 +33,7 @@ AUTO_DEADLINE = 20.0  # seconds for all the archives of one run in the default m
 REQUIRE_DEADLINE = 120.0
 
 
-@dataclass(frozen=True, slots=True)
-class Settings:
+class Settings(Struct, frozen=True):
     """How the computed checks run (``check``'s ``--chart-checks``, ``--charts``)."""
 
     mode: Mode = "auto"

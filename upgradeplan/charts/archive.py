@@ -23,8 +23,9 @@ import json
 import tarfile
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from upgradeplan import yamlload
 
@@ -38,8 +39,7 @@ class BadArchive(Exception):
     """An archive that is not a chart, or is past a bound: the message says which."""
 
 
-@dataclass(frozen=True, slots=True)
-class Crd:
+class Crd(Struct, frozen=True):
     """One CustomResourceDefinition of a chart: its name, versions and the text it came from."""
 
     name: str
@@ -50,8 +50,7 @@ class Crd:
     file: str  # the member it was read from (crds/… or templates/…)
 
 
-@dataclass(frozen=True, slots=True)
-class Chart:
+class Chart(Struct, frozen=True):
     """What one chart archive says."""
 
     name: str

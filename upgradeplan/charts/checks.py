@@ -24,8 +24,9 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from upgradeplan import provenance, versions
 from upgradeplan.charts.archive import Chart
@@ -52,8 +53,7 @@ CHECKS: dict[str, tuple[str, Severity]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Move:
+class Move(Struct, frozen=True):
     """One moved chart pin, with what the checks read of the installation."""
 
     chart: str
@@ -65,8 +65,7 @@ class Move:
     where: Source | None  # the pin's line
 
 
-@dataclass(frozen=True, slots=True)
-class Read:
+class Read(Struct, frozen=True):
     """One archive: the chart read, where from; or why it could not be."""
 
     version: str

@@ -30,10 +30,11 @@ import json
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urljoin, urlsplit
+
+from msgspec import Struct, field
 
 from upgradeplan import redact, yamlload
 from upgradeplan.charts.archive import MAX_ARCHIVE
@@ -53,8 +54,7 @@ class NotRead(Exception):
     """An archive that could not be obtained; the message names it and why (no credentials)."""
 
 
-@dataclass
-class Fetcher:
+class Fetcher(Struct):
     """Obtains archives for one run: a request timeout, a deadline for the whole run, a cache."""
 
     timeout: float = 5.0
@@ -64,6 +64,10 @@ class Fetcher:
     requests: int = 0
     _unreached: dict[str, str] = field(default_factory=dict)  # host -> why, this run
     _indexes: dict[str, Any] = field(default_factory=dict)  # index.yaml URL -> its data
+
+    def __repr__(self) -> str:  # the environment (proxies, tokens) and the URLs read left out
+        shown = ", ".join(f"{f}={getattr(self, f)!r}" for f in ("timeout", "cache", "requests"))
+        return f"Fetcher({shown})"
 
     # ------------------------------------------------------------------ entry point
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import click
@@ -21,16 +20,14 @@ from upgradeplan.commands import complete, settings
 from upgradeplan.commands.settings import remember, root_settings
 from upgradeplan.suggest import nearest
 
-
-@dataclass(frozen=True, slots=True)
-class Global:
-    key: str  # where the value lives in the root context's obj
-    decls: tuple[str, ...]
-    kwargs: Mapping[str, Any] = field(default_factory=dict)
+# One global option: where its value lives in the root context's obj, its flags, click's
+# keywords. A table of tuples, not records: ``--help`` runs through here and imports nothing
+# it does not need.
+Global = tuple[str, tuple[str, ...], Mapping[str, Any]]
 
 
 GLOBALS: tuple[Global, ...] = (
-    Global(
+    (
         "kb_dirs",
         ("--kb",),
         {
@@ -41,7 +38,7 @@ GLOBALS: tuple[Global, ...] = (
             "(repeatable; also UPGRADEPLAN_KB).",
         },
     ),
-    Global(
+    (
         "packs",
         ("--pack",),
         {
@@ -52,12 +49,12 @@ GLOBALS: tuple[Global, ...] = (
             "UPGRADEPLAN_PACKS=a,b and 'packs:' in .upgradeplan.yaml; 'kb packs' lists them).",
         },
     ),
-    Global(
+    (
         "kubeconfig",
         ("--kubeconfig",),
         {"metavar": "PATH", "help": "Kubeconfig to read live clusters through (read-only)."},
     ),
-    Global(
+    (
         "contexts",
         ("--context",),
         {
@@ -67,7 +64,7 @@ GLOBALS: tuple[Global, ...] = (
             "help": "Kubeconfig context to read (repeatable; one result per context).",
         },
     ),
-    Global(
+    (
         "namespace",
         ("-n", "--namespace"),
         {
@@ -76,7 +73,7 @@ GLOBALS: tuple[Global, ...] = (
             "nodes are still read); what lives elsewhere is unknown, never absent.",
         },
     ),
-    Global(
+    (
         "request_timeout",
         ("--request-timeout",),
         {
@@ -86,7 +83,7 @@ GLOBALS: tuple[Global, ...] = (
             "or $UPGRADEPLAN_KUBE_TIMEOUT).",
         },
     ),
-    Global(
+    (
         "color",
         ("--color",),
         {
@@ -94,20 +91,20 @@ GLOBALS: tuple[Global, ...] = (
             "help": "Colour in text output: auto (a terminal, and NO_COLOR unset), always, never.",
         },
     ),
-    Global("no_color", ("--no-color",), {"is_flag": True, "help": "Same as --color never."}),
-    Global(
+    ("no_color", ("--no-color",), {"is_flag": True, "help": "Same as --color never."}),
+    (
         "verbose",
         ("-v", "--verbose"),
         {"count": True, "help": "Say on stderr what is read and how long it took."},
     ),
-    Global("debug", ("--debug",), {"is_flag": True, "help": "Show tracebacks for errors."}),
+    ("debug", ("--debug",), {"is_flag": True, "help": "Show tracebacks for errors."}),
 )
 
 
 def group_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """The global options as the group's own (shown in ``upgradeplan --help``)."""
-    for opt in reversed(GLOBALS):
-        f = click.option(*opt.decls, opt.key, **dict(opt.kwargs))(f)
+    for key, decls, kwargs in reversed(GLOBALS):
+        f = click.option(*decls, key, **dict(kwargs))(f)
     return f
 
 
@@ -128,14 +125,15 @@ def _root_obj(ctx: click.Context) -> dict[str, Any]:
 
 def _remember(opt: Global) -> Callable[[click.Context, click.Parameter, Any], None]:
     """Store a value given after the command where the group's own would be."""
-    multiple, count = bool(opt.kwargs.get("multiple")), bool(opt.kwargs.get("count"))
+    key, _, kwargs = opt
+    multiple, count = bool(kwargs.get("multiple")), bool(kwargs.get("count"))
 
     def callback(ctx: click.Context, param: click.Parameter, value: Any) -> None:
         if value in (None, False, (), 0):
             return
-        remember(_root_obj(ctx), opt.key, value, multiple=multiple, count=count)
+        remember(_root_obj(ctx), key, value, multiple=multiple, count=count)
 
-    callback.upgradeplan_global = (opt.key, multiple, count)  # type: ignore[attr-defined]
+    callback.upgradeplan_global = (key, multiple, count)  # type: ignore[attr-defined]
     return callback
 
 
@@ -145,12 +143,13 @@ def inject(cmd: click.Command) -> None:
         return
     taken = {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)}
     for opt in GLOBALS:
-        if taken.intersection(opt.decls):
+        _, decls, given = opt
+        if taken.intersection(decls):
             continue
-        kwargs = {k: v for k, v in opt.kwargs.items() if k != "help"}
+        kwargs = {k: v for k, v in given.items() if k != "help"}
         cmd.params.append(
             click.Option(
-                list(opt.decls),
+                list(decls),
                 expose_value=False,
                 hidden=True,
                 callback=_remember(opt),

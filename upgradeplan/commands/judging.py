@@ -9,9 +9,10 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from fnmatch import fnmatchcase
 from typing import Any
+
+from msgspec.structs import replace
 
 from upgradeplan import accept, api, errors
 from upgradeplan.api import Inputs

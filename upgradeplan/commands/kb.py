@@ -188,8 +188,9 @@ def _openable(problems: Sequence[Any], dirs: Sequence[str], *, bundled: bool) ->
     """
     import os
     import re
-    from dataclasses import replace
     from pathlib import Path
+
+    from msgspec.structs import replace
 
     roots = [Path(d).resolve() for d in dirs]
     if bundled:

@@ -45,7 +45,7 @@ def _write_dir(root: str, layout: dict[str, str]) -> None:
 
 def _first_step(patchset: Any) -> Any:
     """Only step 1 and the fixes needed now (step 0); says on stderr what was left out."""
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     later = sorted({i.step for i in patchset.items if i.step > 1})
     if not later:
@@ -175,7 +175,7 @@ def patch(
     if through_step is not None and all_steps:
         raise errors.BadInput("--step and --all-steps cannot be combined", hint="use one")
     if through_step is not None:  # show that step only
-        from dataclasses import replace
+        from msgspec.structs import replace
 
         chosen = tuple(i for i in patchset.items if i.step == through_step)
         patchset = replace(patchset, items=chosen)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 import click
+from msgspec.structs import replace
 
 from upgradeplan import api, errors
 from upgradeplan.commands.fleet import snapshot_output

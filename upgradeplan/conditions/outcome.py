@@ -5,8 +5,9 @@ predicate shares."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from upgradeplan import errors
 from upgradeplan.model import (
@@ -21,8 +22,7 @@ from upgradeplan.versions import parse_constraint, parse_version
 Hop = tuple[str | None, str | None]
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
+class Outcome(Struct, frozen=True):
     """What one predicate found: its truth, a sentence, the facts read and the keys missed."""
 
     result: Truth
@@ -35,8 +35,7 @@ PredicateFn = Callable[[Mapping[str, Any], State, KnowledgeBase], Outcome]
 KeysFn = Callable[[Mapping[str, Any]], list[str]]
 
 
-@dataclass(frozen=True, slots=True)
-class PredicateSpec:
+class PredicateSpec(Struct, frozen=True):
     """One entry of the vocabulary: its arguments, the facts it reads and its function."""
 
     name: str
@@ -47,8 +46,7 @@ class PredicateSpec:
     version_args: tuple[str, ...] = ()  # arguments that may be $from / $to
 
 
-@dataclass(frozen=True, slots=True)
-class Result:
+class Result(Struct, frozen=True):
     """The evaluation of a whole condition tree."""
 
     truth: Truth

@@ -4,16 +4,16 @@ it runs (``defaults:`` in the knowledge), with the source ``default of <release>
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from upgradeplan import keypath, provenance
 from upgradeplan.conditions.outcome import Outcome, _same, _text, _truth, _unknown
 from upgradeplan.model import Fact, KnowledgeBase, State, Truth
 
 
-@dataclass(frozen=True, slots=True)
-class ValueLookup:
+class ValueLookup(Struct, frozen=True):
     """A chart value as the installation sets it, or as the release's defaults give it."""
 
     state: str  # "set" | "default" | "unknown"

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterable, MutableMapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from upgradeplan import errors
 from upgradeplan.fleet.members import Member
@@ -40,8 +41,7 @@ UNREADABLE = "unreadable"
 CACHE_SIZE = 1024  # distinct states whose judgement is kept for the installations that follow
 
 
-@dataclass(frozen=True)
-class FindingRow:
+class FindingRow(Struct, frozen=True):
     """A finding of one installation that applies or may apply."""
 
     hazard: str
@@ -52,8 +52,7 @@ class FindingRow:
     missing: tuple[str, ...] = ()  # fact keys that would settle it (may-apply)
 
 
-@dataclass(frozen=True)
-class Installation:
+class Installation(Struct, frozen=True):
     """One row of the roll-up."""
 
     name: str
@@ -79,8 +78,7 @@ class Installation:
         return None
 
 
-@dataclass(frozen=True)
-class HazardHits:
+class HazardHits(Struct, frozen=True):
     """A hazard and the installations (name, source) where it applies or may apply."""
 
     hazard: str
@@ -90,8 +88,7 @@ class HazardHits:
     may_apply: tuple[tuple[str, str], ...] = ()
 
 
-@dataclass(frozen=True)
-class Fleet:
+class Fleet(Struct, frozen=True):
     installations: tuple[Installation, ...]  # sorted by name, then source; unreadable too
     hazards: tuple[HazardHits, ...]  # every hazard that applies or may apply somewhere
     exit_code: int
@@ -161,8 +158,7 @@ def state_key(state: State) -> tuple[Any, ...]:
     return facts, tuple(sorted(state.unreadable.items())), unread
 
 
-@dataclass(frozen=True)
-class Judgement:
+class Judgement(Struct, frozen=True):
     """What a row holds, apart from the installation's name and source."""
 
     verdict: str
@@ -180,8 +176,7 @@ class Judgement:
     error: str | None = None
 
 
-@dataclass
-class Judge:
+class Judge(Struct):
     """Judges installations one by one with the same knowledge, targets and threshold."""
 
     kb: KnowledgeBase

@@ -21,8 +21,9 @@ import gzip
 import os
 import zlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from upgradeplan import errors
 from upgradeplan.model import KnowledgeBase, State
@@ -34,8 +35,7 @@ SNAPSHOT_SUFFIXES = (".yaml", ".yml", ".json")
 GZIP_SUFFIX = ".gz"
 
 
-@dataclass(frozen=True)
-class Member:
+class Member(Struct, frozen=True):
     """One installation of the fleet: its state, or why it could not be read."""
 
     name: str

@@ -71,7 +71,7 @@ def amended(ctx: Fields, earlier: E, new: E, amendment: Amendment) -> E:
     """``earlier`` with what the amending file ``new`` adds: lists appended, mappings merged,
     other fields (and changed mapping entries) replaced only when ``amend.overrides`` names
     them with a reason."""
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     changes: dict[str, Any] = {}
     overrides = amendment.overrides

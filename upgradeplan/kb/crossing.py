@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from upgradeplan.errors import InvalidVersion
 from upgradeplan.model import (

@@ -1,8 +1,7 @@
 """What the loader produces: the parsed knowledge files (:class:`Document`) and the result of a
 load (:class:`Loaded`: the knowledge, every problem, the documents). The semantic checks and
 ``kb lint`` read these; they never need the loader itself, so the loader may run the checks
-without an import cycle. Plain classes (no dataclass machinery at import: the knowledge
-loader is on the path of a command's first run).
+without an import cycle.
 """
 
 from __future__ import annotations
@@ -10,22 +9,21 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from msgspec import Struct, field
+
 from upgradeplan.kb.problems import Problem
 from upgradeplan.model import KnowledgeBase, Location
 from upgradeplan.yamlload import LineDict, line_of
 
 
-class Document:
+class Document(Struct, eq=False):  # compared and hashed by identity
     """One parsed knowledge file."""
 
-    __slots__ = ("data", "file", "kind", "path", "root")
-
-    def __init__(self, path: str, file: str, root: str, kind: str, data: LineDict) -> None:
-        self.path = path  # the file as opened (a string: no pathlib on a command's path)
-        self.file = file  # shown in messages: relative to the parent of its knowledge root
-        self.root = root
-        self.kind = kind  # from the directory it is in (or its `kind:` when that is all there is)
-        self.data = data
+    path: str  # the file as opened (a string: no pathlib on a command's path)
+    file: str  # shown in messages: relative to the parent of its knowledge root
+    root: str
+    kind: str  # from the directory it is in (or its `kind:` when that is all there is)
+    data: LineDict
 
     def __repr__(self) -> str:
         return f"Document({self.file!r}, kind={self.kind!r})"
@@ -46,20 +44,12 @@ class Document:
         return Location(self.file, line_of(self.data, path))
 
 
-class Loaded:
+class Loaded(Struct, eq=False):
     """What the loader produced: the knowledge, every problem, and the parsed documents."""
 
-    __slots__ = ("documents", "kb", "problems")
-
-    def __init__(
-        self,
-        kb: KnowledgeBase,
-        problems: list[Problem],
-        documents: dict[str, Document] | None = None,
-    ) -> None:
-        self.kb = kb
-        self.problems = problems
-        self.documents: dict[str, Document] = {} if documents is None else documents
+    kb: KnowledgeBase
+    problems: list[Problem]
+    documents: dict[str, Document] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         return f"Loaded({len(self.documents)} documents, {len(self.problems)} problems)"

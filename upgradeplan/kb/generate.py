@@ -15,8 +15,9 @@ import os
 import re
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from msgspec import Struct
 
 from upgradeplan.errors import BadInput
 from upgradeplan.versions import compare, parse_version
@@ -26,8 +27,7 @@ if TYPE_CHECKING:
     from upgradeplan.versions import Version
 
 
-@dataclass(frozen=True, slots=True)
-class Tagged:
+class Tagged(Struct, frozen=True):
     """One chart release read at its tag."""
 
     version: str

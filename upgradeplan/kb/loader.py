@@ -198,7 +198,7 @@ class _Builder:
     ) -> dict[str, tuple[Release, ...]]:
         """Each hazard's ``defaults`` folded into the releases of its product in range (a
         release's own ``defaults`` win), so the value predicates judge an unset key on them."""
-        from dataclasses import replace
+        from msgspec.structs import replace
 
         done: set[tuple[str, str, str]] = set()  # the same defaults stated by several hazards
         shared: dict[str, dict[str, Any]] = {}  # equal merged defaults: one mapping

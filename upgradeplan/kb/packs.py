@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from upgradeplan.errors import BadInput
 from upgradeplan.suggest import nearest
@@ -24,16 +25,14 @@ CONFIG = ".upgradeplan.yaml"  # the file accepted risks are read from too (upgra
 ENV = "UPGRADEPLAN_PACKS"
 
 
-@dataclass(frozen=True, slots=True)
-class PackProduct:
+class PackProduct(Struct, frozen=True):
     """A product a pack describes, and the newest release its sources were reviewed through."""
 
     id: str
     reviewed_through: str
 
 
-@dataclass(frozen=True, slots=True)
-class Pack:
+class Pack(Struct, frozen=True):
     """One pack, as its ``pack.yaml`` describes it."""
 
     name: str

@@ -7,16 +7,16 @@ catalogue is the single list of codes: the loader, the semantic checks and ``kb 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+from msgspec import Struct
 
 from upgradeplan.model import Location
 
 ProblemSeverity = Literal["error", "warning"]
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Problem:
+class Problem(Struct, frozen=True, order=True):
     """One problem: where, which check, what is wrong (and what to do)."""
 
     location: Location
@@ -37,8 +37,7 @@ class Problem:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class CheckInfo:
+class CheckInfo(Struct, frozen=True):
     code: str
     name: str
     severity: ProblemSeverity

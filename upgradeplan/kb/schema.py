@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import cache
 from typing import Any
+
+from msgspec import Struct
 
 KINDS: tuple[str, ...] = ("product", "release", "hazard", "migration")
 
@@ -32,8 +33,7 @@ def top_level_properties(kind: str) -> frozenset[str]:
     return frozenset(load_schema(kind)["properties"])
 
 
-@dataclass(frozen=True, slots=True)
-class PredicateSpec:
+class PredicateSpec(Struct, frozen=True):
     """The argument shape of one predicate, as the hazard schema states it."""
 
     name: str
@@ -92,8 +92,7 @@ def predicate_specs() -> dict[str, PredicateSpec]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class SchemaError:
+class SchemaError(Struct, frozen=True):
     path: tuple[str | int, ...]
     message: str
 

@@ -15,8 +15,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from upgradeplan.errors import BadInput
 from upgradeplan.kb.documents import Document, Loaded
@@ -31,16 +32,14 @@ _FENCE = re.compile(r"^(```|~~~)")
 TEMPLATE = "## Template"
 
 
-@dataclass(frozen=True)
-class Block:
+class Block(Struct, frozen=True):
     id: str
     start: int
     end: int
     text: str
 
 
-@dataclass(frozen=True)
-class Heading:
+class Heading(Struct, frozen=True):
     """One ``## `` section of a file: where it starts and what it covers."""
 
     start: int  # offset of the section (its begin marker when generated)
@@ -89,8 +88,7 @@ def section_title(heading: str) -> str:
     return plain(heading.lstrip("#"))
 
 
-@dataclass(frozen=True)
-class Quote:
+class Quote(Struct, frozen=True):
     """One ``quotes:`` item of a knowledge entry."""
 
     entry: str  # "hazard kagent-substrate-pins-apart", "release agent-platform 4.8.1"
@@ -100,8 +98,7 @@ class Quote:
     location: Location
 
 
-@dataclass(frozen=True)
-class Section:
+class Section(Struct, frozen=True):
     """One ``## `` section of a Markdown source: its heading and its text."""
 
     number: int  # 1-based, in file order
@@ -109,8 +106,7 @@ class Section:
     text: str
 
 
-@dataclass
-class Coverage:
+class Coverage(Struct):
     """Every section of an UPGRADE.md and what of the knowledge accounts for it."""
 
     rows: list[tuple[Section, list[str], str]] = field(default_factory=list)
@@ -180,8 +176,7 @@ def sections(text: str) -> list[Section]:
     return out
 
 
-@dataclass(frozen=True)
-class Unfound:
+class Unfound(Struct, frozen=True):
     quote: Quote
     why: str
 

@@ -20,8 +20,9 @@ Pure: files come in as text (``files``: path -> content).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
+
+from msgspec.structs import replace
 
 from upgradeplan.errors import BadInput
 from upgradeplan.model import Action, Fact, Jump, KnowledgeBase, Move, Plan, State, Step

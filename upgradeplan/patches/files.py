@@ -25,9 +25,10 @@ import json
 import os
 import secrets
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from upgradeplan.errors import BadInput
 from upgradeplan.model import Plan, State
@@ -115,8 +116,7 @@ def journal_dir() -> Path:
     return Path(base) / "upgradeplan" / "journal"
 
 
-@dataclass
-class _Target:
+class _Target(Struct):
     shown: Path
     real: Path
     old: bytes

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from msgspec import Struct, field
 
 from upgradeplan.model import Step
 from upgradeplan.provenance import Source
@@ -33,8 +34,7 @@ def files_of(source: Source) -> tuple[str, int] | None:
     return source.file_line
 
 
-@dataclass(frozen=True)
-class ScalarEdit:
+class ScalarEdit(Struct, frozen=True):
     """Set the scalar written on ``line`` (1-based) whose value is ``before`` to ``after``."""
 
     line: int
@@ -61,8 +61,7 @@ class ScalarEdit:
         return f"{image.group('repo')}:{tag}" if tag is not None else None
 
 
-@dataclass(frozen=True)
-class KeyEdit:
+class KeyEdit(Struct, frozen=True):
     """Set the string at ``path`` (keys and list indexes from the root of document ``doc``)."""
 
     doc: int
@@ -72,8 +71,7 @@ class KeyEdit:
     what: str = ""  # e.g. "components.kagent.driftDetection.mode"
 
 
-@dataclass(frozen=True)
-class PatchItem:
+class PatchItem(Struct, frozen=True):
     step: int  # 1-based index of the plan step; 0 = a fix for the installation as it is
     kind: ItemKind
     migration: str  # migration id, or "pin-move" for the version/pin moves of a step
@@ -89,8 +87,7 @@ class PatchItem:
     note: str = ""  # e.g. why no diff could be made
 
 
-@dataclass(frozen=True)
-class FileChange:
+class FileChange(Struct, frozen=True):
     """All edits to one file through a given step: what ``--write`` writes."""
 
     path: str
@@ -101,8 +98,7 @@ class FileChange:
     keys: tuple[KeyEdit, ...] = ()  # values set at a key path, added where missing
 
 
-@dataclass(frozen=True)
-class PatchSet:
+class PatchSet(Struct, frozen=True):
     items: tuple[PatchItem, ...]
     steps: tuple[Step, ...]
     changes_by_step: tuple[tuple[FileChange, ...], ...]  # [k] = cumulative through step k+1

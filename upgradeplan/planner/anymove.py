@@ -10,7 +10,7 @@ plan: no path or stop changes.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from msgspec.structs import replace
 
 from upgradeplan.model import NEXT, Finding, KnowledgeBase
 from upgradeplan.planner.findings import judge as judge_hazard

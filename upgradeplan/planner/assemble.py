@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from upgradeplan import conditions, errors
 from upgradeplan.model import (
@@ -31,8 +33,7 @@ from upgradeplan.state.derive import derive
 from upgradeplan.versions import parse_version
 
 
-@dataclass(slots=True)
-class _Acc:
+class _Acc(Struct):
     """What the plan collects while it walks the targets."""
 
     steps: list[Step] = field(default_factory=list)

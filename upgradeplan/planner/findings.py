@@ -7,9 +7,10 @@ scope and the predicates that decided it, with the evidence and where the decidi
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
+
+from msgspec.structs import replace
 
 from upgradeplan import conditions, errors
 from upgradeplan.model import (

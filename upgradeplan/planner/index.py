@@ -6,8 +6,9 @@ Built lazily per product and cached per knowledge base (by identity, weakly).
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from upgradeplan import conditions, provenance, releases
 from upgradeplan.model import Condition, Fact, Hazard, KnowledgeBase, Release
@@ -15,8 +16,7 @@ from upgradeplan.planner.scopes import Ordered, Scope, scope_of
 from upgradeplan.versions import parse_constraint, parse_version
 
 
-@dataclass(slots=True)
-class _ProductIndex:
+class _ProductIndex(Struct):
     """Hazards of one product by scope, with their constraints parsed once."""
 
     skip: list[Scope] = field(default_factory=list)
@@ -35,8 +35,7 @@ class _ProductIndex:
         return [s.hazard for s in (*self.landing, *self.state) if s.lands(parsed)]
 
 
-@dataclass(slots=True)
-class _Sides:
+class _Sides(Struct):
     """The hazards a version can meet as the start or the end of a hop."""
 
     skip_pre: list[Hazard]  # skip hazards whose stop is above it
@@ -47,8 +46,7 @@ class _Sides:
     landed_uses_from: bool  # one of them refers to $from
 
 
-@dataclass(slots=True)
-class Landing:
+class Landing(Struct):
     """The facts landing on one release sets whatever the installation's state
     (planner/paths.py ``landing_facts`` picks among them and adds the pins it moves)."""
 

@@ -4,7 +4,9 @@ adds, the verdict, the safe path when it is not safe, and the plan from a troubl
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from upgradeplan import errors, releases
 from upgradeplan.model import (
@@ -28,8 +30,7 @@ from upgradeplan.unreadable import Unreadable, depending, records
 from upgradeplan.versions import Version, parse_constraint, parse_version
 
 
-@dataclass(frozen=True, slots=True)
-class Judgement:
+class Judgement(Struct, frozen=True):
     """The move as asked, judged: what ``check`` reports of one state. It carries no exit
     code: the command layer maps the verdict to one (:func:`upgradeplan.results.exit_of`)."""
 

@@ -18,8 +18,9 @@ from __future__ import annotations
 import itertools
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from upgradeplan.model import Hazard
 from upgradeplan.versions import Bounds, Constraint, Version, parse_constraint, parse_version
@@ -27,8 +28,7 @@ from upgradeplan.versions import Bounds, Constraint, Version, parse_constraint, 
 KINDS = ("skip", "transition", "landing", "state")
 
 
-@dataclass(frozen=True, slots=True)
-class Scope:
+class Scope(Struct, frozen=True):
     """One hazard's scope with its stop and ranges parsed (None where the scope has none)."""
 
     hazard: Hazard

@@ -18,9 +18,10 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
+
+from msgspec import Struct
 
 from upgradeplan import conditions, provenance
 from upgradeplan.model import (
@@ -53,16 +54,14 @@ from upgradeplan.versions import is_exact, parse_version
 __all__ = ["Hop", "Search"]
 
 
-@dataclass(slots=True)
-class _Node:
+class _Node(Struct):
     version: str
     parsed: Any
     release: Release | None
     state: State | None = None  # computed lazily (``Search.state_at``)
 
 
-@dataclass(slots=True, frozen=True)
-class Hop:
+class Hop(Struct, frozen=True):
     """A hop's weight: the hazards (and requirements) that forbid it, and its cost in tenths."""
 
     forbidden: tuple[str, ...]

@@ -4,8 +4,9 @@ the states to judge, with the targets, holds and moved pins the GitOps gate asks
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING
+
+from msgspec.structs import replace
 
 from upgradeplan import errors
 from upgradeplan.model import KnowledgeBase, State, Target

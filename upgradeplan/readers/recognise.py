@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from types import EllipsisType
 from typing import Any
+
+from msgspec import Struct
 
 from upgradeplan import keypath
 from upgradeplan.model import FactValue, KnowledgeBase
@@ -31,8 +32,7 @@ Path = tuple[Any, ...]
 CONTAINERS: Path = ("spec", "template", "spec", "containers")
 
 
-@dataclass(frozen=True, slots=True)
-class Derived:
+class Derived(Struct, frozen=True):
     """A fact read from an object: its key, value, and where in the object it is."""
 
     key: str
@@ -231,8 +231,7 @@ _C0 = "spec.template.spec.containers[0]"
 _VERSION_LIKE = re.compile(r"^v?\d+(\.\d+){0,2}([-+][0-9A-Za-z.+-]*)?$")
 
 
-@dataclass(frozen=True, slots=True)
-class Pin:
+class Pin(Struct, frozen=True):
     """The version an OCIRepository's ``spec.ref`` pins (``value`` None: unpinned, the tag
     ``latest``; or not known, with ``problem`` saying why)."""
 
@@ -304,8 +303,7 @@ def crds_policy(h: str, obj: Mapping[str, Any]) -> Derived:
     return Derived(f"{h}.crds", policy, at, ", ".join(words))
 
 
-@dataclass(frozen=True, slots=True)
-class ChartRef:
+class ChartRef(Struct, frozen=True):
     """The chart source a HelmRelease's ``spec.chartRef`` names (namespace: the release's
     when unset, "" when neither is written)."""
 

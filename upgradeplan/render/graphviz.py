@@ -11,7 +11,8 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 from upgradeplan.model import NEXT, KnowledgeBase, Plan
 from upgradeplan.versions import Version, check
@@ -19,23 +20,20 @@ from upgradeplan.versions import Version, check
 EdgeStyle = str  # "chain" | "next" | "skip" | "path" | "direct" | "edge"
 
 
-@dataclass
-class GNode:
+class GNode(Struct):
     id: str
     label: str
     classes: list[str] = field(default_factory=list)
 
 
-@dataclass
-class GEdge:
+class GEdge(Struct):
     src: str
     dst: str
     label: str = ""
     style: EdgeStyle = "chain"
 
 
-@dataclass
-class GraphView:
+class GraphView(Struct):
     title: str
     nodes: list[GNode]
     edges: list[GEdge]

@@ -12,9 +12,10 @@ import json
 import re
 import textwrap
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct
 
 from upgradeplan.conditions.hints import hint_parts, missing_fact_hint
 from upgradeplan.escape import code, fence, md_text
@@ -191,8 +192,7 @@ def upgrade_md(
 # --------------------------------------------------------------------------- runbook
 
 
-@dataclass(frozen=True)
-class FindingView:
+class FindingView(Struct, frozen=True):
     hazard: str
     title: str
     severity: str
@@ -205,16 +205,14 @@ class FindingView:
     recover: str
 
 
-@dataclass(frozen=True)
-class ActionView:
+class ActionView(Struct, frozen=True):
     head: str  # "**Before the step**: title (`migration`; fixes …)"
     placeholders: str
     lang: str
     lines: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class StepView:
+class StepView(Struct, frozen=True):
     heading: str
     summary: str
     moves: tuple[str, ...]
@@ -226,8 +224,7 @@ class StepView:
     verify: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class RunbookView:
+class RunbookView(Struct, frozen=True):
     title: str
     intro: str
     verdict_line: str

@@ -11,6 +11,8 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from msgspec import Struct
+
 from upgradeplan.model import Finding, Plan
 
 _RANK = {"applies": 0, "may-apply": 1, "does-not-apply": 2}
@@ -61,16 +63,13 @@ def stop_reasons(plan: Plan, direct: Sequence[Finding] = ()) -> dict[tuple[str, 
     return out
 
 
-class Needed:
+class Needed(Struct, eq=False):
     """One missing fact: how to state it, where it is shown, which findings need it."""
 
-    __slots__ = ("flag", "key", "needed_by", "shown_by")
-
-    def __init__(self, key: str, flag: str, shown_by: str, needed_by: tuple[str, ...]) -> None:
-        self.key = key
-        self.flag = flag  # "--pin kagent=CONSTRAINT"
-        self.shown_by = shown_by  # "kubectl get … (field)", "" when nothing shows it
-        self.needed_by = needed_by
+    key: str
+    flag: str  # "--pin kagent=CONSTRAINT"
+    shown_by: str  # "kubectl get … (field)", "" when nothing shows it
+    needed_by: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
         return {

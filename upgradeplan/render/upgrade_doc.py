@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from upgradeplan.errors import BadInput, UnknownName
 from upgradeplan.kb.crossing import shipped_releases
@@ -37,8 +38,7 @@ NEXT_LABEL = r"\<next\>"
 WORKED = "Recognising it worked"
 
 
-@dataclass(frozen=True)
-class Bullet:
+class Bullet(Struct, frozen=True):
     condition: str  # shown bold
     aside: str  # shown after the bold part, e.g. "(the default path)"
     text: str
@@ -47,8 +47,7 @@ class Bullet:
     hazards: tuple[str, ...] = ()  # the hazards a path bullet stands for, named after its text
 
 
-@dataclass(frozen=True)
-class Section:
+class Section(Struct, frozen=True):
     version: str
     heading: str  # "4.7.x → 4.8.0 (title)"
     summary: str
@@ -58,8 +57,7 @@ class Section:
     inferred: str = ""  # "" or "Inferred, not from a source: FIELD (reason); …"
 
 
-@dataclass(frozen=True)
-class Document:
+class Document(Struct, frozen=True):
     title: str
     intro: str
     sections: tuple[Section, ...]

@@ -13,9 +13,11 @@ Lookups read :data:`KEYS` when they are called, so the table is the only source.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
+
+from msgspec import Struct
+from msgspec.structs import force_setattr
 
 ValueType = Literal["version", "constraint", "text", "bool", "list", "map", "values"]
 
@@ -123,8 +125,7 @@ def _shape_match(shape: tuple[tuple[str, str], ...], key: str) -> tuple[bool, st
     return pos == end, product
 
 
-@dataclass(frozen=True)  # no slots: its cached properties need a __dict__
-class KeyRow:
+class KeyRow(Struct, frozen=True, dict=True):  # its cached properties need a __dict__
     """One fact key of the vocabulary."""
 
     key: str  # as documented: installed.<product>
@@ -133,11 +134,12 @@ class KeyRow:
     supply: str = ""  # how to state it: "--installed {p}=VERSION"; "" = "--fact {key}=VALUE"
     stated_only: bool = False  # no reader can establish it
     kubectl: str = ""  # a command that shows it, where there is a simple one
-    # what every key of the row starts with, read off the pattern (see literal_prefix)
-    literal: str = field(init=False, repr=False, compare=False)
+    # what every key of the row starts with, read off the pattern (see literal_prefix; set
+    # from it, never passed)
+    literal: str = ""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "literal", literal_prefix(self.pattern))
+        force_setattr(self, "literal", literal_prefix(self.pattern))
 
     @cached_property
     def compiled(self) -> re.Pattern[str]:
@@ -294,8 +296,7 @@ KEYS: tuple[KeyRow, ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Match:
+class Match(Struct, frozen=True):
     """The row a key belongs to, and the product it names (None when the row names none)."""
 
     row: KeyRow

@@ -10,7 +10,8 @@ references and versions are in :mod:`.versions`, those of what entries say in :m
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from upgradeplan.kb.checks.content import (
     check_advice,
@@ -39,8 +40,7 @@ from upgradeplan.kb.problems import Problem
 __all__ = ["CHECKS", "Check", "run_checks", "sample_values", "walk_conditions"]
 
 
-@dataclass(frozen=True, slots=True)
-class Check:
+class Check(Struct, frozen=True):
     codes: tuple[str, ...]
     run: Callable[[Loaded], Iterable[Problem]]
     lint_only: bool = False

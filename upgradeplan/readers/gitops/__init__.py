@@ -22,8 +22,9 @@ What is read (see docs/gitops.md):
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from upgradeplan import progress, provenance, versions
 from upgradeplan.errors import BadInput, UpgradeplanError
@@ -55,8 +56,7 @@ from upgradeplan.unreadable import PARSE_ERROR, Unreadable
 __all__ = ["Read", "gitops_targets", "pin_changes", "read", "read_installations", "read_pins"]
 
 
-@dataclass(frozen=True)
-class Read:
+class Read(Struct, frozen=True):
     """One installation read from GitOps files: its state and every chart pin its files write."""
 
     state: State
@@ -200,16 +200,14 @@ def _directory(
 # --------------------------------------------------------------------------- recognition
 
 
-@dataclass
-class _Pending:
+class _Pending(Struct):
     """A HelmRelease whose chart comes from an OCIRepository or a HelmChart (``spec.chartRef``)."""
 
     product: str
     ref: ChartRef  # its namespace "" when neither the reference nor the release names one
 
 
-@dataclass(frozen=True)
-class _SourcePin:
+class _SourcePin(Struct, frozen=True):
     """What a chart source object (OCIRepository, HelmChart) pins, as its file writes it."""
 
     value: str | None
@@ -217,8 +215,7 @@ class _SourcePin:
     problem: str = ""  # why it pins no version that can be read (a digest, a tag "latest")
 
 
-@dataclass
-class _Component:
+class _Component(Struct):
     name: str
     product: str | None
     where: provenance.Source  # the file line of components.<name>

@@ -16,8 +16,9 @@ version is written is :mod:`upgradeplan.readers.recognise`'s to say, as for ever
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct
 
 from upgradeplan.provenance import Source
 from upgradeplan.readers.gitops.docs import View
@@ -30,8 +31,7 @@ _SOURCE_GROUP = "source.toolkit.fluxcd.io"
 _HELM_GROUP = "helm.toolkit.fluxcd.io"
 
 
-@dataclass(frozen=True, slots=True)
-class ChartPin:
+class ChartPin(Struct, frozen=True):
     """One chart version as a file writes it."""
 
     key: str  # "HelmRelease ns/name", "OCIRepository ns/name"
@@ -41,8 +41,22 @@ class ChartPin:
     repository: str = ""  # where its archives are: a Helm repository URL, or oci://…/chart
     insecure: bool = False  # the source's spec.insecure
     release: str = ""  # "ns/name" of the HelmRelease that installs it ("" when none is read)
-    values: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    values: Mapping[str, Any] | None = None  # not compared, hashed or shown (below)
     values_why: str = ""
+
+    # ``values`` is neither compared, hashed nor shown (a mapping; what the pin is, is the rest)
+    def _compared(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, f) for f in self.__struct_fields__ if f != "values")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._compared() == other._compared()
+
+    def __hash__(self) -> int:
+        return hash(self._compared())
+
+    def __repr__(self) -> str:
+        shown = (f"{f}={getattr(self, f)!r}" for f in self.__struct_fields__ if f != "values")
+        return f"{type(self).__name__}({', '.join(shown)})"
 
 
 Values = Mapping[tuple[str, str], tuple[Mapping[str, Any] | None, str]]
@@ -105,8 +119,7 @@ def chart_pins(
     return out
 
 
-@dataclass
-class _Sources:
+class _Sources(Struct):
     repositories: dict[tuple[str, str], tuple[str, bool]]  # HelmRepository -> url, insecure
     users: dict[str, str]  # "OCIRepository ns/name" -> the HelmRelease "ns/name" using it
 

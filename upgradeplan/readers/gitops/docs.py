@@ -8,15 +8,15 @@ one object of it. :mod:`upgradeplan.readers.gitops.yamldocs` makes them from YAM
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from upgradeplan.provenance import Source, in_file
 from upgradeplan.yamlload import PathKey as PathKey
 
 
-@dataclass
-class Doc:
+class Doc(Struct):
     """One YAML document: the data, and per path (tuple of keys/indexes) its value's line."""
 
     data: Any
@@ -71,8 +71,7 @@ class Doc:
         return raw if raw is not None else str(value)
 
 
-@dataclass(frozen=True)
-class View:
+class View(Struct, frozen=True):
     """A mapping inside a document (the document itself, a List item, ``spec.values``…)."""
 
     doc: Doc

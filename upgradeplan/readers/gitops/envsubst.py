@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 _NAME = re.compile(r"[A-Za-z0-9_]+")
 _INT = re.compile(r"[+-]?[0-9]+")
@@ -45,8 +46,7 @@ class _Unmodelled(Exception):
     """A form this module does not read with certainty."""
 
 
-@dataclass(frozen=True)
-class Vars:
+class Vars(Struct, frozen=True):
     """The variables of one Kustomization as far as the files tell them."""
 
     values: Mapping[str, str]
@@ -57,8 +57,7 @@ class Vars:
     owner: str = "the Kustomization"  # who substitutes, for messages
 
 
-@dataclass
-class Result:
+class Result(Struct):
     """The substituted text, or None when it cannot be known (``unknown`` says why)."""
 
     text: str | None
@@ -67,8 +66,7 @@ class Result:
     unset: list[str] = field(default_factory=list)
 
 
-@dataclass
-class _Expr:
+class _Expr(Struct):
     name: str
     op: str  # "" (the value itself), ":=", "#" (length), "##", "/", ":" (substring), ...
     args: list[list[_Node]]

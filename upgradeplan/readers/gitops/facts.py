@@ -10,8 +10,9 @@ it (``$${var}``, Flux's escape) is no version; a pin Flux would refuse is bad in
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from upgradeplan import versions
 from upgradeplan.errors import BadInput, UpgradeplanError
@@ -38,8 +39,7 @@ NOT_A_VERSION = "not a version"
 NOT_VALUES = "not values"
 
 
-@dataclass
-class Unread:
+class Unread(Struct):
     """What could not be read: the index by key (``State.unreadable``: key -> why) and one
     :class:`~upgradeplan.unreadable.Unreadable` record per source (``State.unread``)."""
 

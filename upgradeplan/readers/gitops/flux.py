@@ -19,7 +19,8 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 from upgradeplan.readers.gitops.docs import Doc
 from upgradeplan.readers.gitops.facts import (
@@ -47,8 +48,7 @@ def is_flux_kustomization(doc: Doc) -> bool:
     return kind == "Kustomization" and group == FLUX_KS_GROUP and bool(name)
 
 
-@dataclass
-class Installation:
+class Installation(Struct):
     """One cluster entry point: its name, where it starts, and what it applies."""
 
     name: str
@@ -64,8 +64,7 @@ class Installation:
     remotes: dict[str, Installation] = field(default_factory=dict)
 
 
-@dataclass
-class _Ks:
+class _Ks(Struct):
     doc: Doc
     key: str  # namespace/name
     parent: str | None

@@ -19,7 +19,8 @@ applies the new value with the new release, and a hazard may read either.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 from upgradeplan import releases, versions
 from upgradeplan.errors import BadInput, UpgradeplanError
@@ -38,8 +39,7 @@ __all__ = ["PinChanges", "gitops_targets", "pin_changes", "with_head_unread"]
 _SOURCE_KEYS = ("file ", "source ")
 
 
-@dataclass(frozen=True)
-class PinChange:
+class PinChange(Struct, frozen=True):
     product: str
     before: str | None
     after: str | None
@@ -47,8 +47,7 @@ class PinChange:
     version: str | None  # the version the new pin selects, None when it selects nothing known
 
 
-@dataclass(frozen=True)
-class PinChanges:
+class PinChanges(Struct, frozen=True):
     """The targets a change of pins asks for, the pins it holds, and where each pin is."""
 
     targets: tuple[Target, ...] = ()

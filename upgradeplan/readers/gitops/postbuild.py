@@ -15,8 +15,9 @@ parse fails the whole build: Flux applies none of it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from upgradeplan.readers.gitops import envsubst
 from upgradeplan.readers.gitops.docs import Doc, PathKey
@@ -29,8 +30,7 @@ _FIRST = set("#,[]{}&*!|>'\"%@`")  # a plain scalar cannot start with one of the
 _GO_BOOLS = {"y", "Y", "n", "N"}  # booleans to the YAML reader Flux uses, text to ours
 
 
-@dataclass
-class Outcome:
+class Outcome(Struct):
     """The objects as Flux applies them, and what substitution left unknown or literal."""
 
     objects: list[Doc]

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from upgradeplan.errors import BadInput
 from upgradeplan.filekind import describe
@@ -56,8 +57,7 @@ def _is_kustomization(data: Any) -> bool:
     return not isinstance(api, str) or api.startswith("kustomize.config.k8s.io/")
 
 
-@dataclass
-class Renderer:
+class Renderer(Struct):
     """Builds directories of one tree; files are parsed once and shared between builds."""
 
     tree: Tree

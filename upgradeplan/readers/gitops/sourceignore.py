@@ -33,9 +33,10 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol
+
+from msgspec import Struct
 
 from upgradeplan.linear import PatternError, compile_pattern
 from upgradeplan.readers.gitops.docs import Doc
@@ -146,8 +147,7 @@ def _matcher(glob: str) -> Callable[[str], bool]:
     return lambda name: compiled.fullmatch(name) is not None
 
 
-@dataclass(frozen=True)
-class Pattern:
+class Pattern(Struct, frozen=True):
     """One ignore pattern, read as go-git's gitignore package reads it."""
 
     text: str  # as written

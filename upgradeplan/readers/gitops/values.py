@@ -17,8 +17,9 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from upgradeplan import keypath
 from upgradeplan.errors import BadInput
@@ -32,8 +33,7 @@ DEFAULT_KEY = "values.yaml"
 _INT = re.compile(r"^[-+]?(0|[1-9][0-9]*)$")
 
 
-@dataclass(frozen=True)
-class Missing:
+class Missing(Struct, frozen=True):
     """A values source that could not be read: what it is, why, where it is asked for."""
 
     source: str  # "Secret media/plex-values", "ConfigMap media/x key values.yaml"
@@ -42,8 +42,7 @@ class Missing:
     where: str  # file:line of the valuesFrom entry
 
 
-@dataclass
-class Merged:
+class Merged(Struct):
     """The values helm-controller would pass to the chart, and the sources not read."""
 
     view: View

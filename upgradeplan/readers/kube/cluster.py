@@ -31,9 +31,11 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from upgradeplan import progress, redact
 from upgradeplan.errors import BadInput, MissingExtra, UnknownName, UpgradeplanError
@@ -57,8 +59,7 @@ DEFAULT_RETRIES = 2  # after the first attempt, on 5xx / timeouts / cut-off answ
 TIMEOUT_ENV = "UPGRADEPLAN_KUBE_TIMEOUT"
 
 
-@dataclass(frozen=True, slots=True)
-class ContextResult:
+class ContextResult(Struct, frozen=True):
     """What one kubeconfig context gave: a state, or why it could not be read at all."""
 
     name: str

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from upgradeplan.model import Fact, FactValue
 from upgradeplan.provenance import ObjectRef, read_from
@@ -73,8 +74,7 @@ def strip_v(version: str) -> str:
     return version[1:] if version[:1] in ("v", "V") and version[1:2].isdigit() else version
 
 
-@dataclass(slots=True)
-class Builder:
+class Builder(Struct):
     prefix: str
     facts: dict[str, Fact] = field(default_factory=dict)
     unreadable: dict[str, str] = field(default_factory=dict)

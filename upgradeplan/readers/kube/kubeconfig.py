@@ -25,10 +25,11 @@ import base64
 import binascii
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from msgspec import Struct
 
 from upgradeplan.errors import BadInput, ExitCode, UpgradeplanError
 from upgradeplan.escape import control_char
@@ -72,8 +73,7 @@ CLUSTER_FIELDS = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Named:
+class Named(Struct, frozen=True):
     """One named cluster, user or context, with the file that defines it."""
 
     name: str
@@ -89,8 +89,7 @@ class Named:
         return self.file.parent / str(self.body[key])
 
 
-@dataclass(frozen=True, slots=True)
-class Kubeconfig:
+class Kubeconfig(Struct, frozen=True):
     """The merged view of one or more kubeconfig files."""
 
     files: tuple[Path, ...]
@@ -108,8 +107,7 @@ class Kubeconfig:
         return os.pathsep.join(str(f) for f in self.files)
 
 
-@dataclass(frozen=True, slots=True)
-class Connection:
+class Connection(Struct, frozen=True):
     """How the standard-library transport reaches one context's API server."""
 
     context: str
@@ -120,21 +118,25 @@ class Connection:
     insecure: bool = False
     server_name: str = ""  # TLS server name (SNI and verification), when not the host
     ca_file: Path | None = None
-    ca_data: bytes | None = field(default=None, repr=False)
+    ca_data: bytes | None = None  # secret: not in repr
     cert_file: Path | None = None
-    cert_data: bytes | None = field(default=None, repr=False)
+    cert_data: bytes | None = None  # secret: not in repr
     key_file: Path | None = None
-    key_data: bytes | None = field(default=None, repr=False)
-    authorization: str = field(default="", repr=False)  # the Authorization header value
-    proxy: str = field(default="", repr=False)  # an http:// proxy (proxy-url or environment)
+    key_data: bytes | None = None  # secret: not in repr
+    authorization: str = ""  # the Authorization header value (secret: not in repr)
+    proxy: str = ""  # an http:// proxy (proxy-url or environment; may hold credentials)
 
     @property
     def server(self) -> str:
         return f"{self.scheme}://{self.host}:{self.port}{self.base_path}"
 
+    def __repr__(self) -> str:  # the secret fields (data, authorization, proxy) left out
+        shown = ("context", "scheme", "host", "port", "base_path", "insecure", "server_name")
+        kept = [f"{k}={getattr(self, k)!r}" for k in (*shown, "ca_file", "cert_file", "key_file")]
+        return f"Connection({', '.join(kept)})"
 
-@dataclass(frozen=True, slots=True)
-class Fallback:
+
+class Fallback(Struct, frozen=True):
     """A context the standard-library transport leaves to the kubernetes client, and why."""
 
     context: str

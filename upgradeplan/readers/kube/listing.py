@@ -14,10 +14,11 @@ continue token seen before, pages without items that never end) is an
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 from urllib.parse import quote
+
+from msgspec import Struct, field
 
 from upgradeplan.model import Condition, KnowledgeBase, State
 from upgradeplan.readers.kube.objects import Prepared, server_version_object, state_from_objects
@@ -36,8 +37,7 @@ from upgradeplan.unreadable import (
 PAGE_SIZE = 500
 
 
-@dataclass(frozen=True, slots=True)
-class Resource:
+class Resource(Struct, frozen=True):
     plural: str
     kind: str
     group: str
@@ -112,8 +112,7 @@ def _strip_secret(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
-@dataclass(slots=True)
-class Read:
+class Read(Struct):
     context: str = ""
     objects: list[dict[str, Any]] = field(default_factory=list)
     listed: set[str] = field(default_factory=set)

@@ -17,8 +17,9 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
+
+from msgspec import Struct
 
 from upgradeplan import keypath
 from upgradeplan.model import Condition, Fact, KnowledgeBase, Product, State
@@ -75,8 +76,7 @@ def server_version_object(info: Mapping[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- interests
 
 
-@dataclass(frozen=True, slots=True)
-class Interests:
+class Interests(Struct, frozen=True):
     """What the knowledge base asks about, beyond the products it recognises."""
 
     objects: frozenset[tuple[str, str, str]] = frozenset()  # (kind, namespace, name)
@@ -340,7 +340,7 @@ def _server_version(b: Builder, items: list[Mapping[str, Any]]) -> None:
         b.add("installed.kubernetes", f"{major}.{minor}.{patch}", f"/version gitVersion {git}")
 
 
-class _Release(NamedTuple):
+class _Release(Struct, frozen=True):
     """What one HelmRelease says by itself (before the other objects are known)."""
 
     hr: Mapping[str, Any]

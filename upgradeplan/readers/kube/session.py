@@ -15,9 +15,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import quote, urlencode
+
+from msgspec import Struct, field
 
 from upgradeplan.readers.kube.transport import (
     HttpTransport,
@@ -32,8 +33,7 @@ from upgradeplan.unreadable import PARSE_ERROR, TIMEOUT, TOO_LARGE, status_cause
 T = TypeVar("T")
 
 
-@dataclass(slots=True)
-class Answer:
+class Answer(Struct):
     status: int  # 0: no usable answer (timeout, cut off, 5xx/429) after the retries
     body: dict[str, Any] | None
     problem: str = ""
@@ -95,8 +95,7 @@ def as_transport(client: Any) -> Transport:
     return ClientTransport(client)
 
 
-@dataclass(slots=True)
-class Session:
+class Session(Struct):
     """One context's transport: raw GETs with bounded retries, counting requests.
 
     Every request is bounded by ``timeout`` and by the context's ``deadline`` (monotonic

@@ -28,10 +28,11 @@ import socket
 import ssl
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 from urllib.parse import SplitResult, urlsplit
+
+from msgspec import Struct
 
 from upgradeplan import __version__
 from upgradeplan.errors import BadInput
@@ -55,8 +56,7 @@ class NoAnswer(Exception):
         self.cause = cause  # TIMEOUT, CUT_OFF or TOO_LARGE
 
 
-@dataclass(frozen=True, slots=True)
-class Response:
+class Response(Struct, frozen=True):
     status: int
     reason: str
     data: bytes
@@ -183,8 +183,7 @@ def _no_password() -> bytes:
     raise ValueError("the key is encrypted (kubeconfig keys cannot have a passphrase)")
 
 
-@dataclass(frozen=True, slots=True)
-class Sent:
+class Sent(Struct, frozen=True):
     """A request :meth:`HttpTransport.send` wrote: its path, connection and deadline."""
 
     path: str

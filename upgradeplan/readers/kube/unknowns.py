@@ -11,7 +11,8 @@ those keys, for the products the knowledge recognises through that kind.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, MutableMapping
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from upgradeplan.model import KnowledgeBase, Product
 from upgradeplan.unreadable import NOT_SERVED, Unreadable

@@ -88,11 +88,9 @@ class Version(Struct, frozen=True):  # its own __eq__/__hash__/order over _key
         if not self.original:
             force_setattr(self, "original", str(self))
 
-    def __repr__(self) -> str:
-        return (
-            f"Version(major={self.major!r}, minor={self.minor!r}, patch={self.patch!r}, "
-            f"prerelease={self.prerelease!r}, build={self.build!r}, original={self.original!r})"
-        )
+    def __repr__(self) -> str:  # every field but _key
+        shown = ("major", "minor", "patch", "prerelease", "build", "original")
+        return f"Version({', '.join(f'{f}={getattr(self, f)!r}' for f in shown)})"
 
     @classmethod
     def parse(cls, text: str) -> Version:
@@ -110,12 +108,9 @@ class Version(Struct, frozen=True):  # its own __eq__/__hash__/order over _key
             raise InvalidVersion(text, _version_reason(text))
         a, b, c, pre_text, build_text = m.groups()
         major, minor, patch = int(a), int(b) if b else 0, int(c) if c else 0
-        if pre_text:
-            pre = tuple(pre_text.split("."))
-            if _LEADING_ZERO.search(pre_text):  # a numeric identifier with a leading zero
-                raise InvalidVersion(text, _version_reason(text))
-        else:
-            pre = ()
+        pre = tuple(pre_text.split(".")) if pre_text else ()
+        if pre_text and _LEADING_ZERO.search(pre_text):  # a numeric identifier, leading zero
+            raise InvalidVersion(text, _version_reason(text))
         if major > _UINT64_MAX or minor > _UINT64_MAX or patch > _UINT64_MAX:
             raise InvalidVersion(text, _version_reason(text))
         build = tuple(build_text.split(".")) if build_text else ()

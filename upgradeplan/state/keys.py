@@ -17,115 +17,13 @@ from functools import cached_property
 from typing import Literal
 
 from msgspec import Struct
-from msgspec.structs import force_setattr
 
 ValueType = Literal["version", "constraint", "text", "bool", "list", "map", "values"]
 
 READERS_HINT = "or read it with --kubeconfig/--snapshot/--gitops"
 
 
-_SPECIAL = frozenset("^$.*+?{}[]()|\\")
-_QUANTIFIERS = frozenset("*+?{")
-
-
-def literal_prefix(pattern: str) -> str:
-    """The text every string ``pattern`` matches (with ``re.match``) starts with.
-
-    The literal characters after a leading ``^`` up to the first special one (``\\.`` is a
-    ``.``); the last of them is dropped when a quantifier follows it. "" (no filter) when the
-    pattern does not start with ``^`` or has an alternation anywhere.
-    """
-    if not pattern.startswith("^") or "|" in pattern:
-        return ""
-    out: list[str] = []
-    i = 1
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\" and i + 1 < len(pattern) and pattern[i + 1] == ".":
-            out.append(".")
-            i += 2
-            continue
-        if ch in _SPECIAL:
-            if ch in _QUANTIFIERS and out:
-                out.pop()
-            break
-        out.append(ch)
-        i += 1
-    return "".join(out)
-
-
-# The pieces the table's patterns are written in, and what each is to shape_of.
-_PIECES = (
-    ("(?P<p>[^.]+)", "p"),  # a segment, the product id
-    ("[A-Za-z][A-Za-z0-9]*", "ident"),  # a Kind
-    ("[^.]+", "seg"),  # a segment
-    (".+", "any"),  # anything, at least one character
-    ("\\.", "."),  # a literal dot
-)
-
-
-def shape_of(pattern: str) -> tuple[tuple[str, str], ...] | None:
-    """``^…$`` written only in the pieces of :data:`_PIECES` and literal text, as a sequence of
-    (kind, literal text) tests that :func:`match` runs with string methods, to the same answer
-    as the regular expression (compiling one costs more than a check of a key): a segment or a
-    Kind is followed by a dot or the end, ``.+`` only by literal text to the end. Anything else:
-    None (the regex decides)."""
-    if not (pattern.startswith("^") and pattern.endswith("$")):
-        return None
-    body, out = pattern[1:-1], list[tuple[str, str]]()
-    while body:
-        for text, kind in _PIECES:
-            if body.startswith(text):
-                body = body[len(text) :]
-                if kind == ".":
-                    kind, text = "lit", "."
-                break
-        else:
-            kind, text = "lit", body[0]
-            if text in _SPECIAL:
-                return None
-            body = body[1:]
-        if kind == "lit" and out and out[-1][0] == "lit":
-            out[-1] = ("lit", out[-1][1] + text)
-        else:
-            out.append((kind, text if kind == "lit" else ""))
-    for i, (kind, _) in enumerate(out):
-        after = out[i + 1] if i + 1 < len(out) else None
-        segment = kind in ("p", "seg", "ident")
-        if segment and after is not None and (after[0] != "lit" or not after[1].startswith(".")):
-            return None
-        if kind == "any" and not (after is None or (after[0] == "lit" and i + 2 == len(out))):
-            return None
-    return tuple(out)
-
-
-def _shape_match(shape: tuple[tuple[str, str], ...], key: str) -> tuple[bool, str | None]:
-    """Does ``key`` (no newline in it) match the shape, and its product (group ``p``)."""
-    pos, product, end = 0, None, len(key)
-    for i, (kind, text) in enumerate(shape):
-        if kind == "lit":
-            if not key.startswith(text, pos):
-                return False, None
-            pos += len(text)
-        elif kind == "any":
-            rest = shape[i + 1][1] if i + 1 < len(shape) else ""
-            return (end - pos > len(rest) and key.endswith(rest)), product
-        else:
-            stop = key.find(".", pos)
-            stop = end if stop < 0 else stop
-            if stop == pos:
-                return False, None
-            if kind == "ident":
-                word = key[pos:stop]
-                if not (word.isascii() and word.isalnum() and word[0].isalpha()):
-                    return False, None
-            elif kind == "p":
-                product = key[pos:stop]
-            pos = stop
-    return pos == end, product
-
-
-class KeyRow(Struct, frozen=True, dict=True):  # its cached properties need a __dict__
+class KeyRow(Struct, frozen=True, dict=True):  # its cached property needs a __dict__
     """One fact key of the vocabulary."""
 
     key: str  # as documented: installed.<product>
@@ -134,22 +32,11 @@ class KeyRow(Struct, frozen=True, dict=True):  # its cached properties need a __
     supply: str = ""  # how to state it: "--installed {p}=VERSION"; "" = "--fact {key}=VALUE"
     stated_only: bool = False  # no reader can establish it
     kubectl: str = ""  # a command that shows it, where there is a simple one
-    # what every key of the row starts with, read off the pattern (see literal_prefix; set
-    # from it, never passed)
-    literal: str = ""
-
-    def __post_init__(self) -> None:
-        force_setattr(self, "literal", literal_prefix(self.pattern))
 
     @cached_property
     def compiled(self) -> re.Pattern[str]:
-        """``pattern`` compiled, when a key first gets past ``literal`` (not at import)."""
+        """``pattern`` compiled, once, when a lookup first reaches this row."""
         return re.compile(self.pattern)
-
-    @cached_property
-    def shape(self) -> tuple[tuple[str, str], ...] | None:
-        """``pattern`` read as a few string tests (:func:`shape_of`), or None: use the regex."""
-        return shape_of(self.pattern)
 
     @property
     def prefix(self) -> str:
@@ -306,14 +193,6 @@ class Match(Struct, frozen=True):
 def match(key: str) -> Match | None:
     """The row of ``key`` (the first whose pattern matches), or None for no fact key."""
     for row in KEYS:
-        if not key.startswith(row.literal):
-            continue  # the pattern cannot match (literal_prefix)
-        shape = row.shape
-        if shape is not None and "\n" not in key:  # ("$" also matches before a last newline)
-            found, product = _shape_match(shape, key)
-            if found:
-                return Match(row, product)
-            continue
         m = row.compiled.match(key)
         if m is not None:
             return Match(row, m.groupdict().get("p"))

@@ -41,29 +41,19 @@ def bundled_dir() -> Path:
     return Path(bundled_path())
 
 
-def _pathlib_name(path: str) -> str:
-    """``str(PurePosixPath(path))`` without importing pathlib (with urllib.parse and ipaddress):
-    repeated slashes and ``.`` parts dropped, ``..`` kept, a leading ``//`` kept."""
-    if os.sep != "/":  # pragma: no cover - the POSIX rules below are pathlib's on POSIX only
-        from pathlib import Path
-
-        return str(Path(path))
-    lead = "//" if path.startswith("//") and not path.startswith("///") else path[:1]
-    parts = "/".join(p for p in path.split("/") if p and p != ".")
-    return (lead if lead in ("/", "//") else "") + parts or "."
-
-
 def root_dirs(dirs: Sequence[str | Path], *, bundled: bool) -> list[str]:
     """The knowledge roots in load order (bundled first), each once, named as pathlib names
     them (``str(Path(d))``)."""
     roots = [bundled_path()] if bundled else []
+    if dirs:  # pathlib (with urllib.parse and ipaddress) only for a command given --kb
+        from pathlib import PurePath
     for d in dirs:
         if not os.path.isdir(d):
             raise BadInput(
                 f"knowledge directory {str(d)!r} does not exist or is not a directory",
                 hint="check --kb / UPGRADEPLAN_KB",
             )
-        roots.append(_pathlib_name(os.fspath(d)))
+        roots.append(str(PurePath(d)))
     seen: set[str] = set()
     out: list[str] = []
     for r in roots:

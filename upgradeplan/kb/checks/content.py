@@ -25,25 +25,30 @@ from upgradeplan.kb.documents import Loaded
 from upgradeplan.kb.problems import Problem, problem
 from upgradeplan.kb.templating import render_migration
 from upgradeplan.linear import PatternError, compile_pattern
-from upgradeplan.model import KnowledgeBase, Location, ObjectKind
+from upgradeplan.model import Condition, KnowledgeBase, Location, ObjectKind
 from upgradeplan.state import keys
+
+
+def _predicates(kb: KnowledgeBase) -> Iterator[Condition]:
+    """Every predicate of every hazard's and every release's conditions, in knowledge order."""
+    roots = [hz.when for hz in all_hazards(kb)]
+    roots += [c for rel in all_releases(kb) for c in rel.requires_when.values()]
+    for root in roots:
+        yield from (cond for cond in walk_conditions(root) if cond.op == "pred")
 
 
 def check_patterns(loaded: Loaded) -> Iterator[Problem]:
     """KB015: symptom patterns (case-insensitive) and `fact_matches` patterns compile."""
     ctx = Ctx(loaded)
-    roots = [hz.when for hz in all_hazards(ctx.kb)]
-    roots += [c for rel in all_releases(ctx.kb) for c in rel.requires_when.values()]
-    for root in roots:
-        for cond in walk_conditions(root):
-            pattern = cond.args.get("pattern") if cond.op == "pred" else None
-            if isinstance(pattern, str):
-                try:
-                    re.compile(pattern)
-                except re.error as exc:
-                    yield problem(
-                        "KB015", cond.location, f"pattern {pattern!r} does not compile: {exc}"
-                    )
+    for cond in _predicates(ctx.kb):
+        pattern = cond.args.get("pattern")
+        if isinstance(pattern, str):
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                yield problem(
+                    "KB015", cond.location, f"pattern {pattern!r} does not compile: {exc}"
+                )
 
     for hz in all_hazards(ctx.kb):
         for i, symptom in enumerate(hz.symptoms):
@@ -203,16 +208,11 @@ def check_fact_keys(loaded: Loaded) -> Iterator[Problem]:
                 yield from _fact_problems(
                     fact, ctx.at(mig.location, "params", name, "fact"), f"param {name}", products
                 )
-    roots = [hz.when for hz in all_hazards(ctx.kb)]
-    roots += [c for rel in all_releases(ctx.kb) for c in rel.requires_when.values()]
-    for root in roots:
-        for cond in walk_conditions(root):
-            if cond.op != "pred":
-                continue
-            for arg in ("fact", "other"):
-                fact = cond.args.get(arg)
-                if isinstance(fact, str):
-                    yield from _fact_problems(fact, cond.location, cond.predicate, products)
+    for cond in _predicates(ctx.kb):
+        for arg in ("fact", "other"):
+            fact = cond.args.get(arg)
+            if isinstance(fact, str):
+                yield from _fact_problems(fact, cond.location, cond.predicate, products)
 
 
 # Object keys the readers make for every object they read, whatever the knowledge declares.
@@ -234,23 +234,18 @@ def check_object_fields(loaded: Loaded) -> Iterator[Problem]:
     """KB029 (warning): custom-resource fields a condition reads are declared by a product."""
     ctx = Ctx(loaded)
     kinds = ctx.kb.object_kinds()
-    roots = [hz.when for hz in all_hazards(ctx.kb)]
-    roots += [c for rel in all_releases(ctx.kb) for c in rel.requires_when.values()]
-    for root in roots:
-        for cond in walk_conditions(root):
-            if cond.op != "pred":
-                continue
-            args, name = cond.args, cond.predicate
-            if name in ("any_object", "all_objects"):
-                decl = kinds.get(str(args.get("kind")))
-                if decl is None or str(args.get("field")) not in decl.fields:
-                    key = f"object.{args.get('kind')}.<namespace>.<name>.{args.get('field')}"
-                    yield _kb029(cond.location, name, key)
-                continue
-            for arg in ("fact", "other"):
-                fact = args.get(arg)
-                if isinstance(fact, str) and _undeclared_field(fact, kinds):
-                    yield _kb029(cond.location, name, fact)
+    for cond in _predicates(ctx.kb):
+        args, name = cond.args, cond.predicate
+        if name in ("any_object", "all_objects"):
+            decl = kinds.get(str(args.get("kind")))
+            if decl is None or str(args.get("field")) not in decl.fields:
+                key = f"object.{args.get('kind')}.<namespace>.<name>.{args.get('field')}"
+                yield _kb029(cond.location, name, key)
+            continue
+        for arg in ("fact", "other"):
+            fact = args.get(arg)
+            if isinstance(fact, str) and _undeclared_field(fact, kinds):
+                yield _kb029(cond.location, name, fact)
 
 
 def _kb029(where: Location, predicate: str, key: str) -> Problem:

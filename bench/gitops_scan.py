@@ -28,47 +28,18 @@ from pathlib import Path
 
 import yaml
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from support.flux_yaml import git_repository, kustomization, stream  # type: ignore[import-not-found,unused-ignore]
+
 FILES = 500
 PER_FILE = 4
 
-SYNC = """\
-apiVersion: source.toolkit.fluxcd.io/v1
-kind: GitRepository
-metadata:
-  name: flux-system
-  namespace: flux-system
-spec:
-  interval: 1m
-  url: ssh://git@example.org/fleet
-  ref:
-    branch: main
----
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata:
-  name: flux-system
-  namespace: flux-system
-spec:
-  interval: 10m
-  path: ./clusters/prod
-  sourceRef:
-    kind: GitRepository
-    name: flux-system
-"""
-
-APPS = """\
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata:
-  name: apps
-  namespace: flux-system
-spec:
-  interval: 1h
-  path: ./apps
-  sourceRef:
-    kind: GitRepository
-    name: flux-system
-"""
+SYNC = stream(
+    git_repository("ssh://git@example.org/fleet", interval="1m", branch="main"),
+    kustomization("flux-system", "./clusters/prod", interval="10m"),
+)
+APPS = kustomization("apps", "./apps", interval="1h")
 
 RELEASE = """\
 ---

@@ -27,45 +27,14 @@ import tempfile
 import time
 from pathlib import Path
 
-SYNC = """\
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata:
-  name: flux-system
-  namespace: flux-system
-spec:
-  interval: 10m
-  path: ./clusters/main
-  sourceRef:
-    kind: GitRepository
-    name: flux-system
----
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata:
-  name: apps
-  namespace: flux-system
-spec:
-  interval: 1h
-  path: ./apps
-  sourceRef:
-    kind: GitRepository
-    name: flux-system
-"""
-KS = """\
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata:
-  name: app-{n:03d}
-  namespace: flux-system
-spec:
-  interval: 1h
-  path: ./apps/app-{n:03d}/app
-  targetNamespace: team-{team}
-  sourceRef:
-    kind: GitRepository
-    name: flux-system
-"""
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from support.flux_yaml import kustomization, stream  # type: ignore[import-not-found,unused-ignore]
+
+SYNC = stream(
+    kustomization("flux-system", "./clusters/main", interval="10m"),
+    kustomization("apps", "./apps", interval="1h"),
+)
 RELEASE = """\
 apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
@@ -100,7 +69,13 @@ def generate(root: Path, releases: int) -> None:
     for n in range(releases):
         app = root / f"apps/app-{n:03d}"
         (app / "app").mkdir(parents=True)
-        (app / "ks.yaml").write_text(KS.format(n=n, team=n % 10))
+        ks = kustomization(
+            f"app-{n:03d}",
+            f"./apps/app-{n:03d}/app",
+            interval="1h",
+            target_namespace=f"team-{n % 10}",
+        )
+        (app / "ks.yaml").write_text(ks)
         (app / "app/helmrelease.yaml").write_text(RELEASE.format(n=n, team=n % 10, minor=n % 7))
         (app / "app/kustomization.yaml").write_text(APP_KUSTOMIZATION)
         index.append(f"  - ./app-{n:03d}/ks.yaml")

@@ -8,41 +8,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from support.flux_yaml import git_repository, kustomization, stream
+
 from upgradeplan.model import KnowledgeBase
 from upgradeplan.readers import gitops
 from upgradeplan.unreadable import Unreadable
 
-SYNC = """\
-apiVersion: source.toolkit.fluxcd.io/v1
-kind: GitRepository
-metadata:
-  name: flux-system
-  namespace: flux-system
-spec:
-  url: ssh://git@example.org/fleet
----
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata:
-  name: flux-system
-  namespace: flux-system
-spec:
-  path: ./clusters/prod
-  sourceRef:
-    kind: GitRepository
-    name: flux-system
----
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata:
-  name: apps
-  namespace: flux-system
-spec:
-  path: ./apps
-  sourceRef:
-    kind: GitRepository
-    name: flux-system
-"""
+SYNC = stream(
+    git_repository("ssh://git@example.org/fleet"),
+    kustomization("flux-system", "./clusters/prod"),
+    kustomization("apps", "./apps"),
+)
 
 KUSTOMIZATION = """\
 apiVersion: kustomize.config.k8s.io/v1beta1

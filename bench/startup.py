@@ -32,23 +32,11 @@ import tempfile
 import time
 from pathlib import Path
 
-S1 = [
-    "check",
-    "--to",
-    "agent-platform=4.8.0",
-    "--installed",
-    "agent-platform=4.7.18",
-    "--pin",
-    "agent-platform-connectivity=4.7.18",
-    "--fact",
-    "helmrelease.kagent.drift-detection=disabled",
-    "--fact",
-    "object.Harness.kagent.kagent.exists=true",
-    "--fact",
-    "object.Harness.kagent.kagent.annotations=",
-    "--fact",
-    "kubernetes=1.35.0",
-]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from support.scenarios import S1_STATED  # type: ignore[import-not-found,unused-ignore]
+
+S1 = ["check", "--to", "agent-platform=4.8.0", *S1_STATED]  # reference scenario 1, stated
 TARGETS = {"check": 8.0, "check-cold": 8.0, "--help": 6.0}
 
 

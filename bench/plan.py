@@ -34,28 +34,20 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from support.builders import sometimes_listed  # type: ignore[import-not-found,unused-ignore]
+from support.builders import state as make_state  # type: ignore[import-not-found,unused-ignore]
 
 from upgradeplan import planner
 from upgradeplan.kb.loader import load
-from upgradeplan.model import Fact, FactValue, KnowledgeBase, Plan, State, Target
+from upgradeplan.model import FactValue, KnowledgeBase, Plan, State, Target
 from upgradeplan.planner import paths
-from upgradeplan.provenance import flag, in_file
-
-
-def _state(installed: dict[str, str], pins: dict[str, str], facts: dict[str, FactValue]) -> State:
-    out: dict[str, Fact] = {}
-    for p, v in installed.items():
-        out[f"installed.{p}"] = Fact(f"installed.{p}", v, flag("--installed"))
-    for p, v in pins.items():
-        out[f"pin.{p}"] = Fact(f"pin.{p}", v, in_file("clusters/prod/bom.yaml", 12))
-    for k, value in facts.items():
-        out[k] = Fact(k, value, flag("--fact"))
-    return State(facts=out)
 
 
 def scenario1() -> tuple[State, list[Target]]:
     return (
-        _state(
+        make_state(
             {"agent-platform": "4.7.18"},
             {"agent-platform-connectivity": "4.7.18"},
             {
@@ -70,7 +62,7 @@ def scenario1() -> tuple[State, list[Target]]:
 
 def scenario6() -> tuple[State, list[Target]]:
     return (
-        _state(
+        make_state(
             {"harness-delegate": "0.29.0", "harness-cd": "24.12.0", "kubernetes": "1.31.0"},
             {},
             {
@@ -94,7 +86,7 @@ def generated_case(kb: KnowledgeBase, product: str) -> tuple[State, list[Target]
     installed = {product: rels[0], **others}
     pins = dict(list(others.items())[:10])  # some exact pins move in lockstep
     facts: dict[str, FactValue] = {f"helmrelease.{product}.drift-detection": "disabled"}
-    return _state(installed, pins, facts), [Target(product, rels[-1])]
+    return make_state(installed, pins, facts), [Target(product, rels[-1])]
 
 
 CPU: list[float] = []  # the CPU-time medians of the cases reported, in order
@@ -317,20 +309,6 @@ def timings(
         first, median, plan = measure(*case, runs)
         out.append((first, median, CPU[-1], plan))
     return out
-
-
-def sometimes_listed(kb: KnowledgeBase, product: str, every: int) -> KnowledgeBase:
-    """``kb`` with the second BOM component of ``product``'s releases listed at every
-    ``every``-th release only."""
-    import msgspec
-
-    out = []
-    for k, rel in enumerate(kb.releases[product]):
-        bom = dict(rel.bom)
-        if k % every and len(bom) > 1:
-            del bom[sorted(bom)[1]]
-        out.append(msgspec.structs.replace(rel, bom=bom))
-    return msgspec.structs.replace(kb, releases={**kb.releases, product: tuple(out)})
 
 
 def growth(runs: int, sequential: bool = False) -> None:

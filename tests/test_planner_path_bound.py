@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import itertools
 
-import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.builders import sometimes_listed
 from test_planner_search import generated, generated_state
 
 from upgradeplan import planner
@@ -22,18 +22,6 @@ from upgradeplan.planner import paths
 from upgradeplan.planner.index import index_of
 from upgradeplan.planner.search import Search
 from upgradeplan.state.derive import derive
-
-
-def sometimes_listed(kb: KnowledgeBase, product: str, every: int) -> KnowledgeBase:
-    """As bench/plan.py: ``product``'s second BOM component listed at every ``every``-th
-    release only."""
-    out = []
-    for k, rel in enumerate(kb.releases[product]):
-        bom = dict(rel.bom)
-        if k % every and len(bom) > 1:
-            del bom[sorted(bom)[1]]
-        out.append(msgspec.structs.replace(rel, bom=bom))
-    return msgspec.structs.replace(kb, releases={**kb.releases, product: tuple(out)})
 
 
 def searched(

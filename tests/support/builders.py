@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import msgspec
+
 from upgradeplan.model import (
     Condition,
     Fact,
@@ -236,3 +238,15 @@ S6_FACTS = {
     f"workload.{DEL}.env-secrets": ["harness-api-key"],
     "secret.harness-delegate-ng.harness-api-key.type": "Opaque",
 }
+
+
+def sometimes_listed(kb: KnowledgeBase, product: str, every: int) -> KnowledgeBase:
+    """``kb`` with the second BOM component of ``product``'s releases listed at every
+    ``every``-th release only (for the planner's tests and bench/plan.py)."""
+    out = []
+    for k, rel in enumerate(kb.releases[product]):
+        bom = dict(rel.bom)
+        if k % every and len(bom) > 1:
+            del bom[sorted(bom)[1]]
+        out.append(msgspec.structs.replace(rel, bom=bom))
+    return msgspec.structs.replace(kb, releases={**kb.releases, product: tuple(out)})

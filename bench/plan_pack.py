@@ -20,18 +20,17 @@ import): ``python bench/plan_pack.py [--runs N]``. Targets: a plan across the li
 from __future__ import annotations
 
 import argparse
-import resource
-import statistics
 import subprocess
 import sys
 import time
+
+from plan_real import planned
 
 PACK = "kube-prometheus-stack"
 PRODUCT = "kube-prometheus-stack"
 
 
 def child(runs: int) -> None:
-    from upgradeplan import planner
     from upgradeplan.kb import packs
     from upgradeplan.kb.loader import load
     from upgradeplan.model import Fact, State, Target
@@ -56,20 +55,10 @@ def child(runs: int) -> None:
     }
     state = State(facts=facts)
     targets = [Target(PRODUCT, last)]
-    times, cpu = [], []
-    plan = None
-    for _ in range(runs + 1):
-        c0, t0 = time.process_time(), time.perf_counter()
-        plan = planner.plan(kb, state, targets)
-        times.append((time.perf_counter() - t0) * 1000)
-        cpu.append((time.process_time() - c0) * 1000)
-    assert plan is not None
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    med = statistics.median(times[1:]) if runs else times[0]
-    med_cpu = statistics.median(cpu[1:]) if runs else cpu[0]
+    plan, (first_ms, first_cpu, med, med_cpu, rss) = planned(kb, state, targets, runs)
     print(
-        f"{len(line)}\t{first}\t{last}\t{load_ms:.1f}\t{load_cpu:.1f}\t{times[0]:.1f}\t"
-        f"{cpu[0]:.1f}\t{med:.1f}\t{med_cpu:.1f}\t{rss:.1f}\t{len(plan.steps)}\t{plan.verdict}"
+        f"{len(line)}\t{first}\t{last}\t{load_ms:.1f}\t{load_cpu:.1f}\t{first_ms:.1f}\t"
+        f"{first_cpu:.1f}\t{med:.1f}\t{med_cpu:.1f}\t{rss:.1f}\t{len(plan.steps)}\t{plan.verdict}"
     )
 
 

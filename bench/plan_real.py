@@ -36,6 +36,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from upgradeplan.model import KnowledgeBase, Plan, State, Target
 
 DATA = Path(__file__).resolve().parent / "data" / "kube-prometheus-stack.tsv"
 PRODUCT = "kube-prometheus-stack"
@@ -164,7 +168,6 @@ references: ["https://github.com/prometheus-community/helm-charts/blob/main/{UPG
 def child(size: int, runs: int) -> None:
     """Plan the first ``size`` releases' first -> last in this interpreter and print one line:
     size, first ms and its CPU ms, median ms and its CPU ms, peak RSS MiB, steps, verdict."""
-    from upgradeplan import planner
     from upgradeplan.kb.loader import load
     from upgradeplan.model import Fact, State, Target
     from upgradeplan.provenance import flag
@@ -180,20 +183,33 @@ def child(size: int, runs: int) -> None:
     }
     state = State(facts=facts)
     targets = [Target(PRODUCT, versions[-1])]
-    times, cpu = [], []
+    plan, (first, first_cpu, med, med_cpu, rss) = planned(kb, state, targets, runs)
+    print(
+        f"{size}\t{first:.1f}\t{first_cpu:.1f}\t{med:.1f}\t{med_cpu:.1f}\t{rss:.1f}\t"
+        f"{len(plan.steps)}\t"
+        f"{plan.verdict}"
+    )
+
+
+def planned(
+    kb: KnowledgeBase, state: State, targets: list[Target], runs: int
+) -> tuple[Plan, tuple[float, float, float, float, float]]:
+    """Plan ``runs`` + 1 times in this interpreter: the plan, and the first plan's ms and CPU
+    ms, the median ms and CPU ms of the runs after it (the first's when ``runs`` is 0), and the
+    peak RSS in MiB (bench/plan_pack.py times its pack the same way)."""
+    from upgradeplan import planner
+
+    times, cpu, plan = [], [], None
     for _ in range(runs + 1):
         c0, t0 = time.process_time(), time.perf_counter()
         plan = planner.plan(kb, state, targets)
         times.append((time.perf_counter() - t0) * 1000)
         cpu.append((time.process_time() - c0) * 1000)
+    assert plan is not None
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     med = statistics.median(times[1:]) if runs else times[0]
     med_cpu = statistics.median(cpu[1:]) if runs else cpu[0]
-    print(
-        f"{size}\t{times[0]:.1f}\t{cpu[0]:.1f}\t{med:.1f}\t{med_cpu:.1f}\t{rss:.1f}\t"
-        f"{len(plan.steps)}\t"
-        f"{plan.verdict}"
-    )
+    return plan, (times[0], cpu[0], med, med_cpu, rss)
 
 
 def main() -> None:

@@ -32,6 +32,7 @@ from msgspec.structs import replace
 
 from upgradeplan import errors, versions
 from upgradeplan.filekind import describe
+from upgradeplan.kb.packs import find_config
 from upgradeplan.model import COMPUTED_CHECKS, Finding, KnowledgeBase
 from upgradeplan.provenance import Source, in_file
 from upgradeplan.yamlload import LineDict, LineList, YamlError, line_of, load_lines
@@ -39,7 +40,6 @@ from upgradeplan.yamlload import LineDict, LineList, YamlError, line_of, load_li
 if TYPE_CHECKING:
     from pathlib import Path
 
-FILE_NAME = ".upgradeplan.yaml"
 EXPIRED_ID = "accepted-risk-expired"
 REQUIRES_PREFIX = "requires:"  # requirement findings: requires:PRODUCT@VERSION
 
@@ -118,20 +118,14 @@ def rule_id(hazard: str) -> str:
 
 
 def find_file(start: Path | None = None) -> Path | None:
-    """``.upgradeplan.yaml`` in ``start`` (default: the working directory) or a parent.
+    """``.upgradeplan.yaml`` in ``start`` (default: the working directory) or a parent
+    (:func:`upgradeplan.kb.packs.find_config`); a check that finds none imports no pathlib."""
+    found = find_config(None if start is None else os.fspath(start))
+    if found is None:
+        return None
+    from pathlib import Path
 
-    Walked with os.path: a check that finds none does not import pathlib."""
-    folder = os.path.realpath(start or os.getcwd())
-    while True:
-        candidate = os.path.join(folder, FILE_NAME)
-        if os.path.isfile(candidate):
-            from pathlib import Path
-
-            return Path(candidate)
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
+    return Path(found)
 
 
 def _display(path: Path) -> str:

@@ -21,7 +21,7 @@ from upgradeplan.versions import parse_version
 from upgradeplan.yamlload import LineDict, YamlError, line_of, load_lines
 
 MANIFEST = "pack.yaml"
-CONFIG = ".upgradeplan.yaml"  # the file accepted risks are read from too (upgradeplan.accept)
+CONFIG = ".upgradeplan.yaml"  # accepted risks are read from it too (upgradeplan.accept)
 ENV = "UPGRADEPLAN_PACKS"
 
 
@@ -102,18 +102,25 @@ def directories(wanted: Iterable[str], root: str | None = None) -> list[str]:
     return out
 
 
-def configured(start: str | None = None) -> list[str]:
-    """The packs ``packs:`` of ``.upgradeplan.yaml`` (found from the working directory upward)
-    enables; the file is parsed only when it has a ``packs:`` line."""
+def find_config(start: str | None = None) -> str | None:
+    """``.upgradeplan.yaml`` in ``start`` (default: the working directory) or the nearest parent
+    that has one, or None: the file packs and accepted risks (upgradeplan.accept) are read from."""
     folder = os.path.realpath(start or os.getcwd())
     while True:
         candidate = os.path.join(folder, CONFIG)
         if os.path.isfile(candidate):
-            return _packs_of(candidate)
+            return candidate
         parent = os.path.dirname(folder)
         if parent == folder:
-            return []
+            return None
         folder = parent
+
+
+def configured(start: str | None = None) -> list[str]:
+    """The packs ``packs:`` of ``.upgradeplan.yaml`` (found from the working directory upward)
+    enables; the file is parsed only when it has a ``packs:`` line."""
+    found = find_config(start)
+    return [] if found is None else _packs_of(found)
 
 
 def _packs_of(path: str) -> list[str]:

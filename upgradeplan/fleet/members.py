@@ -100,11 +100,17 @@ def _file_members(path: str, kb: KnowledgeBase) -> Iterator[Member]:
     except OSError as exc:
         yield Member(stem(path), path, None, f"{path}: cannot read ({exc.strerror})")
         return
+    yield from snapshot_members(states, path)
+
+
+def snapshot_members(states: list[State], where: str) -> Iterator[Member]:
+    """The members one snapshot at ``where`` holds: itself when it has one installation, else
+    one per document (``where (document N)``)."""
     if len(states) == 1:
-        yield Member(states[0].name, path, states[0])
+        yield Member(states[0].name, where, states[0])
         return
     for number, state in enumerate(states, start=1):
-        yield Member(state.name, f"{path} (document {number})", state)
+        yield Member(state.name, f"{where} (document {number})", state)
 
 
 def _directory_member(path: str, kb: KnowledgeBase) -> Member:

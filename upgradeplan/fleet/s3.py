@@ -15,7 +15,13 @@ from typing import Any
 
 from upgradeplan import errors, redact
 from upgradeplan.escape import control_char
-from upgradeplan.fleet.members import Member, is_snapshot_name, states_from_bytes, stem
+from upgradeplan.fleet.members import (
+    Member,
+    is_snapshot_name,
+    snapshot_members,
+    states_from_bytes,
+    stem,
+)
 from upgradeplan.model import KnowledgeBase, State
 from upgradeplan.readers import snapshot
 from upgradeplan.redact import clean
@@ -161,11 +167,7 @@ def members(url: str, kb: KnowledgeBase) -> Iterator[Member]:
         except errors.UpgradeplanError as exc:
             yield Member(stem(key), where, None, exc.one_line())
             continue
-        if len(states) == 1:
-            yield Member(states[0].name, where, states[0])
-            continue
-        for number, state in enumerate(states, start=1):
-            yield Member(state.name, f"{where} (document {number})", state)
+        yield from snapshot_members(states, where)
 
 
 def write_states(url: str, states: Sequence[State], fmt: str) -> list[str]:

@@ -145,3 +145,20 @@ def test_a_scalar_tolerations_through_check_is_one_line_exit_2() -> None:
     (line,) = result.stderr.splitlines()
     assert "<stdin>: Deployment harness-delegate-ng/harness-delegate: " in line
     assert "spec.template.spec.tolerations is a number, expected a list" in line
+
+
+def test_of_two_wrong_fields_the_first_check_is_named() -> None:
+    """The message names the first wrong field in the order of the checks (a status that
+    is no map before a spec.chart that is none; the second container's name before the
+    first one's image), not the first met walking the object."""
+    release = _base("HelmRelease")
+    release["spec"]["chart"] = "app"
+    release["status"] = ["deployed"]
+    assert shape_problem(release) == (("status",), "is a list, expected a map")
+    dep = _base("Deployment")
+    first, *_ = dep["spec"]["template"]["spec"]["containers"]
+    dep["spec"]["template"]["spec"]["containers"] = [{**first, "image": ["a"]}, {"name": ["x"]}]
+    found = shape_problem(dep)
+    assert found is not None
+    assert shown(found[0]) == "spec.template.spec.containers[1].name"
+    assert found[1] == "is a list, expected a string or number"

@@ -134,10 +134,58 @@ _TYPE_NAMES = {dict: "a map", list: "a list", str: "a string", bool: "a boolean"
 
 def _is(value: Any, shape: str) -> bool:
     if shape == "map":
-        return isinstance(value, Mapping)
+        return isinstance(value, (dict, Mapping))  # a dict first: no ABC check
     if shape == "list":
         return isinstance(value, list)
     return isinstance(value, (str, int, float)) and not isinstance(value, list)
+
+
+# The checks of a kind as a tree of keys, each path's keys walked once per object:
+# key -> (what its value must be, or "" when only the fields below it are checked; the
+# keys below it). "*" is each entry of a list.
+_Tree = dict[str, tuple[str, "_Tree"]]
+
+
+def _tree(checks: Iterable[tuple[str, str]]) -> _Tree:
+    root: _Tree = {}
+    for path, shape in checks:
+        node, parts = root, path.split(".")
+        for i, part in enumerate(parts):
+            want, below = node.get(part, ("", {}))
+            node[part] = (shape if i == len(parts) - 1 else want, below)
+            node = below
+    return root
+
+
+_CHECKS: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
+    kind: tuple((tuple(path.split(".")), shape) for path, shape in (*_META, *_SPEC, *own))
+    for kind, own in SHAPES.items()
+}
+_META_CHECKS = tuple((tuple(path.split(".")), shape) for path, shape in _META)
+_TREES: dict[str, _Tree] = {kind: _tree((*_META, *_SPEC, *own)) for kind, own in SHAPES.items()}
+_META_TREE = _tree(_META)
+
+
+def _fits(node: Any, tree: _Tree) -> bool:
+    """Whether every field of ``tree`` below ``node`` is absent, null or of its shape."""
+    for key, (want, below) in tree.items():
+        if key == "*":
+            if not isinstance(node, list):
+                continue
+            values: Sequence[Any] = node  # a null entry is checked too
+        elif isinstance(node, (dict, Mapping)):
+            value = node.get(key)
+            if value is None:
+                continue
+            values = (value,)
+        else:
+            continue
+        for value in values:
+            if want and not _is(value, want):
+                return False
+            if below and not _fits(value, below):
+                return False
+    return True
 
 
 def _type_name(value: Any) -> str:
@@ -175,10 +223,13 @@ def shape_problem(obj: Mapping[str, Any]) -> tuple[tuple[str | int, ...], str] |
     """The first field of ``obj`` the readers act on that has the wrong type, as (its path,
     what is wrong); None when every such field is absent or of its type."""
     kind = obj.get("kind")
-    own = SHAPES.get(kind, ()) if isinstance(kind, str) else ()
-    checks = (*_META, *_SPEC, *own) if own else _META
+    tree = _TREES.get(kind, _META_TREE) if isinstance(kind, str) else _META_TREE
+    if _fits(obj, tree):  # the common case, in one walk
+        return None
+    # the first wrong field in the order of the checks (each check's matches in turn)
+    checks = _CHECKS.get(kind, _META_CHECKS) if isinstance(kind, str) else _META_CHECKS
     for path, shape in checks:
-        for where, value in _at(obj, path.split("."), ()):
+        for where, value in _at(obj, path, ()):
             if not _is(value, shape):
                 want = {"map": "a map", "list": "a list", "scalar": "a string or number"}
                 return where, f"is {_type_name(value)}, expected {want[shape]}"

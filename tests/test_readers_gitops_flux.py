@@ -174,6 +174,9 @@ def test_an_overlay_listing_flux_kustomizations_from_base_reads_them(tmp_path: P
     root = _write(tmp_path, files)
     [read] = gitops.read_pins(KB, str(root))
     assert [p.version for p in read.pins.values()] == ["v1.16.0"]
+    # a read that compares no two trees collects no pins, and reads the same state
+    [unpinned] = gitops.read_pins(KB, str(root), pins=False)
+    assert unpinned.pins == {} and unpinned.state == read.state
     # --gitops SUBDIR below the cluster root keeps the cluster whole
     if shutil.which("git") is None:
         pytest.skip("git is not installed")

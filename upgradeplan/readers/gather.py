@@ -48,8 +48,11 @@ def gather(kb: KnowledgeBase, inputs: Inputs) -> list[Gathered]:
 
     artifacts = _artifacts(inputs.artifacts)
     reads = _chosen(
-        gitops.read_pins(kb, inputs.gitops, ref=inputs.base, artifacts=artifacts), inputs
-    )
+        gitops.read_pins(
+            kb, inputs.gitops, ref=inputs.base, artifacts=artifacts, pins=bool(inputs.base)
+        ),
+        inputs,
+    )  # the chart pins only tell what a change moves: with --base
     if not inputs.base:
         every = set(kb.products)  # without a change, any product may be judged
         asis = [(*set_aside(r.state, every), r.notes) for r in reads]

@@ -72,7 +72,7 @@ def read(kb: KnowledgeBase, path: str, *, ref: str | None = None) -> State:
 
 def read_installations(kb: KnowledgeBase, path: str, *, ref: str | None = None) -> list[State]:
     """One state per installation under ``path`` (see :func:`read_pins`)."""
-    return [r.state for r in read_pins(kb, path, ref=ref)]
+    return [r.state for r in read_pins(kb, path, ref=ref, pins=False)]
 
 
 def read_pins(
@@ -81,10 +81,12 @@ def read_pins(
     *,
     ref: str | None = None,
     artifacts: dict[str, str] | None = None,
+    pins: bool = True,
 ) -> list[Read]:
     """One state per installation under ``path``, the way Flux applies the files, with the
     chart pins its files write (known to the knowledge or not). ``artifacts``: OCIRepository
     or ExternalArtifact names that hold a directory of this repository (``--gitops-artifact``).
+    ``pins=False``: no chart pins collected from entry points (a read with no --base).
 
     A directory holding Flux ``Kustomization`` objects is read from its entry points (one
     installation each, named like the entry directory). Without any, the directory is read
@@ -108,10 +110,10 @@ def read_pins(
                 names = {name for name, _ in entries}
                 for name, root in entries:
                     inst = applier.apply(name, root)
-                    states.append(_installation_state(kb, inst))
+                    states.append(_installation_state(kb, inst, pins=pins))
                     for remote, spoke in sorted(inst.remotes.items()):
                         spoke.name = remote if remote not in names else f"{name}/{remote}"
-                        states.append(_installation_state(kb, spoke))
+                        states.append(_installation_state(kb, spoke, pins=pins))
                     task.advance(name)
             notes = tuple(
                 f"not applied by any entry point: {display(r) or '.'} (its Flux "
@@ -157,7 +159,9 @@ def _siblings(
     return [r for r, pins in zip(reads, pinned, strict=True) if pins or r.pins]
 
 
-def _installation_state(kb: KnowledgeBase, inst: Installation, *, whole: bool = True) -> Read:
+def _installation_state(
+    kb: KnowledgeBase, inst: Installation, *, whole: bool = True, pins: bool = True
+) -> Read:
     reader = _Reader(kb, whole=whole)
     reader.unresolved = inst.unresolved
     reader.literal = inst.literal
@@ -175,7 +179,7 @@ def _installation_state(kb: KnowledgeBase, inst: Installation, *, whole: bool = 
         unreadable=unread.index,
         unread=tuple(unread.records[k] for k in sorted(unread.records)),
     )
-    return Read(state, chart_pins(views, values=reader.values_by))
+    return Read(state, chart_pins(views, values=reader.values_by) if pins else {})
 
 
 def _directory(

@@ -73,3 +73,17 @@ def test_offline_check_from_a_snapshot_does_not_import_kubernetes() -> None:
     )
     assert code == 3
     assert "kubernetes" not in loaded
+
+
+def test_scan_imports_neither_the_fleet_nor_the_gitops_reader() -> None:
+    """A live scan pays for no module it does not run: the snapshot command's fleet and S3
+    helpers, and the GitOps reader, stay unimported."""
+    probe = (
+        "import sys, upgradeplan.commands.scan; "
+        "print([m for m in sys.modules if m.startswith(('upgradeplan.fleet', "
+        "'upgradeplan.readers.gitops', 'upgradeplan.commands.fleet'))])"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, check=True
+    )
+    assert proc.stdout.strip() == "[]"

@@ -37,7 +37,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     ),
     "scan": ("upgradeplan.commands.scan", "scan", "What an installation runs and pins."),
     "snapshot": (
-        "upgradeplan.commands.scan",
+        "upgradeplan.commands.snapshot",
         "snapshot",
         "A redacted snapshot of a live cluster for offline use.",
     ),

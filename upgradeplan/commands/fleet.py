@@ -20,13 +20,6 @@ from upgradeplan.fleet.render import render
 FLEET_FORMATS = ("text", "json", "yaml", "csv", "markdown")
 
 
-def snapshot_output(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    """``snapshot -o``: a format (yaml, json) or an ``s3://`` destination."""
-    if value in ("yaml", "json") or value.startswith("s3://"):
-        return value
-    raise click.BadParameter(f"{value!r} is not yaml, json or an s3:// URL", ctx, param)
-
-
 def _cores() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))

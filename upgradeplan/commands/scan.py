@@ -1,4 +1,4 @@
-"""scan and snapshot: what an installation runs and pins, with the provenance of every fact."""
+"""scan: what an installation runs and pins, with the provenance of every fact."""
 
 from __future__ import annotations
 
@@ -10,15 +10,12 @@ import click
 from msgspec.structs import replace
 
 from upgradeplan import api, errors
-from upgradeplan.commands.fleet import snapshot_output
 from upgradeplan.commands.options import (
     inputs_from,
     kb_dirs,
     output_option,
-    request_timeout_option,
     state_options,
 )
-from upgradeplan.fleet import s3
 from upgradeplan.model import State
 from upgradeplan.render.structured import serialise
 from upgradeplan.unreadable import failures
@@ -82,7 +79,7 @@ def _exit_code(gathered: Sequence[api.Gathered]) -> int:
     return int(errors.ExitCode.SAFE)
 
 
-def _say_unread(name: str, state: State) -> None:
+def say_unread(name: str, state: State) -> None:
     for rec in state.unread:
         click.echo(f"upgradeplan: {name}: could not read {rec}", err=True)
 
@@ -120,7 +117,7 @@ def scan(ctx: click.Context, /, output: str, **params: Any) -> None:
         if g.state is None:
             click.echo(f"upgradeplan: context {g.name!r} could not be read: {g.error}", err=True)
         else:
-            _say_unread(g.name, g.state)
+            say_unread(g.name, g.state)
     if output == "text":
         click.echo(render_scan(gathered), nl=False)
     else:
@@ -154,109 +151,3 @@ def write_atomically(path: str, text: str) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-
-
-@click.command("snapshot")
-@click.option(
-    "--kubeconfig",
-    "kubeconfig",
-    metavar="PATH",
-    default=None,
-    help="Kubeconfig (else $KUBECONFIG, ~/.kube/config).",
-)
-@click.option(
-    "--context", "contexts", multiple=True, metavar="NAME", help="Context to read (repeatable)."
-)
-@click.option(
-    "--all-contexts", "all_contexts", is_flag=True, default=False, help="Read every context."
-)
-@request_timeout_option
-@click.option(
-    "-o",
-    "--output",
-    "output",
-    metavar="yaml|json|s3://BUCKET/PREFIX/",
-    callback=snapshot_output,
-    default="yaml",
-    show_default=True,
-    help="Snapshot format, or s3://BUCKET/PREFIX/ to write to object storage (the s3 "
-    "extra; one object per context under a prefix ending in '/', docs/fleet.md).",
-)
-@click.option(
-    "-f",
-    "--file",
-    "file",
-    metavar="FILE",
-    default=None,
-    help="Write here (atomically) instead of stdout; an s3:// URL works as with -o.",
-)
-@click.pass_context
-def snapshot(
-    ctx: click.Context,
-    /,
-    kubeconfig: str | None,
-    contexts: tuple[str, ...],
-    all_contexts: bool,
-    request_timeout: float | None,
-    output: str,
-    file: str | None,
-) -> None:
-    """Write a redacted snapshot of a live cluster: facts only, never Secret data.
-
-    \b
-    Replay it offline with `upgradeplan check --snapshot FILE --to …`. Keys are sorted and
-    no timestamps are written: two snapshots of the same cluster are byte-identical.
-    Exit codes: 0 written, 1 nothing could be read, 2 bad input, 4 some context or some
-    source of one could not be read (named on stderr and in the snapshot's unread list).
-
-    \b
-    Examples:
-      upgradeplan snapshot --context prod -f prod.yaml
-      upgradeplan snapshot --all-contexts -o json > fleet.json
-      upgradeplan snapshot -o s3://bucket/snapshots/
-    """
-    url = (
-        output if output.startswith("s3://") else file if (file or "").startswith("s3://") else None
-    )
-    if url is not None:
-        s3.require()  # exit 2 naming the extra before the cluster is read
-        output = (
-            "json" if url.endswith(".json") else output if output in ("yaml", "json") else "yaml"
-        )
-    kb = api.load_kb(kb_dirs(ctx))
-    inputs = inputs_from(
-        {
-            "kubeconfig": kubeconfig,
-            "contexts": contexts,
-            "all_contexts": all_contexts,
-            "request_timeout": request_timeout,
-        }
-    )
-    taken = api.snapshot(
-        kb,
-        inputs.kubeconfig,
-        inputs.contexts,
-        all_contexts=inputs.all_contexts,
-        timeout=inputs.request_timeout,
-        namespace=inputs.namespace,
-    )
-    states, failed = list(taken.states), taken.failed
-    for name, error in failed:
-        click.echo(f"upgradeplan: context {name!r} could not be read: {error}", err=True)
-    for state in states:
-        _say_unread(state.name, state)
-    if not states:
-        names = ", ".join(f"{name} ({error})" for name, error in failed)
-        raise errors.ClusterUnreachable(f"no context could be read: {names}")
-    if url is not None:
-        for where in s3.write_states(url, states, output):
-            click.echo(f"upgradeplan: wrote {where}", err=True)
-        ctx.exit(int(errors.ExitCode.UNDETERMINED) if failed else int(errors.ExitCode.SAFE))
-    text = api.snapshot_text(states, output)
-    if file and file != "-":
-        write_atomically(file, text)
-        click.echo(f"upgradeplan: wrote {file} ({', '.join(s.name for s in states)})", err=True)
-    else:
-        click.echo(text, nl=False)
-    partly = failed or any(failures(s.unread) for s in states)
-    ctx.exit(int(errors.ExitCode.UNDETERMINED) if partly else int(errors.ExitCode.SAFE))

@@ -12,7 +12,7 @@ as kustomize refuses it. Each refusal is a :class:`YamlError` with its line.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import yaml
@@ -307,8 +307,9 @@ def _at(node: Any) -> int:
     return int(node.start_mark.line) + 1
 
 
-def _nodes(text: str) -> list[Any]:
-    """The composed documents of ``text`` (aliases are the very node they name)."""
+def _nodes(text: str, build: Callable[[Any], Any] | None = None) -> list[Any]:
+    """The composed documents of ``text`` (aliases are the very node they name), each given
+    to ``build`` as soon as it is composed: a long stream's nodes are not all kept at once."""
     if len(text) > MAX_BYTES:
         raise YamlError(f"larger than {MAX_BYTES // (1024 * 1024)} MiB (the limit for a YAML file)")
     for loader_class in (_Loader, _Reanchoring):
@@ -318,7 +319,7 @@ def _nodes(text: str) -> list[Any]:
             while loader.check_node():
                 node = loader.get_node()
                 if node is not None:
-                    out.append(node)
+                    out.append(node if build is None else build(node))
             return out
         except yaml.composer.ComposerError as exc:
             if loader_class is _Reanchoring or "duplicate anchor" not in str(exc):
@@ -364,7 +365,7 @@ def _run(text: str, node: Any, path: PathKey | None = None, **how: Any) -> _Buil
 def load_all(text: str) -> list[Any]:
     """Every document of ``text`` as plain data (what ``yaml.load_all`` with the safe loader
     gives, aliases copied). Raises :class:`YamlError`."""
-    return [_run(text, node).data for node in _nodes(text)]
+    return _nodes(text, lambda node: _run(text, node).data)
 
 
 def load_one(text: str) -> Any:
@@ -400,8 +401,9 @@ def load_paths(text: str, offset: int = 0) -> list[Located]:
     """Every document of ``text`` as ``(data, lines, key_lines, raw, styles)``: per path of
     keys and indexes, the line of the value (its first line is ``offset + 1``), of its key,
     the scalar as written (``4.10`` stays ``"4.10"``) and its style (``|``, ``"``…)."""
-    out: list[Located] = []
-    for node in _nodes(text):
+
+    def located(node: Any) -> Located:
         b = _run(text, node, (), lenient=True, offset=offset + 1)
-        out.append((b.data, b.at, b.key_at, b.raw, b.styles))
-    return out
+        return b.data, b.at, b.key_at, b.raw, b.styles
+
+    return _nodes(text, located)

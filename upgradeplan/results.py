@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from msgspec import Struct, field
 from msgspec.structs import fields
@@ -71,7 +71,33 @@ class Inputs(Struct, frozen=True):
         )
 
 
-class MovedPin(Struct, frozen=True):
+class ValuesAside:
+    """A pin record's ``values`` (a mapping) is neither compared, hashed nor shown: what the
+    pin is, is the rest of its fields. A mixin of :class:`MovedPin` and the GitOps reader's
+    ``ChartPin``."""
+
+    __slots__ = ()
+    __struct_fields__: ClassVar[tuple[str, ...]]  # msgspec's, of the Struct it is mixed into
+
+    def _compared(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, f) for f in self.__struct_fields__ if f != "values")
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, ValuesAside)
+            and type(other) is type(self)
+            and (self._compared() == other._compared())
+        )
+
+    def __hash__(self) -> int:
+        return hash(self._compared())
+
+    def __repr__(self) -> str:
+        shown = (f"{f}={getattr(self, f)!r}" for f in self.__struct_fields__ if f != "values")
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+
+class MovedPin(ValuesAside, Struct, frozen=True):
     """A chart pin a change moves (``--base``), known to the knowledge or not: from ``before``
     to ``after`` (None: the change adds or removes it)."""
 
@@ -87,20 +113,6 @@ class MovedPin(Struct, frozen=True):
     release: str = ""  # the HelmRelease whose values and CRD policy apply ("" unknown)
     values: Mapping[str, Any] | None = None  # not compared, hashed or shown (below)
     values_why: str = ""  # why ``values`` is None
-
-    # ``values`` is neither compared, hashed nor shown (a mapping; what the pin is, is the rest)
-    def _compared(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, f) for f in self.__struct_fields__ if f != "values")
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and self._compared() == other._compared()
-
-    def __hash__(self) -> int:
-        return hash(self._compared())
-
-    def __repr__(self) -> str:
-        shown = (f"{f}={getattr(self, f)!r}" for f in self.__struct_fields__ if f != "values")
-        return f"{type(self).__name__}({', '.join(shown)})"
 
     def describe(self) -> str:
         """``cert-manager v1.16.0 → v1.16.1``."""
@@ -360,6 +372,7 @@ __all__ = [
     "PlanResult",
     "SnapshotResult",
     "SymptomMatch",
+    "ValuesAside",
     "checked",
     "exit_of",
     "reviewed_words",

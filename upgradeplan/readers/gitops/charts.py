@@ -23,7 +23,7 @@ from msgspec import Struct
 from upgradeplan.provenance import Source
 from upgradeplan.readers.gitops.docs import View
 from upgradeplan.readers.recognise import Pin, chart_ref, release_pin, source_pin
-from upgradeplan.results import MovedPin
+from upgradeplan.results import MovedPin, ValuesAside
 
 __all__ = ["ChartPin", "MovedPin", "chart_pins", "moved_pins"]
 
@@ -31,7 +31,7 @@ _SOURCE_GROUP = "source.toolkit.fluxcd.io"
 _HELM_GROUP = "helm.toolkit.fluxcd.io"
 
 
-class ChartPin(Struct, frozen=True):
+class ChartPin(ValuesAside, Struct, frozen=True):
     """One chart version as a file writes it."""
 
     key: str  # "HelmRelease ns/name", "OCIRepository ns/name"
@@ -43,20 +43,6 @@ class ChartPin(Struct, frozen=True):
     release: str = ""  # "ns/name" of the HelmRelease that installs it ("" when none is read)
     values: Mapping[str, Any] | None = None  # not compared, hashed or shown (below)
     values_why: str = ""
-
-    # ``values`` is neither compared, hashed nor shown (a mapping; what the pin is, is the rest)
-    def _compared(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, f) for f in self.__struct_fields__ if f != "values")
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and self._compared() == other._compared()
-
-    def __hash__(self) -> int:
-        return hash(self._compared())
-
-    def __repr__(self) -> str:
-        shown = (f"{f}={getattr(self, f)!r}" for f in self.__struct_fields__ if f != "values")
-        return f"{type(self).__name__}({', '.join(shown)})"
 
 
 Values = Mapping[tuple[str, str], tuple[Mapping[str, Any] | None, str]]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -216,16 +216,21 @@ def truth(cond: Condition, state: State, kb: KnowledgeBase, *, hop: Hop = (None,
         return _shared_outcome(cond, state, kb, hop).result
     if cond.op == "not":
         return ~truth(cond.children[0], state, kb, hop=hop)
-    stop = Truth.FALSE if cond.op == "all" else Truth.TRUE
+    return kleene(cond.op, (truth(child, state, kb, hop=hop) for child in cond.children))
+
+
+def kleene(op: str, truths: Iterable[Truth]) -> Truth:
+    """``all`` or ``any`` of ``truths`` in Kleene logic, read only up to the first that
+    decides it (FALSE for ``all``, TRUE for ``any``); UNKNOWN when none decides and one is."""
+    stop = Truth.FALSE if op == "all" else Truth.TRUE
     seen_unknown = False
-    for child in cond.children:
-        t = truth(child, state, kb, hop=hop)
+    for t in truths:
         if t is stop:
             return stop
         seen_unknown = seen_unknown or t is Truth.UNKNOWN
     if seen_unknown:
         return Truth.UNKNOWN
-    return Truth.TRUE if cond.op == "all" else Truth.FALSE
+    return Truth.TRUE if op == "all" else Truth.FALSE
 
 
 def _eval(

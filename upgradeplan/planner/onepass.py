@@ -247,25 +247,18 @@ class Truths:
             return self._pred(cond, state)
         if cond.op == "not":
             return ~self._eval(cond.children[0], state)
-        stop = Truth.FALSE if cond.op == "all" else Truth.TRUE
-        unknown = False
-        pending: list[Condition] = []
-        for child in cond.children:  # the children already known first
-            t = self._cached(child, state)
-            if t is None:
-                pending.append(child)
-                continue
-            if t is stop:
-                return stop
-            unknown = unknown or t is Truth.UNKNOWN
-        for child in pending:
-            t = self._eval(child, state)
-            if t is stop:
-                return stop
-            unknown = unknown or t is Truth.UNKNOWN
-        if unknown:
-            return Truth.UNKNOWN
-        return Truth.TRUE if cond.op == "all" else Truth.FALSE
+        pending: list[Condition] = []  # the children already known are read first
+
+        def known() -> Iterator[Truth]:
+            for child in cond.children:
+                t = self._cached(child, state)
+                if t is None:
+                    pending.append(child)
+                else:
+                    yield t
+
+        evaluated = (self._eval(child, state) for child in pending)  # sees what known() adds
+        return conditions.kleene(cond.op, itertools.chain(known(), evaluated))
 
 
 def _predicates(cond: Condition) -> Iterator[Condition]:

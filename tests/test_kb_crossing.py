@@ -245,17 +245,20 @@ def step_notes(p: dict[str, Any]) -> list[list[str]]:
     return [s.get("notes", []) for s in p["steps"] if isinstance(s, dict)]
 
 
+BOTH_NOTES = [
+    "crosses: the store is renamed: Nothing to do; the pod rolls once. "
+    "(UPGRADE.md, “<current> → <next> (the store is renamed)”)",
+    "may cross (shipped in >1.0.2 <=1.1.1): the probe waits longer: Nothing to do. "
+    "(UPGRADE.md, “<current> → <next> (the probe waits longer)”)",
+]
+
+
 def test_a_step_that_crosses_a_notes_release_carries_the_note(tmp_path: Path) -> None:
     kb = fragment(tmp_path / "kb", PLAIN + NOTES)
     code, p = plan("--kb", str(kb), "--installed", "stepper=1.0.0", "--to", "stepper=2.0.0")
     assert p["path"] == {"stepper": ["1.0.0", "2.0.0"]}
     [notes] = step_notes(p)
-    assert notes == [
-        "crosses: the store is renamed: Nothing to do; the pod rolls once. "
-        "(UPGRADE.md, “<current> → <next> (the store is renamed)”)",
-        "may cross (shipped in >1.0.2 <=1.1.1): the probe waits longer: Nothing to do. "
-        "(UPGRADE.md, “<current> → <next> (the probe waits longer)”)",
-    ]
+    assert notes == BOTH_NOTES
     # a note never changes the verdict or the path
     plain_code, plain_p = plan(
         "--kb", str(fragment(tmp_path / "plain", PLAIN)), "--installed", "stepper=1.0.0",
@@ -268,12 +271,7 @@ def test_a_step_that_may_cross_says_so_and_one_that_does_not_shows_nothing(tmp_p
     kb = str(fragment(tmp_path / "kb", PLAIN + NOTES))
     _, p = plan("--kb", kb, "--installed", "stepper=1.1.0", "--to", "stepper=1.2.0")
     [notes] = step_notes(p)
-    assert notes == [
-        "crosses: the store is renamed: Nothing to do; the pod rolls once. "
-        "(UPGRADE.md, “<current> → <next> (the store is renamed)”)",
-        "may cross (shipped in >1.0.2 <=1.1.1): the probe waits longer: Nothing to do. "
-        "(UPGRADE.md, “<current> → <next> (the probe waits longer)”)",
-    ]
+    assert notes == BOTH_NOTES
     _, above = plan("--kb", kb, "--installed", "stepper=1.1.1", "--to", "stepper=2.0.0")
     assert step_notes(above) == [[]]
     _, below = plan("--kb", kb, "--installed", "stepper=1.0.0", "--to", "stepper=1.0.2")

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from msgspec.structs import replace
+
 from upgradeplan import errors
 from upgradeplan.model import NEXT, KnowledgeBase, Product, Release, State, Target
 from upgradeplan.versions import Version, parse_constraint, parse_version, select, sort_versions
@@ -167,8 +169,6 @@ def with_newer(kb: KnowledgeBase, versions: Iterable[tuple[str, str]]) -> Knowle
     written. Nothing is known of it, so its product's ``reviewed_through`` (its newest listed
     release when it states none) makes the verdict "no known hazards", never "safe"
     (planner.judge.beyond_review). ``kb`` itself when there is none."""
-    from msgspec.structs import replace
-
     added: dict[str, list[str]] = {}
     for product, version in versions:
         if newer_than_known(kb, product, version) and version not in added.get(product, []):

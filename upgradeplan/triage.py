@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from msgspec import Struct
+from msgspec.structs import replace
 
 from upgradeplan import conditions
 from upgradeplan.conditions.evaluate import facts_read
@@ -226,8 +227,6 @@ def triage(
     kb: KnowledgeBase, text: str, diagnoses: Sequence[Diagnosis], state: State | None = None
 ) -> Triage:
     """Rank by ``state``; fill placeholders and choose the cloud's commands from text/state."""
-    from msgspec.structs import replace
-
     ranked = rank(kb, diagnoses, state)
     cloud = provider(text, state)
     values = placeholders(text, state)

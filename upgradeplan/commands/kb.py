@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import click
+from msgspec.structs import replace
 
 from upgradeplan import api
 from upgradeplan.commands import complete, kb_new, kb_packs
@@ -189,8 +190,6 @@ def _openable(problems: Sequence[Any], dirs: Sequence[str], *, bundled: bool) ->
     import os
     import re
     from pathlib import Path
-
-    from msgspec.structs import replace
 
     roots = [Path(d).resolve() for d in dirs]
     if bundled:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from msgspec.structs import replace
 
 from upgradeplan import api, errors
 from upgradeplan.commands.options import inputs_from, kb_dirs, state_options, target_options
@@ -45,8 +46,6 @@ def _write_dir(root: str, layout: dict[str, str]) -> None:
 
 def _first_step(patchset: Any) -> Any:
     """Only step 1 and the fixes needed now (step 0); says on stderr what was left out."""
-    from msgspec.structs import replace
-
     later = sorted({i.step for i in patchset.items if i.step > 1})
     if not later:
         return patchset
@@ -175,8 +174,6 @@ def patch(
     if through_step is not None and all_steps:
         raise errors.BadInput("--step and --all-steps cannot be combined", hint="use one")
     if through_step is not None:  # show that step only
-        from msgspec.structs import replace
-
         chosen = tuple(i for i in patchset.items if i.step == through_step)
         patchset = replace(patchset, items=chosen)
     elif fmt == "text" and not all_steps:

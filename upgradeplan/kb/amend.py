@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
+from msgspec.structs import replace
+
 from upgradeplan import keypath
 from upgradeplan.kb.documents import Document
 from upgradeplan.kb.fields import Fields
@@ -71,8 +73,6 @@ def amended(ctx: Fields, earlier: E, new: E, amendment: Amendment) -> E:
     """``earlier`` with what the amending file ``new`` adds: lists appended, mappings merged,
     other fields (and changed mapping entries) replaced only when ``amend.overrides`` names
     them with a reason."""
-    from msgspec.structs import replace
-
     changes: dict[str, Any] = {}
     overrides = amendment.overrides
     for key in ctx.data:

@@ -20,6 +20,8 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from msgspec.structs import replace
+
 from upgradeplan.errors import KnowledgeError
 from upgradeplan.kb import entries
 from upgradeplan.kb.amend import place
@@ -198,8 +200,6 @@ class _Builder:
     ) -> dict[str, tuple[Release, ...]]:
         """Each hazard's ``defaults`` folded into the releases of its product in range (a
         release's own ``defaults`` win), so the value predicates judge an unset key on them."""
-        from msgspec.structs import replace
-
         done: set[tuple[str, str, str]] = set()  # the same defaults stated by several hazards
         shared: dict[str, dict[str, Any]] = {}  # equal merged defaults: one mapping
         for hazard in self.hazards.values():
